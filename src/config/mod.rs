@@ -1,0 +1,484 @@
+//! Loads `.st3/quality.yaml` (or `--config`, or the embedded default) and
+//! compiles it into a validated [`Config`]. Every problem is a [`ConfigError`]
+//! naming file, line, key and the fix.
+
+mod locate;
+pub mod schema;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{ConfigError, QgError};
+use crate::globs::{GlobError, GlobFilter};
+use crate::parse::json::{JsonSettings, JsonSpec};
+use crate::parse::text::{TextSettings, TextSpec};
+use crate::parse::{ParserSpec, SpecError};
+use crate::suggest;
+use crate::violation::Severity;
+use schema::{RawConfig, RawGate, RawParsing, Strategy, Version};
+
+/// The project's own config, compiled in as the zero-setup default.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../.st3/quality.yaml");
+
+/// Where the config is looked up inside the project.
+pub const PROJECT_CONFIG: &str = ".st3/quality.yaml";
+
+/// A validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where it came from, for messages (`.st3/quality.yaml`, `<embedded default>`).
+    pub origin: String,
+    /// Git blob id of the config text: changes whenever the config does.
+    pub hash: String,
+    /// Gate ids to run, in report order.
+    pub active_gates: Vec<String>,
+    /// Which files `project` scope covers; its excludes apply to every scope.
+    pub project_scope: GlobFilter,
+    /// Parent branch for `branch` scope.
+    pub parent_branch: Option<String>,
+    /// Where raw tool output is kept.
+    pub artifact_logging: ArtifactLogging,
+    /// Every defined gate, by id.
+    pub gates: BTreeMap<String, Gate>,
+}
+
+/// Artifact-log settings.
+#[derive(Debug, Clone)]
+pub struct ArtifactLogging {
+    /// Whether logs are written at all.
+    pub enabled: bool,
+    /// Root-relative directory.
+    pub output_dir: PathBuf,
+    /// Newest files kept; older ones are deleted.
+    pub max_files: usize,
+}
+
+/// One compiled gate.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    /// Key under `gates`.
+    pub id: String,
+    /// Human name (defaults to the id).
+    pub name: String,
+    /// argv; `command[0]` is resolved through the virtualenv, then PATH.
+    pub command: Vec<String>,
+    /// Wall-clock limit; the whole process tree is killed past it.
+    pub timeout: Duration,
+    /// Root-relative directory the tool runs in.
+    pub working_dir: Option<PathBuf>,
+    /// Whether the gate's files are appended to `command`.
+    pub pass_files: bool,
+    /// Extra environment variables for the tool.
+    pub env: BTreeMap<String, String>,
+    /// Exit codes meaning "ran fine".
+    pub exit_codes_ok: Vec<i32>,
+    /// Exit codes meaning "ran fine and found violations".
+    pub exit_codes_violations: Vec<i32>,
+    /// Lowest severity that fails the gate.
+    pub fail_on: Severity,
+    /// How output becomes violations.
+    pub parser: ParserSpec,
+    /// File suffixes the tool understands (`.py`); empty = any.
+    pub file_types: Vec<String>,
+    /// Whether the tool can fix findings itself.
+    pub supports_autofix: bool,
+    /// Gate-specific include/exclude globs.
+    pub scope: GlobFilter,
+    /// Command to fix findings; `{files}` becomes the failing files.
+    pub fix_hint: Option<String>,
+    /// Command that installs the tool, shown when it is missing.
+    pub install_hint: Option<String>,
+}
+
+/// Finds and loads the config: `explicit`, else `<root>/.st3/quality.yaml`,
+/// else the embedded default.
+pub fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgError> {
+    let (origin, text) = match explicit {
+        Some(path) => (path.display().to_string(), read_config(path)?),
+        None => {
+            let path = root.join(PROJECT_CONFIG);
+            if path.is_file() {
+                (PROJECT_CONFIG.to_string(), read_config(&path)?)
+            } else {
+                ("<embedded default>".to_string(), EMBEDDED_DEFAULT.to_string())
+            }
+        }
+    };
+    Ok(parse(&text, &origin)?)
+}
+
+fn read_config(path: &Path) -> Result<String, QgError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        QgError::Config(ConfigError {
+            file: path.display().to_string(),
+            line: None,
+            column: None,
+            key: None,
+            message: format!("cannot read config: {e}"),
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        QgError::Config(ConfigError {
+            file: path.display().to_string(),
+            line: Some(line),
+            column: None,
+            key: None,
+            message: "config is not valid UTF-8; save it as UTF-8".into(),
+        })
+    })
+}
+
+/// Parses and validates config text. `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    let raw: RawConfig = serde_yaml::from_str(text).map_err(|e| from_serde(&e, text, origin))?;
+    Compiler { text, origin }.compile(raw)
+}
+
+/// Compiles raw config, turning each semantic problem into a located error.
+struct Compiler<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
+
+impl Compiler<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        let position = locate::locate(self.text, key);
+        ConfigError {
+            file: self.origin.to_string(),
+            line: position.map(|p| p.0),
+            column: position.map(|p| p.1),
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+
+    fn compile(&self, raw: RawConfig) -> Result<Config, ConfigError> {
+        self.check_version(&raw.version)?;
+        let gate_ids: Vec<&str> = raw.gates.keys().map(String::as_str).collect();
+        self.check_active_gates(&raw.active_gates, &gate_ids)?;
+        let project_scope =
+            GlobFilter::new(&raw.project_scope.include_globs, &raw.project_scope.exclude_globs)
+                .map_err(|e| self.glob_error("project_scope", e))?;
+        let artifact_logging = self.artifact_logging(raw.artifact_logging)?;
+        let mut gates = BTreeMap::new();
+        for (id, gate) in raw.gates {
+            let compiled = self.gate(&id, gate)?;
+            gates.insert(id, compiled);
+        }
+        Ok(Config {
+            origin: self.origin.to_string(),
+            hash: git2::Oid::hash_object(git2::ObjectType::Blob, self.text.as_bytes())
+                .map(|oid| oid.to_string())
+                .unwrap_or_default(),
+            active_gates: raw.active_gates,
+            project_scope,
+            parent_branch: raw.parent_branch,
+            artifact_logging,
+            gates,
+        })
+    }
+
+    fn check_version(&self, version: &Version) -> Result<(), ConfigError> {
+        let ok = match version {
+            Version::Text(t) => t == "1",
+            Version::Number(n) => *n == 1,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.error("version", "unsupported version; this qg reads version \"1\""))
+        }
+    }
+
+    fn check_active_gates(&self, active: &[String], defined: &[&str]) -> Result<(), ConfigError> {
+        if active.is_empty() {
+            return Err(self.error(
+                "active_gates",
+                "is empty; list at least one gate defined under `gates`",
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (index, id) in active.iter().enumerate() {
+            let key = format!("active_gates[{index}]");
+            if !defined.contains(&id.as_str()) {
+                let hint = suggest::hint(id, defined);
+                return Err(self.error(
+                    &key,
+                    format!("gate `{id}` is not defined under `gates`; {hint}"),
+                ));
+            }
+            if !seen.insert(id) {
+                return Err(self.error(&key, format!("gate `{id}` is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    fn artifact_logging(
+        &self,
+        raw: schema::RawArtifactLogging,
+    ) -> Result<ArtifactLogging, ConfigError> {
+        if raw.max_files == 0 {
+            return Err(self.error(
+                "artifact_logging.max_files",
+                "must be at least 1 (set `enabled: false` to turn logging off)",
+            ));
+        }
+        let output_dir = self
+            .relative_dir(&raw.output_dir)
+            .map_err(|m| self.error("artifact_logging.output_dir", m))?;
+        Ok(ArtifactLogging {
+            enabled: raw.enabled,
+            output_dir,
+            max_files: raw.max_files,
+        })
+    }
+
+    fn relative_dir(&self, dir: &str) -> Result<PathBuf, String> {
+        let path = PathBuf::from(dir);
+        let escapes = path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_)));
+        if dir.trim().is_empty() || escapes {
+            Err(format!(
+                "`{dir}` must be a directory relative to the project root, without `..`"
+            ))
+        } else {
+            Ok(path)
+        }
+    }
+
+    fn gate(&self, id: &str, raw: RawGate) -> Result<Gate, ConfigError> {
+        let key = |sub: &str| format!("gates.{id}.{sub}");
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(self.error(
+                &format!("gates.{id}"),
+                "gate ids may use only letters, digits, `_` and `-`",
+            ));
+        }
+        let exec = raw.execution;
+        if exec.command.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(self.error(
+                &key("execution.command"),
+                "is empty; give the program and its arguments, e.g. [\"ruff\", \"check\"]",
+            ));
+        }
+        if !(exec.timeout_seconds.is_finite() && exec.timeout_seconds > 0.0) {
+            return Err(self.error(
+                &key("execution.timeout_seconds"),
+                format!("must be a positive number of seconds, not {}", exec.timeout_seconds),
+            ));
+        }
+        let working_dir = exec
+            .working_dir
+            .as_deref()
+            .map(|d| self.relative_dir(d))
+            .transpose()
+            .map_err(|m| self.error(&key("execution.working_dir"), m))?;
+        let success = raw.success;
+        if let Some(code) = success
+            .exit_codes_ok
+            .iter()
+            .find(|c| success.exit_codes_violations.contains(c))
+        {
+            return Err(self.error(
+                &key("success"),
+                format!("exit code {code} is in both exit_codes_ok and exit_codes_violations"),
+            ));
+        }
+        for (index, suffix) in raw.capabilities.file_types.iter().enumerate() {
+            if !suffix.starts_with('.') || suffix.len() < 2 {
+                return Err(self.error(
+                    &key(&format!("capabilities.file_types[{index}]")),
+                    format!("`{suffix}` must be a suffix starting with `.`, like \".py\""),
+                ));
+            }
+        }
+        if let Some(hint) = &raw.fix_hint {
+            check_fix_hint(hint).map_err(|m| self.error(&key("fix_hint"), m))?;
+        }
+        let parser = self
+            .parser(&raw.parsing)
+            .map_err(|e| self.error(&key(&format!("parsing.{}", e.key)), e.message))?;
+        let scope = GlobFilter::new(&raw.scope.include_globs, &raw.scope.exclude_globs)
+            .map_err(|e| self.glob_error(&key("scope"), e))?;
+        Ok(Gate {
+            id: id.to_string(),
+            name: raw.name.unwrap_or_else(|| id.to_string()),
+            command: exec.command,
+            timeout: Duration::from_secs_f64(exec.timeout_seconds),
+            working_dir,
+            pass_files: exec.pass_files,
+            env: exec.env,
+            exit_codes_ok: success.exit_codes_ok,
+            exit_codes_violations: success.exit_codes_violations,
+            fail_on: success.fail_on,
+            parser,
+            file_types: raw.capabilities.file_types,
+            supports_autofix: raw.capabilities.supports_autofix,
+            scope,
+            fix_hint: raw.fix_hint,
+            install_hint: raw.install_hint,
+        })
+    }
+
+    fn parser(&self, raw: &RawParsing) -> Result<ParserSpec, SpecError> {
+        reject_foreign_keys(raw)?;
+        match raw.strategy {
+            Strategy::JsonViolations => {
+                let empty = BTreeMap::new();
+                let field_map = raw.field_map.as_ref().unwrap_or(&empty);
+                JsonSpec::new(JsonSettings {
+                    source: raw.source,
+                    violations_path: raw.violations_path.as_deref(),
+                    json_lines: raw.json_lines.unwrap_or(false),
+                    field_map,
+                    fixable_when: raw.fixable_when.as_deref(),
+                    line_offset: raw.line_offset,
+                    column_offset: raw.column_offset,
+                    severity_default: raw.severity_default,
+                })
+                .map(ParserSpec::Json)
+            }
+            Strategy::TextViolations => {
+                let pattern = raw.pattern.as_deref().ok_or_else(|| {
+                    SpecError::new("pattern", "text_violations needs a `pattern` regex")
+                })?;
+                TextSpec::new(TextSettings {
+                    source: raw.source,
+                    pattern,
+                    defaults: raw.defaults.as_ref(),
+                    severity_default: raw.severity_default,
+                    line_offset: raw.line_offset,
+                    column_offset: raw.column_offset,
+                })
+                .map(ParserSpec::Text)
+            }
+            Strategy::ExitCode => Ok(ParserSpec::ExitCode),
+        }
+    }
+
+    fn glob_error(&self, parent: &str, e: GlobError) -> ConfigError {
+        self.error(
+            &format!("{parent}.{}[{}]", e.list, e.index),
+            format!("invalid glob: {}", e.message),
+        )
+    }
+}
+
+/// Keys that belong to another strategy are mistakes, not options.
+fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
+    let json_only = [
+        ("violations_path", raw.violations_path.is_some()),
+        ("json_lines", raw.json_lines.is_some()),
+        ("field_map", raw.field_map.is_some()),
+        ("fixable_when", raw.fixable_when.is_some()),
+    ];
+    let text_only = [("pattern", raw.pattern.is_some()), ("defaults", raw.defaults.is_some())];
+    let foreign: &[(&str, bool)] = match raw.strategy {
+        Strategy::JsonViolations => &text_only,
+        Strategy::TextViolations => &json_only,
+        Strategy::ExitCode => &[],
+    };
+    let exit_code_foreign = raw.strategy == Strategy::ExitCode
+        && json_only.iter().chain(text_only.iter()).any(|(_, set)| *set);
+    if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
+        return Err(SpecError::new(
+            *key,
+            format!("does not apply to strategy {:?}; remove it", raw.strategy),
+        ));
+    }
+    if exit_code_foreign {
+        return Err(SpecError::new(
+            "strategy",
+            "exit_code reads no output; remove the json/text parsing keys",
+        ));
+    }
+    Ok(())
+}
+
+fn check_fix_hint(hint: &str) -> Result<(), String> {
+    let placeholders = hint.match_indices('{').map(|(i, _)| &hint[i..]);
+    for rest in placeholders {
+        if !rest.starts_with("{files}") {
+            let shown: String = rest.chars().take_while(|c| *c != '}').collect();
+            return Err(format!("unknown placeholder `{shown}}}`; only `{{files}}` is known"));
+        }
+    }
+    Ok(())
+}
+
+/// Turns a serde_yaml error into one located line, rewriting
+/// "unknown field" into a "did you mean" hint.
+fn from_serde(err: &serde_yaml::Error, text: &str, origin: &str) -> ConfigError {
+    let location = err.location();
+    let full = err.to_string();
+    // serde_yaml renders "<path>: <message> at line L column C".
+    let without_position = match full.rfind(" at line ") {
+        Some(cut) => &full[..cut],
+        None => full.as_str(),
+    };
+    let (path, message) = match without_position.split_once(": ") {
+        Some((p, m)) if !p.contains(' ') => (Some(p.to_string()), m.to_string()),
+        _ => (None, without_position.to_string()),
+    };
+    let (key, message) = rewrite_unknown(path, &message);
+    let position = location
+        .map(|l| (l.line(), l.column()))
+        .or_else(|| key.as_deref().and_then(|k| locate::locate(text, k)));
+    ConfigError {
+        file: origin.to_string(),
+        line: position.map(|p| p.0),
+        column: position.map(|p| p.1),
+        key,
+        message,
+    }
+}
+
+/// "unknown field `x`, expected one of `a`, `b`" → key `<path>.x`, "unknown key; did you mean …".
+fn rewrite_unknown(path: Option<String>, message: &str) -> (Option<String>, String) {
+    let Some(rest) = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))
+    else {
+        return (path, message.to_string());
+    };
+    let is_field = message.starts_with("unknown field");
+    let Some((name, expected)) = rest.split_once('`') else {
+        return (path, message.to_string());
+    };
+    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let hint = suggest::hint(name, &candidates);
+    if is_field {
+        let key = match &path {
+            Some(p) => format!("{p}.{name}"),
+            None => name.to_string(),
+        };
+        (Some(key), format!("unknown key `{name}`; {hint}"))
+    } else {
+        (path, format!("unknown value `{name}`; {hint}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_default_is_valid_and_has_the_four_gates() {
+        let config = parse(EMBEDDED_DEFAULT, "<embedded default>").unwrap();
+        assert_eq!(
+            config.active_gates,
+            ["ruff_format", "ruff_check", "mypy", "pyright"]
+        );
+        for id in &config.active_gates {
+            let gate = &config.gates[id];
+            assert!(gate.fix_hint.is_some(), "{id} has no fix_hint");
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The on-disk shape of `.st3/quality.yaml`, deserialized strictly: every
+//! struct denies unknown keys so a typo is an error, never silently ignored.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::violation::Severity;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub version: Version,
+    pub active_gates: Vec<String>,
+    #[serde(default)]
+    pub project_scope: RawProjectScope,
+    #[serde(default)]
+    pub parent_branch: Option<String>,
+    #[serde(default)]
+    pub artifact_logging: RawArtifactLogging,
+    pub gates: BTreeMap<String, RawGate>,
+}
+
+/// `version: "1"` (a bare `1` is accepted too).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Version {
+    Text(String),
+    Number(u64),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProjectScope {
+    #[serde(default = "default_project_includes")]
+    pub include_globs: Vec<String>,
+    #[serde(default)]
+    pub exclude_globs: Vec<String>,
+}
+
+impl Default for RawProjectScope {
+    fn default() -> Self {
+        RawProjectScope {
+            include_globs: default_project_includes(),
+            exclude_globs: Vec::new(),
+        }
+    }
+}
+
+fn default_project_includes() -> Vec<String> {
+    vec!["**/*.py".into(), "**/*.pyi".into()]
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArtifactLogging {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "default_log_dir")]
+    pub output_dir: String,
+    #[serde(default = "default_max_files")]
+    pub max_files: usize,
+}
+
+impl Default for RawArtifactLogging {
+    fn default() -> Self {
+        RawArtifactLogging {
+            enabled: true,
+            output_dir: default_log_dir(),
+            max_files: default_max_files(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_log_dir() -> String {
+    ".st3/logs".into()
+}
+fn default_max_files() -> usize {
+    200
+}
+
+/// One gate definition.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub execution: RawExecution,
+    #[serde(default)]
+    pub success: RawSuccess,
+    pub parsing: RawParsing,
+    #[serde(default)]
+    pub capabilities: RawCapabilities,
+    #[serde(default)]
+    pub scope: RawGateScope,
+    #[serde(default)]
+    pub fix_hint: Option<String>,
+    #[serde(default)]
+    pub install_hint: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExecution {
+    pub command: Vec<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_seconds: f64,
+    #[serde(default)]
+    pub working_dir: Option<String>,
+    #[serde(default = "yes")]
+    pub pass_files: bool,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+fn default_timeout() -> f64 {
+    600.0
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSuccess {
+    #[serde(default = "default_ok_codes")]
+    pub exit_codes_ok: Vec<i32>,
+    #[serde(default = "default_violation_codes")]
+    pub exit_codes_violations: Vec<i32>,
+    #[serde(default = "default_fail_on")]
+    pub fail_on: Severity,
+}
+
+impl Default for RawSuccess {
+    fn default() -> Self {
+        RawSuccess {
+            exit_codes_ok: default_ok_codes(),
+            exit_codes_violations: default_violation_codes(),
+            fail_on: default_fail_on(),
+        }
+    }
+}
+
+fn default_ok_codes() -> Vec<i32> {
+    vec![0]
+}
+fn default_violation_codes() -> Vec<i32> {
+    vec![1]
+}
+fn default_fail_on() -> Severity {
+    Severity::Warning
+}
+
+/// Which parser turns the tool's output into violations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    JsonViolations,
+    TextViolations,
+    ExitCode,
+}
+
+/// Which of the tool's streams a parser reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    #[default]
+    Stdout,
+    Stderr,
+    Both,
+}
+
+/// The violation fields a parser can fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    File,
+    Line,
+    Column,
+    EndLine,
+    EndColumn,
+    Code,
+    Message,
+    Severity,
+    Hint,
+    Url,
+    Fixable,
+}
+
+impl Field {
+    /// The YAML spelling of the field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::File => "file",
+            Field::Line => "line",
+            Field::Column => "column",
+            Field::EndLine => "end_line",
+            Field::EndColumn => "end_column",
+            Field::Code => "code",
+            Field::Message => "message",
+            Field::Severity => "severity",
+            Field::Hint => "hint",
+            Field::Url => "url",
+            Field::Fixable => "fixable",
+        }
+    }
+
+    /// Every field, for matching regex group names.
+    pub const ALL: [Field; 11] = [
+        Field::File,
+        Field::Line,
+        Field::Column,
+        Field::EndLine,
+        Field::EndColumn,
+        Field::Code,
+        Field::Message,
+        Field::Severity,
+        Field::Hint,
+        Field::Url,
+        Field::Fixable,
+    ];
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParsing {
+    pub strategy: Strategy,
+    #[serde(default)]
+    pub source: OutputStream,
+    // json_violations
+    #[serde(default)]
+    pub violations_path: Option<String>,
+    #[serde(default)]
+    pub json_lines: Option<bool>,
+    #[serde(default)]
+    pub field_map: Option<BTreeMap<Field, String>>,
+    #[serde(default)]
+    pub fixable_when: Option<String>,
+    // both structured strategies
+    #[serde(default)]
+    pub line_offset: i64,
+    #[serde(default)]
+    pub column_offset: i64,
+    // text_violations
+    #[serde(default)]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub defaults: Option<BTreeMap<Field, String>>,
+    #[serde(default)]
+    pub severity_default: Option<Severity>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapabilities {
+    #[serde(default)]
+    pub file_types: Vec<String>,
+    #[serde(default)]
+    pub supports_autofix: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGateScope {
+    #[serde(default)]
+    pub include_globs: Vec<String>,
+    #[serde(default)]
+    pub exclude_globs: Vec<String>,
+}

@@ -1,0 +1,74 @@
+//! The errors that stop a run before any gate result exists (exit status 2).
+
+use std::fmt;
+
+/// A configuration problem, located as precisely as the YAML allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The config file as the user named it (or `<embedded default>`).
+    pub file: String,
+    /// 1-based line of the offending key, when known.
+    pub line: Option<usize>,
+    /// 1-based column of the offending key, when known.
+    pub column: Option<usize>,
+    /// Dotted key path, e.g. `gates.mypy.parsing.pattern`.
+    pub key: Option<String>,
+    /// What is wrong and, where possible, how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        // One line, always: multi-line messages (regex errors) are folded.
+        let folded: Vec<&str> = self.message.lines().map(str::trim_end).collect();
+        write!(f, "{}", folded.join(" "))
+    }
+}
+
+/// Everything that makes qg refuse to run (as opposed to a gate that errors).
+#[derive(Debug)]
+pub enum QgError {
+    /// Invalid or unreadable configuration.
+    Config(ConfigError),
+    /// Bad command-line usage: unknown gate, path outside the root, ...
+    Usage(String),
+    /// A git repository problem that makes the requested scope impossible.
+    Git(String),
+    /// An I/O failure with context naming what qg was doing.
+    Io(String),
+}
+
+impl fmt::Display for QgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QgError::Config(e) => write!(f, "invalid config: {e}"),
+            QgError::Usage(m) | QgError::Git(m) | QgError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for QgError {}
+
+impl From<ConfigError> for QgError {
+    fn from(e: ConfigError) -> Self {
+        QgError::Config(e)
+    }
+}
+
+impl QgError {
+    /// Wraps an I/O error with what qg was doing when it happened.
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> QgError {
+        QgError::Io(format!("{context}: {err}"))
+    }
+}

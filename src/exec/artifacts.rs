@@ -1,0 +1,120 @@
+//! Artifact logs: every executed gate's command, resolved program, exit,
+//! duration and whole stdout/stderr, one file per gate run, rotated.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::process::{Finished, Termination};
+use crate::config::ArtifactLogging;
+
+/// What one log file records.
+pub struct LogEntry<'a> {
+    /// Gate id.
+    pub gate_id: &'a str,
+    /// Gate name.
+    pub gate_name: &'a str,
+    /// Full argv as run (program first).
+    pub argv: &'a [String],
+    /// Resolved executable.
+    pub program: &'a Path,
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// The finished process.
+    pub finished: &'a Finished,
+}
+
+/// Writes the log under `<root>/<output_dir>` and rotates the directory.
+/// Returns the root-relative path of the new file.
+pub fn write(root: &Path, settings: &ArtifactLogging, entry: &LogEntry<'_>) -> std::io::Result<String> {
+    let dir = root.join(&settings.output_dir);
+    fs::create_dir_all(&dir)?;
+    let name = format!(
+        "{}-{}-{}.log",
+        file_stamp(SystemTime::now()),
+        std::process::id(),
+        entry.gate_id
+    );
+    let path = dir.join(&name);
+    let mut file = fs::File::create(&path)?;
+    write_header(&mut file, entry)?;
+    writeln!(file, "===== stdout ({} bytes) =====", entry.finished.stdout.len())?;
+    file.write_all(&entry.finished.stdout)?;
+    writeln!(file, "\n===== stderr ({} bytes) =====", entry.finished.stderr.len())?;
+    file.write_all(&entry.finished.stderr)?;
+    file.flush()?;
+    rotate(&dir, settings.max_files);
+    Ok(crate::parse::paths::to_slash(&settings.output_dir.join(name)))
+}
+
+fn write_header(file: &mut fs::File, entry: &LogEntry<'_>) -> std::io::Result<()> {
+    let exit = match entry.finished.termination {
+        Termination::Exited(code) => format!("exit code {code}"),
+        Termination::Signaled(signal) => {
+            format!("killed by {}", super::process::signal_name(signal))
+        }
+        Termination::TimedOut => "timed out; process group killed".to_string(),
+    };
+    writeln!(file, "# qg artifact log")?;
+    writeln!(file, "gate: {} ({})", entry.gate_id, entry.gate_name)?;
+    writeln!(file, "program: {}", entry.program.display())?;
+    writeln!(file, "argv: {}", serde_json::to_string(entry.argv).unwrap_or_default())?;
+    writeln!(file, "working_dir: {}", entry.cwd.display())?;
+    writeln!(file, "result: {exit}")?;
+    writeln!(file, "duration_ms: {}", entry.finished.duration.as_millis())?;
+    Ok(())
+}
+
+/// `20261122T073403.123Z`: sorts by time, safe in file names everywhere.
+fn file_stamp(now: SystemTime) -> String {
+    humantime::format_rfc3339_millis(now)
+        .to_string()
+        .replace(['-', ':'], "")
+}
+
+/// Keeps the newest `max_files` logs (names sort by time).
+fn rotate(dir: &Path, max_files: usize) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut logs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    if logs.len() <= max_files {
+        return;
+    }
+    logs.sort();
+    let excess = logs.len() - max_files;
+    for old in &logs[..excess] {
+        // Another qg may have removed it already; that is fine.
+        let _ = fs::remove_file(old);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamp_sorts_and_has_no_colons() {
+        let stamp = file_stamp(SystemTime::UNIX_EPOCH);
+        assert_eq!(stamp, "19700101T000000.000Z");
+    }
+
+    #[test]
+    fn rotation_keeps_newest() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            fs::write(tmp.path().join(format!("2026010{i}-x.log")), "").unwrap();
+        }
+        fs::write(tmp.path().join("keep.txt"), "").unwrap();
+        rotate(tmp.path(), 2);
+        let mut left: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["20260103-x.log", "20260104-x.log", "keep.txt"]);
+    }
+}

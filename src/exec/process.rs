@@ -1,0 +1,162 @@
+//! Runs one tool: argv only (never a shell), stdin from /dev/null, stdout and
+//! stderr streamed by the kernel into anonymous temp files (no pipe for a
+//! stray grandchild to hold open, no quadratic buffer growth), in its own
+//! process group so a timeout kills the whole tree.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How the process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// Exited with this code.
+    Exited(i32),
+    /// Killed by this signal (not by qg).
+    Signaled(i32),
+    /// Ran past its timeout; qg killed its process group.
+    TimedOut,
+}
+
+/// Everything a finished tool left behind.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub termination: Termination,
+    /// Whole stdout.
+    pub stdout: Vec<u8>,
+    /// Whole stderr.
+    pub stderr: Vec<u8>,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// What to run.
+pub struct Invocation<'a> {
+    /// Resolved executable.
+    pub program: &'a Path,
+    /// Arguments after the program.
+    pub args: &'a [OsString],
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// Extra environment.
+    pub env: &'a [(OsString, OsString)],
+    /// Wall-clock limit.
+    pub timeout: Duration,
+}
+
+/// Runs the invocation to completion (or timeout).
+pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
+    let mut stdout = tempfile::tempfile()?;
+    let mut stderr = tempfile::tempfile()?;
+    let mut expression = duct::cmd(invocation.program, invocation.args)
+        .dir(invocation.cwd)
+        .stdin_null()
+        .stdout_file(stdout.try_clone()?)
+        .stderr_file(stderr.try_clone()?)
+        .unchecked();
+    for (key, value) in invocation.env {
+        expression = expression.env(key, value);
+    }
+    let expression = in_own_process_group(expression);
+    let started = Instant::now();
+    let handle = expression.start()?;
+    let group = handle.pids().first().copied();
+    let output = handle.wait_timeout(invocation.timeout)?;
+    let termination = match output {
+        Some(output) => termination_of(&output.status),
+        None => Termination::TimedOut,
+    };
+    // Kill the group after a timeout, and also after a normal exit so no
+    // grandchild outlives the gate.
+    if let Some(group) = group {
+        kill_group(group);
+    }
+    if termination == Termination::TimedOut {
+        handle.wait()?;
+    }
+    let duration = started.elapsed();
+    Ok(Finished {
+        termination,
+        stdout: read_all(&mut stdout)?,
+        stderr: read_all(&mut stderr)?,
+        duration,
+    })
+}
+
+fn read_all(file: &mut File) -> std::io::Result<Vec<u8>> {
+    let len = file.metadata()?.len() as usize;
+    let mut bytes = Vec::with_capacity(len);
+    file.rewind()?;
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
+    use std::os::unix::process::CommandExt;
+    expression.before_spawn(|command| {
+        command.process_group(0);
+        Ok(())
+    })
+}
+
+#[cfg(not(unix))]
+fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
+    expression
+}
+
+#[cfg(unix)]
+fn kill_group(pid: u32) {
+    // SAFETY: killpg only sends a signal; ESRCH (group already gone) is fine.
+    unsafe {
+        libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: u32) {}
+
+#[cfg(unix)]
+fn termination_of(status: &std::process::ExitStatus) -> Termination {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Termination::Exited(code),
+        (None, Some(signal)) => Termination::Signaled(signal),
+        (None, None) => Termination::Exited(-1),
+    }
+}
+
+#[cfg(not(unix))]
+fn termination_of(status: &std::process::ExitStatus) -> Termination {
+    Termination::Exited(status.code().unwrap_or(-1))
+}
+
+/// A readable name for a signal number.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("{name} ({signal})")
+}
+
+/// Absolute path of the working directory for a gate.
+pub fn working_dir(root: &Path, relative: Option<&Path>) -> PathBuf {
+    match relative {
+        Some(dir) => root.join(dir),
+        None => root.to_path_buf(),
+    }
+}

@@ -1,0 +1,185 @@
+//! Finds the executable a gate's `command[0]` names: the project's virtualenv
+//! first (`$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv`), then `PATH`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Where a tool was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTool {
+    /// Absolute path of the executable.
+    pub path: PathBuf,
+    /// The virtualenv `bin` directory it came from, if any (prepended to the
+    /// child's PATH so the tool finds its siblings).
+    pub venv_bin: Option<PathBuf>,
+}
+
+/// Why a tool could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// No such program anywhere qg looked.
+    NotFound { searched: Vec<PathBuf> },
+    /// Found, but without execute permission.
+    NotExecutable(PathBuf),
+}
+
+#[cfg(windows)]
+const VENV_BIN: &str = "Scripts";
+#[cfg(not(windows))]
+const VENV_BIN: &str = "bin";
+
+/// Resolves `program` for a project rooted at `root`.
+///
+/// A name with a path separator is taken relative to `root`; a bare name is
+/// searched in the virtualenvs, then in `path_var`.
+pub fn resolve(
+    program: &str,
+    root: &Path,
+    virtual_env: Option<OsString>,
+    path_var: Option<OsString>,
+) -> Result<ResolvedTool, ResolveError> {
+    if program.contains('/') || program.contains(std::path::MAIN_SEPARATOR) {
+        let path = root.join(program);
+        return check(&path).map(|path| ResolvedTool {
+            path,
+            venv_bin: None,
+        });
+    }
+    let venv_bins = venv_bin_dirs(root, virtual_env);
+    let path_dirs: Vec<PathBuf> = path_var
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let mut not_executable = None;
+    for (dir, is_venv) in venv_bins
+        .iter()
+        .map(|d| (d, true))
+        .chain(path_dirs.iter().map(|d| (d, false)))
+    {
+        for candidate in candidates(dir, program) {
+            match check(&candidate) {
+                Ok(path) => {
+                    return Ok(ResolvedTool {
+                        path,
+                        venv_bin: is_venv.then(|| dir.clone()),
+                    })
+                }
+                Err(ResolveError::NotExecutable(p)) => {
+                    not_executable.get_or_insert(p);
+                }
+                Err(ResolveError::NotFound { .. }) => {}
+            }
+        }
+    }
+    Err(match not_executable {
+        Some(path) => ResolveError::NotExecutable(path),
+        None => ResolveError::NotFound {
+            searched: venv_bins.into_iter().chain(path_dirs).collect(),
+        },
+    })
+}
+
+fn venv_bin_dirs(root: &Path, virtual_env: Option<OsString>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = virtual_env
+        .filter(|v| !v.is_empty())
+        .map(|v| PathBuf::from(v).join(VENV_BIN))
+        .into_iter()
+        .collect();
+    for name in [".venv", "venv"] {
+        let dir = root.join(name).join(VENV_BIN);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs.retain(|d| d.is_dir());
+    dirs
+}
+
+#[cfg(windows)]
+fn candidates(dir: &Path, program: &str) -> Vec<PathBuf> {
+    let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".EXE;.CMD;.BAT".into());
+    let mut out = vec![dir.join(program)];
+    out.extend(exts.split(';').map(|e| dir.join(format!("{program}{e}"))));
+    out
+}
+
+#[cfg(not(windows))]
+fn candidates(dir: &Path, program: &str) -> Vec<PathBuf> {
+    vec![dir.join(program)]
+}
+
+fn check(path: &Path) -> Result<PathBuf, ResolveError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Err(ResolveError::NotFound {
+            searched: vec![path.to_path_buf()],
+        });
+    };
+    if !meta.is_file() {
+        return Err(ResolveError::NotFound {
+            searched: vec![path.to_path_buf()],
+        });
+    }
+    if is_executable(&meta) {
+        Ok(path.to_path_buf())
+    } else {
+        Err(ResolveError::NotExecutable(path.to_path_buf()))
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn make_tool(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn venv_wins_over_path_and_virtual_env_wins_over_dot_venv() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let on_path = make_tool(&root.join("path"), "tool", 0o755);
+        let dot_venv = make_tool(&root.join(".venv/bin"), "tool", 0o755);
+        let active = make_tool(&root.join("active/bin"), "tool", 0o755);
+        let path_var = Some(root.join("path").into_os_string());
+        let found = resolve("tool", root, None, path_var.clone()).unwrap();
+        assert_eq!(found.path, dot_venv);
+        let found = resolve("tool", root, Some(root.join("active").into()), path_var).unwrap();
+        assert_eq!(found.path, active);
+        std::fs::remove_dir_all(root.join(".venv")).unwrap();
+        std::fs::remove_dir_all(root.join("active")).unwrap();
+        let path_var = Some(root.join("path").into_os_string());
+        assert_eq!(resolve("tool", root, None, path_var).unwrap().path, on_path);
+    }
+
+    #[test]
+    fn missing_and_not_executable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bin");
+        make_tool(&dir, "plain", 0o644);
+        let path_var = Some(dir.clone().into_os_string());
+        assert!(matches!(
+            resolve("nope", tmp.path(), None, path_var.clone()),
+            Err(ResolveError::NotFound { .. })
+        ));
+        assert_eq!(
+            resolve("plain", tmp.path(), None, path_var),
+            Err(ResolveError::NotExecutable(dir.join("plain")))
+        );
+    }
+}

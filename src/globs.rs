@@ -1,0 +1,124 @@
+//! Include/exclude glob filters over root-relative `/`-separated paths.
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// A path filter: a path passes when it matches some include glob (or the
+/// include list is empty) and no exclude glob.
+///
+/// Globs use gitignore-like `**` semantics: `*` stays within one directory,
+/// `src/**/*.py` matches `src/x.py` and `src/a/b/x.py`.
+#[derive(Debug, Clone)]
+pub struct GlobFilter {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+}
+
+/// A glob that failed to compile: which list, which entry, and why.
+#[derive(Debug)]
+pub struct GlobError {
+    /// `include_globs` or `exclude_globs`.
+    pub list: &'static str,
+    /// Index in that list.
+    pub index: usize,
+    /// The compiler's message.
+    pub message: String,
+}
+
+impl GlobFilter {
+    /// Compiles both lists. An empty include list means "everything".
+    pub fn new(include: &[String], exclude: &[String]) -> Result<GlobFilter, GlobError> {
+        let include = if include.is_empty() {
+            None
+        } else {
+            Some(build_set(include, "include_globs")?)
+        };
+        let exclude = build_set(exclude, "exclude_globs")?;
+        Ok(GlobFilter { include, exclude })
+    }
+
+    /// A filter that lets every path through.
+    pub fn allow_all() -> GlobFilter {
+        GlobFilter {
+            include: None,
+            exclude: GlobSet::empty(),
+        }
+    }
+
+    /// Whether `path` (root-relative, `/`-separated) passes.
+    pub fn matches(&self, path: &str) -> bool {
+        self.is_included(path) && !self.is_excluded(path)
+    }
+
+    /// Whether `path` matches the include list (always true when it is empty).
+    pub fn is_included(&self, path: &str) -> bool {
+        self.include.as_ref().is_none_or(|set| set.is_match(path))
+    }
+
+    /// Whether `path` matches an exclude glob.
+    pub fn is_excluded(&self, path: &str) -> bool {
+        self.exclude.is_match(path)
+    }
+}
+
+fn build_set(patterns: &[String], list: &'static str) -> Result<GlobSet, GlobError> {
+    let mut builder = GlobSetBuilder::new();
+    for (index, pattern) in patterns.iter().enumerate() {
+        let glob = compile(pattern).map_err(|e| GlobError {
+            list,
+            index,
+            message: e.to_string(),
+        })?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|e| GlobError {
+        list,
+        index: 0,
+        message: e.to_string(),
+    })
+}
+
+fn compile(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(include: &[&str], exclude: &[&str]) -> GlobFilter {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        GlobFilter::new(&own(include), &own(exclude)).unwrap()
+    }
+
+    #[test]
+    fn double_star_matches_zero_or_more_directories() {
+        let f = filter(&["src/**/*.py"], &[]);
+        assert!(f.matches("src/x.py"));
+        assert!(f.matches("src/a/b/x.py"));
+        assert!(!f.matches("tests/x.py"));
+    }
+
+    #[test]
+    fn single_star_stays_in_one_directory() {
+        let f = filter(&["*.py"], &[]);
+        assert!(f.matches("x.py"));
+        assert!(!f.matches("pkg/x.py"));
+    }
+
+    #[test]
+    fn exclude_wins_and_empty_include_means_all() {
+        let f = filter(&[], &[".venv/**", "build/**"]);
+        assert!(f.matches("pkg/x.py"));
+        assert!(!f.matches(".venv/lib/x.py"));
+        assert!(!f.matches("build/x.py"));
+    }
+
+    #[test]
+    fn bad_glob_names_list_and_index() {
+        let err = GlobFilter::new(&["ok/**".into()], &["a/[".into()]).unwrap_err();
+        assert_eq!((err.list, err.index), ("exclude_globs", 0));
+    }
+}

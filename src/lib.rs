@@ -1,0 +1,22 @@
+//! qg — a fast, honest quality-gate runner for Python projects.
+//!
+//! The pipeline, one module per stage, data flowing one way:
+//! [`config`] → [`scope`] → [`plan`] → [`exec`] → [`parse`] → [`outcome`] →
+//! [`report`]. [`run::run`] ties them together and returns a value that
+//! every renderer (and future consumer) works from.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod exec;
+pub mod globs;
+pub mod outcome;
+pub mod parse;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod run;
+pub mod scope;
+pub mod suggest;
+pub mod violation;
+pub mod workspace;

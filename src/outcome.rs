@@ -1,0 +1,310 @@
+//! Gate results and the rules that decide a gate's status from what its tool
+//! did. A broken tool is `error` — never `passed`, never an empty `failed`.
+
+use serde::Serialize;
+
+use crate::config::Gate;
+use crate::exec::process::{signal_name, Finished, Termination};
+use crate::parse::{PathContext, ToolOutput};
+use crate::violation::Violation;
+
+/// A gate's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateStatus {
+    /// Ran fine, nothing at or above `fail_on`.
+    Passed,
+    /// Ran fine and found violations at or above `fail_on`.
+    Failed,
+    /// The tool could not be trusted to have checked anything.
+    Error,
+    /// No file for this gate in scope.
+    Skipped,
+}
+
+/// What kind of breakage made a gate `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The program is not installed where qg looked.
+    NotFound,
+    /// The program exists but cannot be executed.
+    NotExecutable,
+    /// The OS refused to start it.
+    SpawnFailed,
+    /// It ran past `timeout_seconds`; its process tree was killed.
+    Timeout,
+    /// A signal killed it.
+    Signal,
+    /// Its exit code is neither ok nor violations.
+    UnexpectedExitCode,
+    /// Its output could not be parsed.
+    UnparseableOutput,
+    /// It signalled violations but none could be parsed.
+    NoViolationsParsed,
+}
+
+/// Evidence attached to an `error` gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateError {
+    /// Category.
+    pub kind: ErrorKind,
+    /// One-line explanation.
+    pub message: String,
+    /// Exit code, when the tool exited.
+    pub exit_code: Option<i32>,
+    /// The last lines of stderr (the whole of it is in the artifact log).
+    pub stderr_tail: String,
+    /// A few words for the summary line (`not found (install: …)`).
+    #[serde(skip)]
+    pub short: String,
+}
+
+/// One gate's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateResult {
+    /// Gate id.
+    pub id: String,
+    /// Gate name.
+    pub name: String,
+    /// Verdict.
+    pub status: GateStatus,
+    /// Wall time of the tool.
+    pub duration_ms: u64,
+    /// Files passed to the tool.
+    pub files_checked: usize,
+    /// Every violation the tool reported, sorted by file and position.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
+    /// The command that fixes or re-checks the failing files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_hint: Option<String>,
+    /// Root-relative path of the artifact log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Why the gate did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// What broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<GateError>,
+}
+
+impl GateResult {
+    /// A gate that had nothing to check.
+    pub fn skipped(gate: &Gate, reason: String) -> GateResult {
+        GateResult {
+            skip_reason: Some(reason),
+            ..GateResult::empty(gate, GateStatus::Skipped)
+        }
+    }
+
+    /// A gate whose tool could not even start.
+    pub fn launch_error(gate: &Gate, kind: ErrorKind, message: String, short: String) -> GateResult {
+        GateResult {
+            error: Some(GateError {
+                kind,
+                message,
+                exit_code: None,
+                stderr_tail: String::new(),
+                short,
+            }),
+            ..GateResult::empty(gate, GateStatus::Error)
+        }
+    }
+
+    fn empty(gate: &Gate, status: GateStatus) -> GateResult {
+        GateResult {
+            id: gate.id.clone(),
+            name: gate.name.clone(),
+            status,
+            duration_ms: 0,
+            files_checked: 0,
+            violations: Vec::new(),
+            fix_hint: None,
+            log: None,
+            skip_reason: None,
+            error: None,
+        }
+    }
+
+    /// Violations that can be fixed automatically.
+    pub fn fixable_count(&self) -> usize {
+        self.violations.iter().filter(|v| v.fixable == Some(true)).count()
+    }
+}
+
+/// Decides the status of a gate whose tool ran to an end.
+pub fn judge(gate: &Gate, files: &[String], finished: &Finished, paths: &PathContext) -> GateResult {
+    let mut result = GateResult::empty(gate, GateStatus::Passed);
+    result.duration_ms = finished.duration.as_millis() as u64;
+    result.files_checked = files.len();
+    let fail = |kind, message: String, exit_code| GateError {
+        kind,
+        short: short_for(kind, exit_code, gate),
+        message,
+        exit_code,
+        stderr_tail: tail(&finished.stderr),
+    };
+    let code = match finished.termination {
+        Termination::TimedOut => {
+            let message = format!(
+                "timed out after {}s; its process tree was killed",
+                gate.timeout.as_secs_f64()
+            );
+            return result.into_error(fail(ErrorKind::Timeout, message, None));
+        }
+        Termination::Signaled(signal) => {
+            let message = format!("killed by {}", signal_name(signal));
+            return result.into_error(fail(ErrorKind::Signal, message, None));
+        }
+        Termination::Exited(code) => code,
+    };
+    let signals_violations = gate.exit_codes_violations.contains(&code);
+    if !signals_violations && !gate.exit_codes_ok.contains(&code) {
+        let message = format!(
+            "exited with code {code} (ok: {:?}, violations: {:?})",
+            gate.exit_codes_ok, gate.exit_codes_violations
+        );
+        return result.into_error(fail(ErrorKind::UnexpectedExitCode, message, Some(code)));
+    }
+    let output = ToolOutput {
+        stdout: &finished.stdout,
+        stderr: &finished.stderr,
+    };
+    let mut violations = match gate.parser.parse(&output, paths) {
+        Ok(v) => v,
+        Err(failure) => {
+            let message = format!("exit code {code}, but {}", failure.0);
+            return result.into_error(fail(ErrorKind::UnparseableOutput, message, Some(code)));
+        }
+    };
+    if matches!(gate.parser, crate::parse::ParserSpec::ExitCode) && signals_violations {
+        violations.push(exit_code_violation(gate, code));
+    }
+    if signals_violations && violations.is_empty() {
+        let message = format!(
+            "exit code {code} signals violations, but none could be parsed from its output"
+        );
+        return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
+    }
+    violations.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    if violations.iter().any(|v| v.fails_at(gate.fail_on)) {
+        result.status = GateStatus::Failed;
+        result.fix_hint = gate
+            .fix_hint
+            .as_deref()
+            .map(|hint| render_fix_hint(hint, &violations, gate));
+    }
+    result.violations = violations;
+    result
+}
+
+impl GateResult {
+    fn into_error(mut self, error: GateError) -> GateResult {
+        self.status = GateStatus::Error;
+        self.error = Some(error);
+        self
+    }
+}
+
+/// The summary line's few words for an error of `kind`.
+fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) -> String {
+    let code = exit_code.map(|c| c.to_string()).unwrap_or_default();
+    match kind {
+        ErrorKind::Timeout => format!("timed out after {}s", gate.timeout.as_secs_f64()),
+        ErrorKind::Signal => "killed by a signal".to_string(),
+        ErrorKind::UnexpectedExitCode => format!("crashed (exit code {code})"),
+        ErrorKind::UnparseableOutput => "unparseable output".to_string(),
+        ErrorKind::NoViolationsParsed => {
+            format!("exit code {code} but no violations could be parsed")
+        }
+        ErrorKind::NotFound => match &gate.install_hint {
+            Some(install) => format!("not found (install: {install})"),
+            None => "not found".to_string(),
+        },
+        ErrorKind::NotExecutable => "not executable".to_string(),
+        ErrorKind::SpawnFailed => "could not start".to_string(),
+    }
+}
+
+fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
+    Violation {
+        file: None,
+        line: None,
+        column: None,
+        end_line: None,
+        end_column: None,
+        code: Some(format!("exit-{code}")),
+        message: format!("{} exited with code {code}; see its log", gate.name),
+        severity: crate::violation::Severity::Error,
+        fixable: None,
+        hint: None,
+        url: None,
+    }
+}
+
+/// `{files}` becomes the files with failing violations, shell-quoted.
+fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String {
+    let mut files: Vec<&str> = violations
+        .iter()
+        .filter(|v| v.fails_at(gate.fail_on))
+        .filter_map(|v| v.file.as_deref())
+        .collect();
+    files.dedup();
+    let quoted: Vec<String> = files.iter().map(|f| shell_quote(f)).collect();
+    hint.replace("{files}", &quoted.join(" "))
+}
+
+/// Quotes a word for POSIX shells when it needs it.
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
+    let word = if word.starts_with('-') { format!("./{word}") } else { word.to_string() };
+    if safe {
+        word
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The last lines of a stream, for the error summary (the log has it all).
+fn tail(bytes: &[u8]) -> String {
+    const MAX_LINES: usize = 20;
+    const MAX_BYTES: usize = 4096;
+    let text = String::from_utf8_lossy(bytes);
+    let trimmed = text.trim_end();
+    let lines: Vec<&str> = trimmed.lines().collect();
+    let start = lines.len().saturating_sub(MAX_LINES);
+    let joined = lines[start..].join("\n");
+    if joined.len() <= MAX_BYTES {
+        return joined;
+    }
+    let mut cut = joined.len() - MAX_BYTES;
+    while !joined.is_char_boundary(cut) {
+        cut += 1;
+    }
+    joined[cut..].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("pkg/a.py"), "pkg/a.py");
+        assert_eq!(shell_quote("my file.py"), "'my file.py'");
+        assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
+        assert_eq!(shell_quote("-x.py"), "./-x.py");
+    }
+
+    #[test]
+    fn tail_keeps_last_lines() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(text.as_bytes());
+        assert!(t.starts_with("line 80") && t.ends_with("line 99"), "{t}");
+    }
+}

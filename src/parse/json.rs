@@ -1,0 +1,374 @@
+//! `json_violations`: violation objects found in a JSON document (at a JSON
+//! Pointer) or in JSON Lines, with fields picked by `/`-separated paths.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{shift, ParseFailure, PathContext, SpecError};
+use crate::config::schema::{Field, OutputStream};
+use crate::violation::{Severity, Violation};
+
+/// Compiled `json_violations` settings.
+#[derive(Debug, Clone)]
+pub struct JsonSpec {
+    pub(crate) source: OutputStream,
+    violations_pointer: String,
+    json_lines: bool,
+    /// Field → JSON Pointer inside one violation object.
+    fields: BTreeMap<Field, String>,
+    fixable_when: Option<Condition>,
+    line_offset: i64,
+    column_offset: i64,
+    severity_default: Severity,
+}
+
+/// Raw settings, as read from the config.
+pub struct JsonSettings<'a> {
+    pub source: OutputStream,
+    pub violations_path: Option<&'a str>,
+    pub json_lines: bool,
+    pub field_map: &'a BTreeMap<Field, String>,
+    pub fixable_when: Option<&'a str>,
+    pub line_offset: i64,
+    pub column_offset: i64,
+    pub severity_default: Option<Severity>,
+}
+
+impl JsonSpec {
+    /// Validates and compiles the settings.
+    pub fn new(settings: JsonSettings<'_>) -> Result<JsonSpec, SpecError> {
+        let violations_pointer = to_pointer(settings.violations_path.unwrap_or(""))
+            .map_err(|m| SpecError::new("violations_path", m))?;
+        for required in [Field::File, Field::Message] {
+            if !settings.field_map.contains_key(&required) {
+                return Err(SpecError::new(
+                    "field_map",
+                    format!("needs a `{}` entry naming where the tool puts it", required.name()),
+                ));
+            }
+        }
+        let mut fields = BTreeMap::new();
+        for (field, path) in settings.field_map {
+            let pointer = to_pointer(path)
+                .map_err(|m| SpecError::new(format!("field_map.{}", field.name()), m))?;
+            fields.insert(*field, pointer);
+        }
+        let fixable_when = settings
+            .fixable_when
+            .map(Condition::parse)
+            .transpose()
+            .map_err(|m| SpecError::new("fixable_when", m))?;
+        Ok(JsonSpec {
+            source: settings.source,
+            violations_pointer,
+            json_lines: settings.json_lines,
+            fields,
+            fixable_when,
+            line_offset: settings.line_offset,
+            column_offset: settings.column_offset,
+            severity_default: settings.severity_default.unwrap_or(Severity::Error),
+        })
+    }
+
+    /// Parses `bytes`; any malformed JSON or a missing violations array fails.
+    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Vec<Violation>, ParseFailure> {
+        let mut violations = Vec::new();
+        if self.json_lines {
+            for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let doc: Value = serde_json::from_slice(line).map_err(|e| {
+                    ParseFailure(format!("output line {} is not JSON: {e}", index + 1))
+                })?;
+                self.collect(&doc, paths, &mut violations)?;
+            }
+        } else {
+            let doc: Value = serde_json::from_slice(bytes)
+                .map_err(|e| ParseFailure(format!("output is not valid JSON: {e}")))?;
+            self.collect(&doc, paths, &mut violations)?;
+        }
+        Ok(violations)
+    }
+
+    fn collect(
+        &self,
+        doc: &Value,
+        paths: &PathContext,
+        out: &mut Vec<Violation>,
+    ) -> Result<(), ParseFailure> {
+        let found = doc.pointer(&self.violations_pointer).ok_or_else(|| {
+            ParseFailure(format!(
+                "output has nothing at violations_path `{}`",
+                self.violations_pointer
+            ))
+        })?;
+        match found {
+            Value::Array(items) => {
+                out.reserve(items.len());
+                for item in items {
+                    out.push(self.violation(item, paths)?);
+                }
+            }
+            Value::Object(_) => out.push(self.violation(found, paths)?),
+            other => {
+                return Err(ParseFailure(format!(
+                    "violations_path `{}` holds {}, not an array of objects",
+                    self.violations_pointer,
+                    kind_of(other)
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    fn violation(&self, item: &Value, paths: &PathContext) -> Result<Violation, ParseFailure> {
+        if !item.is_object() {
+            return Err(ParseFailure(format!(
+                "a violation is {}, not an object",
+                kind_of(item)
+            )));
+        }
+        let text = |field| self.get(item, field).and_then(value_text);
+        let number = |field| self.get(item, field).and_then(value_number);
+        let severity = text(Field::Severity)
+            .map(|word| Severity::from_tool_word(&word).unwrap_or(Severity::Error))
+            .unwrap_or(self.severity_default);
+        Ok(Violation {
+            file: text(Field::File).map(|f| paths.normalize(&f)),
+            line: shift(number(Field::Line), self.line_offset),
+            column: shift(number(Field::Column), self.column_offset),
+            end_line: shift(number(Field::EndLine), self.line_offset),
+            end_column: shift(number(Field::EndColumn), self.column_offset),
+            code: text(Field::Code),
+            message: text(Field::Message).unwrap_or_default(),
+            severity,
+            fixable: self.fixable(item),
+            hint: text(Field::Hint),
+            url: text(Field::Url),
+        })
+    }
+
+    /// `fixable_when` wins; else a mapped `fixable` field read as truthy.
+    fn fixable(&self, item: &Value) -> Option<bool> {
+        if let Some(condition) = &self.fixable_when {
+            return Some(condition.holds(item));
+        }
+        self.get(item, Field::Fixable).map(truthy)
+    }
+
+    fn get<'v>(&self, item: &'v Value, field: Field) -> Option<&'v Value> {
+        let pointer = self.fields.get(&field)?;
+        item.pointer(pointer).filter(|v| !v.is_null())
+    }
+}
+
+/// `location/row` → `/location/row`; `/` and `` both mean the whole value.
+fn to_pointer(path: &str) -> Result<String, String> {
+    let trimmed = path.trim();
+    if trimmed.is_empty() || trimmed == "/" {
+        return Ok(String::new());
+    }
+    if trimmed.contains('~') && !valid_escapes(trimmed) {
+        return Err(format!(
+            "`{path}` has a `~` that is not `~0` or `~1` (JSON Pointer escapes)"
+        ));
+    }
+    if trimmed.starts_with('/') {
+        Ok(trimmed.to_string())
+    } else {
+        Ok(format!("/{trimmed}"))
+    }
+}
+
+fn valid_escapes(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'~')
+        .all(|(i, _)| matches!(bytes.get(i + 1), Some(b'0' | b'1')))
+}
+
+fn value_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn value_number(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn truthy(value: &Value) -> bool {
+    !matches!(value, Value::Null | Value::Bool(false))
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `fixable_when`: `path == 'literal'`, `path != 'literal'`, or a bare `path`
+/// (true when present and not null/false).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pointer: String,
+    test: Test,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Test {
+    Truthy,
+    Equals(Value),
+    NotEquals(Value),
+}
+
+impl Condition {
+    /// Parses the expression; errors name what is wrong with it.
+    pub fn parse(expression: &str) -> Result<Condition, String> {
+        let (path, test) = if let Some((left, right)) = expression.split_once("==") {
+            (left, Test::Equals(literal(right)?))
+        } else if let Some((left, right)) = expression.split_once("!=") {
+            (left, Test::NotEquals(literal(right)?))
+        } else {
+            (expression, Test::Truthy)
+        };
+        let path = path.trim();
+        if path.is_empty() || path.contains(char::is_whitespace) {
+            return Err(format!(
+                "`{expression}` is not `path == 'value'`, `path != 'value'` or `path`"
+            ));
+        }
+        Ok(Condition {
+            pointer: to_pointer(path)?,
+            test,
+        })
+    }
+
+    /// Evaluates the condition against one violation object.
+    pub fn holds(&self, item: &Value) -> bool {
+        let found = item.pointer(&self.pointer);
+        match &self.test {
+            Test::Truthy => found.is_some_and(truthy),
+            Test::Equals(expected) => found == Some(expected),
+            Test::NotEquals(expected) => found != Some(expected),
+        }
+    }
+}
+
+fn literal(text: &str) -> Result<Value, String> {
+    let text = text.trim();
+    let unquoted = text
+        .strip_prefix('\'')
+        .and_then(|t| t.strip_suffix('\''))
+        .or_else(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')));
+    match unquoted {
+        Some(inner) => Ok(Value::String(inner.to_string())),
+        None => serde_json::from_str(text)
+            .map_err(|_| format!("`{text}` is not a quoted string, number, true, false or null")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn spec(path: &str, map: &[(Field, &str)], lines: bool, col_offset: i64) -> JsonSpec {
+        let field_map: BTreeMap<Field, String> =
+            map.iter().map(|(f, p)| (*f, p.to_string())).collect();
+        JsonSpec::new(JsonSettings {
+            source: OutputStream::Stdout,
+            violations_path: Some(path),
+            json_lines: lines,
+            field_map: &field_map,
+            fixable_when: Some("fix/applicability == 'safe'"),
+            line_offset: 0,
+            column_offset: col_offset,
+            severity_default: None,
+        })
+        .unwrap()
+    }
+
+    fn root() -> PathContext {
+        PathContext::new(Path::new("/repo"), Path::new("/repo"))
+    }
+
+    #[test]
+    fn reads_nested_fields_and_fixable() {
+        let s = spec(
+            "/",
+            &[
+                (Field::File, "filename"),
+                (Field::Line, "location/row"),
+                (Field::Message, "message"),
+            ],
+            false,
+            0,
+        );
+        let out = br#"[{"filename":"/repo/a.py","location":{"row":3},"message":"m\nsecond","fix":{"applicability":"safe"}},
+                       {"filename":"b.py","location":{"row":1},"message":"x","fix":null}]"#;
+        let v = s.parse(out, &root()).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].file.as_deref(), Some("a.py"));
+        assert_eq!(v[0].line, Some(3));
+        assert_eq!(v[0].message, "m\nsecond");
+        assert_eq!(v[0].fixable, Some(true));
+        assert_eq!(v[1].fixable, Some(false));
+    }
+
+    #[test]
+    fn json_lines_with_zero_based_columns() {
+        let s = spec(
+            "",
+            &[(Field::File, "file"), (Field::Column, "column"), (Field::Message, "message")],
+            true,
+            1,
+        );
+        let out = b"{\"file\":\"a.py\",\"column\":0,\"message\":\"x\"}\n\n{\"file\":\"b.py\",\"column\":4,\"message\":\"y\"}\n";
+        let v = s.parse(out, &root()).unwrap();
+        assert_eq!(v.iter().map(|v| v.column).collect::<Vec<_>>(), [Some(1), Some(5)]);
+    }
+
+    #[test]
+    fn garbage_and_missing_pointer_fail() {
+        let s = spec("/items", &[(Field::File, "f"), (Field::Message, "m")], false, 0);
+        assert!(s.parse(b"not json", &root()).is_err());
+        assert!(s.parse(b"{\"other\": []}", &root()).is_err());
+        assert!(s.parse(b"", &root()).is_err());
+        assert!(s.parse(b"{\"items\": [1]}", &root()).is_err());
+    }
+
+    #[test]
+    fn conditions() {
+        let item: Value = serde_json::json!({"fix": {"applicability": "safe"}, "n": 0});
+        assert!(Condition::parse("fix/applicability == 'safe'").unwrap().holds(&item));
+        assert!(Condition::parse("fix/applicability != \"unsafe\"").unwrap().holds(&item));
+        assert!(Condition::parse("fix").unwrap().holds(&item));
+        assert!(!Condition::parse("missing").unwrap().holds(&item));
+        assert!(Condition::parse("n == 0").unwrap().holds(&item));
+        assert!(Condition::parse("a b == 'x'").is_err());
+        assert!(Condition::parse("x == unquoted").is_err());
+    }
+
+    #[test]
+    fn bad_pointer_escape_is_rejected() {
+        assert!(to_pointer("a~2b").is_err());
+        assert_eq!(to_pointer("a~1b").unwrap(), "/a~1b");
+    }
+}

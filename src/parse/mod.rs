@@ -1,0 +1,90 @@
+//! Parsers: turn a tool's raw output into [`Violation`]s.
+//!
+//! Each strategy has a *spec* compiled once from the config (so a bad regex or
+//! pointer is a config error, not a runtime surprise) and a `parse` that is pure:
+//! bytes in, violations out, or a [`ParseFailure`] that makes the gate `error`.
+
+pub mod json;
+pub mod paths;
+pub mod text;
+
+use crate::config::schema::OutputStream;
+use crate::violation::Violation;
+
+pub use paths::PathContext;
+
+/// A compiled parsing strategy.
+#[derive(Debug, Clone)]
+pub enum ParserSpec {
+    /// `json_violations`: a JSON document (or JSON Lines) holding violation objects.
+    Json(json::JsonSpec),
+    /// `text_violations`: a regex with named groups applied to the text.
+    Text(text::TextSpec),
+    /// `exit_code`: only the exit status matters.
+    ExitCode,
+}
+
+/// Why output could not be turned into violations. Makes the gate `error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseFailure(pub String);
+
+/// A problem in a parser's configuration, pointing at the sub-key to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// Key under `parsing`, e.g. `pattern` or `field_map.line`.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SpecError {
+    pub(crate) fn new(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+        SpecError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The output a parser reads, already split by stream.
+pub struct ToolOutput<'a> {
+    /// Whole stdout.
+    pub stdout: &'a [u8],
+    /// Whole stderr.
+    pub stderr: &'a [u8],
+}
+
+impl ToolOutput<'_> {
+    /// The bytes of the chosen stream (`both` joins stdout then stderr).
+    pub fn select(&self, stream: OutputStream) -> std::borrow::Cow<'_, [u8]> {
+        match stream {
+            OutputStream::Stdout => self.stdout.into(),
+            OutputStream::Stderr => self.stderr.into(),
+            OutputStream::Both => [self.stdout, b"\n", self.stderr].concat().into(),
+        }
+    }
+}
+
+impl ParserSpec {
+    /// Parses one run's output. `ExitCode` never yields violations here; the
+    /// caller synthesizes its finding from the exit status.
+    pub fn parse(
+        &self,
+        output: &ToolOutput<'_>,
+        paths: &PathContext,
+    ) -> Result<Vec<Violation>, ParseFailure> {
+        match self {
+            ParserSpec::Json(spec) => spec.parse(&output.select(spec.source), paths),
+            ParserSpec::Text(spec) => Ok(spec.parse(&output.select(spec.source), paths)),
+            ParserSpec::ExitCode => Ok(Vec::new()),
+        }
+    }
+}
+
+/// Adds a signed offset to a 1-based position; anything below 1 means "unknown".
+pub(crate) fn shift(value: Option<i64>, offset: i64) -> Option<u64> {
+    value
+        .and_then(|v| v.checked_add(offset))
+        .filter(|v| *v >= 1)
+        .map(|v| v as u64)
+}

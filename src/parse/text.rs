@@ -1,0 +1,262 @@
+//! `text_violations`: a regex whose named groups (`file`, `line`, `message`, …)
+//! pick violation fields out of free text, plus literal `defaults` that may
+//! interpolate groups as `{group}`.
+
+use std::collections::BTreeMap;
+
+use regex::{Captures, Regex, RegexBuilder};
+
+use super::{shift, PathContext, SpecError};
+use crate::config::schema::{Field, OutputStream};
+use crate::violation::{Severity, Violation};
+
+/// Compiled `text_violations` settings.
+#[derive(Debug, Clone)]
+pub struct TextSpec {
+    pub(crate) source: OutputStream,
+    pattern: Regex,
+    /// Fields the regex captures directly (group name = field name).
+    captured: Vec<Field>,
+    defaults: BTreeMap<Field, Template>,
+    severity_default: Severity,
+    line_offset: i64,
+    column_offset: i64,
+}
+
+/// Raw settings, as read from the config.
+pub struct TextSettings<'a> {
+    pub source: OutputStream,
+    pub pattern: &'a str,
+    pub defaults: Option<&'a BTreeMap<Field, String>>,
+    pub severity_default: Option<Severity>,
+    pub line_offset: i64,
+    pub column_offset: i64,
+}
+
+impl TextSpec {
+    /// Compiles the regex (multi-line: `^`/`$` match at line ends) and checks
+    /// that every `{placeholder}` names one of its groups.
+    pub fn new(settings: TextSettings<'_>) -> Result<TextSpec, SpecError> {
+        let pattern = RegexBuilder::new(settings.pattern)
+            .multi_line(true)
+            .build()
+            .map_err(|e| SpecError::new("pattern", format!("invalid regex: {e}")))?;
+        let groups: Vec<&str> = pattern.capture_names().flatten().collect();
+        let captured: Vec<Field> = Field::ALL
+            .into_iter()
+            .filter(|f| groups.contains(&f.name()))
+            .collect();
+        let mut defaults = BTreeMap::new();
+        for (field, text) in settings.defaults.into_iter().flatten() {
+            let key = format!("defaults.{}", field.name());
+            let template = Template::parse(text).map_err(|m| SpecError::new(&key, m))?;
+            if let Some(missing) = template.groups().find(|g| !groups.contains(g)) {
+                return Err(SpecError::new(
+                    key,
+                    format!(
+                        "placeholder `{{{missing}}}` is not a named group of `pattern` (groups: {})",
+                        list_or_none(&groups)
+                    ),
+                ));
+            }
+            defaults.insert(*field, template);
+        }
+        let spec = TextSpec {
+            source: settings.source,
+            pattern,
+            captured,
+            defaults,
+            severity_default: settings.severity_default.unwrap_or(Severity::Error),
+            line_offset: settings.line_offset,
+            column_offset: settings.column_offset,
+        };
+        if !spec.provides(Field::File) {
+            return Err(SpecError::new(
+                "pattern",
+                "needs a `(?P<file>...)` group or a `defaults.file` entry",
+            ));
+        }
+        Ok(spec)
+    }
+
+    fn provides(&self, field: Field) -> bool {
+        self.captured.contains(&field) || self.defaults.contains_key(&field)
+    }
+
+    /// Every match of the pattern is one violation. Never fails: text that
+    /// does not match is simply not a violation (the caller checks the exit code).
+    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Vec<Violation> {
+        let text = String::from_utf8_lossy(bytes);
+        self.pattern
+            .captures_iter(&text)
+            .map(|caps| self.violation(&caps, paths))
+            .collect()
+    }
+
+    fn violation(&self, caps: &Captures<'_>, paths: &PathContext) -> Violation {
+        let text = |field: Field| self.field_text(caps, field);
+        let number = |field: Field| text(field).and_then(|t| t.trim().parse::<i64>().ok());
+        let severity = text(Field::Severity)
+            .map(|w| Severity::from_tool_word(&w).unwrap_or(Severity::Error))
+            .unwrap_or(self.severity_default);
+        Violation {
+            file: text(Field::File).map(|f| paths.normalize(&f)),
+            line: shift(number(Field::Line), self.line_offset),
+            column: shift(number(Field::Column), self.column_offset),
+            end_line: shift(number(Field::EndLine), self.line_offset),
+            end_column: shift(number(Field::EndColumn), self.column_offset),
+            code: text(Field::Code),
+            message: text(Field::Message).unwrap_or_else(|| caps[0].trim().to_string()),
+            severity,
+            fixable: text(Field::Fixable).map(|t| is_yes(&t)),
+            hint: text(Field::Hint),
+            url: text(Field::Url),
+        }
+    }
+
+    /// A captured group wins over a default; an empty capture counts as absent.
+    fn field_text(&self, caps: &Captures<'_>, field: Field) -> Option<String> {
+        caps.name(field.name())
+            .map(|m| m.as_str().to_string())
+            .filter(|s| !s.is_empty())
+            .or_else(|| self.defaults.get(&field).map(|t| t.render(caps)))
+    }
+}
+
+fn is_yes(text: &str) -> bool {
+    matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "1")
+}
+
+fn list_or_none(groups: &[&str]) -> String {
+    if groups.is_empty() {
+        "none".to_string()
+    } else {
+        groups.join(", ")
+    }
+}
+
+/// A default value: literal text with `{group}` placeholders (`{{`/`}}` escape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Template(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Group(String),
+}
+
+impl Template {
+    fn parse(text: &str) -> Result<Template, String> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    literal.push('{');
+                }
+                '}' if chars.peek() == Some(&'}') => {
+                    chars.next();
+                    literal.push('}');
+                }
+                '{' => {
+                    let name: String = chars.by_ref().take_while(|c| *c != '}').collect();
+                    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                        return Err(format!(
+                            "`{text}` has a malformed placeholder `{{{name}`; write `{{group}}`, or `{{{{` for a literal brace"
+                        ));
+                    }
+                    pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+                    pieces.push(Piece::Group(name));
+                }
+                '}' => {
+                    return Err(format!(
+                        "`{text}` has an unmatched `}}`; write `}}}}` for a literal brace"
+                    ))
+                }
+                other => literal.push(other),
+            }
+        }
+        pieces.push(Piece::Literal(literal));
+        pieces.retain(|p| !matches!(p, Piece::Literal(l) if l.is_empty()));
+        Ok(Template(pieces))
+    }
+
+    fn groups(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Group(g) => Some(g.as_str()),
+            Piece::Literal(_) => None,
+        })
+    }
+
+    fn render(&self, caps: &Captures<'_>) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Literal(l) => l.as_str(),
+                Piece::Group(g) => caps.name(g).map_or("", |m| m.as_str()),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn spec(pattern: &str, defaults: &[(Field, &str)]) -> Result<TextSpec, SpecError> {
+        let defaults: BTreeMap<Field, String> =
+            defaults.iter().map(|(f, t)| (*f, t.to_string())).collect();
+        TextSpec::new(TextSettings {
+            source: OutputStream::Stdout,
+            pattern,
+            defaults: Some(&defaults),
+            severity_default: Some(Severity::Warning),
+            line_offset: 0,
+            column_offset: 0,
+        })
+    }
+
+    fn root() -> PathContext {
+        PathContext::new(Path::new("/repo"), Path::new("/repo"))
+    }
+
+    #[test]
+    fn groups_and_interpolated_defaults() {
+        let s = spec(
+            r"^(?P<file>[^:]+):(?P<line>\d+): (?P<kind>\w+): (?P<message>.*)$",
+            &[(Field::Code, "X-{kind}"), (Field::Hint, "{{literal}}")],
+        )
+        .unwrap();
+        let v = s.parse(b"a.py:3: bad: broken\nnoise\nb.py:9: odd: thing\n", &root());
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].file.as_deref(), Some("a.py"));
+        assert_eq!(v[0].line, Some(3));
+        assert_eq!(v[0].code.as_deref(), Some("X-bad"));
+        assert_eq!(v[0].hint.as_deref(), Some("{literal}"));
+        assert_eq!(v[1].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn placeholder_without_group_is_rejected() {
+        let err = spec(r"(?P<file>\S+)", &[(Field::Code, "{nope}")]).unwrap_err();
+        assert_eq!(err.key, "defaults.code");
+        assert!(err.message.contains("`{nope}`"), "{}", err.message);
+    }
+
+    #[test]
+    fn invalid_regex_and_missing_file_are_rejected() {
+        assert_eq!(spec(r"(?P<file>", &[]).unwrap_err().key, "pattern");
+        assert!(spec(r"(?P<message>.*)", &[]).unwrap_err().message.contains("file"));
+        assert!(spec(r"(?P<message>.*)", &[(Field::File, "setup.cfg")]).is_ok());
+    }
+
+    #[test]
+    fn unmatched_braces_are_rejected() {
+        assert!(Template::parse("a}b").is_err());
+        assert!(Template::parse("{a b}").is_err());
+        assert!(Template::parse("{{x}}").is_ok());
+    }
+}

@@ -1,0 +1,82 @@
+//! The planner: which of the scope's files each gate gets, or why it is skipped.
+
+use crate::config::{Config, Gate};
+use crate::error::QgError;
+use crate::scope::Scope;
+use crate::suggest;
+
+/// One gate's share of the scope.
+#[derive(Debug, Clone)]
+pub struct GatePlan<'c> {
+    /// The gate.
+    pub gate: &'c Gate,
+    /// Root-relative files to check, sorted.
+    pub files: Vec<String>,
+    /// Set when the gate has nothing to do.
+    pub skip_reason: Option<String>,
+}
+
+/// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
+pub fn select_gates<'c>(config: &'c Config, requested: &[String]) -> Result<Vec<&'c Gate>, QgError> {
+    let ids: &[String] = if requested.is_empty() {
+        &config.active_gates
+    } else {
+        requested
+    };
+    let defined: Vec<&str> = config.gates.keys().map(String::as_str).collect();
+    let mut selected: Vec<&Gate> = Vec::new();
+    for id in ids {
+        let gate = config.gates.get(id).ok_or_else(|| {
+            QgError::Usage(format!(
+                "--gate {id}: no such gate in {}; {}",
+                config.origin,
+                suggest::hint(id, &defined)
+            ))
+        })?;
+        if !selected.iter().any(|g| g.id == gate.id) {
+            selected.push(gate);
+        }
+    }
+    Ok(selected)
+}
+
+/// Plans every selected gate against the scope.
+pub fn plan<'c>(gates: &[&'c Gate], scope: &Scope) -> Vec<GatePlan<'c>> {
+    gates.iter().map(|gate| plan_gate(gate, scope)).collect()
+}
+
+fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
+    let typed: Vec<&str> = scope.paths().filter(|p| has_file_type(gate, p)).collect();
+    let files: Vec<String> = typed
+        .iter()
+        .filter(|p| gate.scope.matches(p))
+        .map(|p| p.to_string())
+        .collect();
+    let skip_reason = if !files.is_empty() {
+        None
+    } else if scope.files.is_empty() {
+        Some("no files in scope".to_string())
+    } else if typed.is_empty() {
+        Some(format!(
+            "none of the {} files in scope is of type {} (capabilities.file_types)",
+            scope.files.len(),
+            gate.file_types.join(", ")
+        ))
+    } else {
+        Some(format!(
+            "none of the {} {} files in scope passes gates.{}.scope include/exclude globs",
+            typed.len(),
+            gate.file_types.join("/"),
+            gate.id
+        ))
+    };
+    GatePlan {
+        gate,
+        files,
+        skip_reason,
+    }
+}
+
+fn has_file_type(gate: &Gate, path: &str) -> bool {
+    gate.file_types.is_empty() || gate.file_types.iter().any(|suffix| path.ends_with(suffix.as_str()))
+}

@@ -1,0 +1,118 @@
+//! Human output: the summary line first, then every violation grouped by
+//! file and sorted by position, then one line per gate.
+
+use std::fmt::Write;
+
+use super::summary::summary_line;
+use super::terminal::{neutralize, Palette};
+use crate::outcome::{GateResult, GateStatus};
+use crate::run::RunReport;
+use crate::violation::{Severity, Violation};
+
+/// Renders the report; `color` turns ANSI styling on.
+pub fn render(report: &RunReport, color: bool) -> String {
+    let p = Palette::new(color);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", p.bold(&summary_line(report)));
+    render_violations(&mut out, report, &p);
+    render_gates(&mut out, report, &p);
+    out
+}
+
+fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
+    let mut all: Vec<(&GateResult, &Violation)> = report
+        .gates
+        .iter()
+        .flat_map(|g| g.violations.iter().map(move |v| (g, v)))
+        .collect();
+    if all.is_empty() {
+        return;
+    }
+    all.sort_by(|a, b| a.1.sort_key().cmp(&b.1.sort_key()).then(a.0.id.cmp(&b.0.id)));
+    let mut current: Option<Option<&str>> = None;
+    for (gate, v) in all {
+        if current != Some(v.file.as_deref()) {
+            current = Some(v.file.as_deref());
+            let file = v.file.as_deref().map_or("(no file)".to_string(), neutralize);
+            let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
+        }
+        render_violation(out, gate, v, p);
+    }
+}
+
+fn render_violation(out: &mut String, gate: &GateResult, v: &Violation, p: &Palette) {
+    let position = match (v.line, v.column) {
+        (Some(l), Some(c)) => format!("{l}:{c}"),
+        (Some(l), None) => l.to_string(),
+        _ => "-".to_string(),
+    };
+    let severity = match v.severity {
+        Severity::Error => p.red("error"),
+        Severity::Warning => p.yellow("warning"),
+        Severity::Info => p.dim("info"),
+    };
+    let code = v.code.as_deref().map(neutralize).unwrap_or_default();
+    let mut tags = vec![gate.id.clone()];
+    if v.fixable == Some(true) {
+        tags.push("fixable".to_string());
+    }
+    let message = indent_continuation(&neutralize(&v.message), "      ");
+    let _ = writeln!(
+        out,
+        "  {position:<8} {severity} {} {message} {}",
+        p.bold(&code),
+        p.dim(&format!("[{}]", tags.join(", ")))
+    );
+    if let Some(hint) = &v.hint {
+        let _ = writeln!(out, "      {}", p.dim(&indent_continuation(&neutralize(hint), "      ")));
+    }
+}
+
+fn indent_continuation(text: &str, indent: &str) -> String {
+    text.trim_end().replace('\n', &format!("\n{indent}"))
+}
+
+fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
+    let _ = writeln!(out, "\n{}", p.bold("Gates"));
+    let width = report.gates.iter().map(|g| g.name.chars().count()).max().unwrap_or(0);
+    for gate in &report.gates {
+        let (mark, status) = match gate.status {
+            GateStatus::Passed => (p.green("✓"), p.green("passed ")),
+            GateStatus::Failed => (p.red("✗"), p.red("failed ")),
+            GateStatus::Error => (p.yellow("!"), p.yellow("error  ")),
+            GateStatus::Skipped => (p.dim("-"), p.dim("skipped")),
+        };
+        let detail = gate_detail(gate);
+        let _ = writeln!(out, "  {mark} {:<width$}  {status}  {detail}", gate.name);
+        if let Some(error) = &gate.error {
+            let _ = writeln!(out, "      {}", neutralize(&error.message));
+            if !error.stderr_tail.is_empty() {
+                let tail = indent_continuation(&neutralize(&error.stderr_tail), "        ");
+                let _ = writeln!(out, "      stderr:\n        {}", p.dim(&tail));
+            }
+        }
+        if let Some(hint) = &gate.fix_hint {
+            let _ = writeln!(out, "      fix: {}", neutralize(hint));
+        }
+        if let Some(log) = &gate.log {
+            if gate.status != GateStatus::Passed {
+                let _ = writeln!(out, "      log: {}", p.dim(log));
+            }
+        }
+    }
+}
+
+fn gate_detail(gate: &GateResult) -> String {
+    match gate.status {
+        GateStatus::Skipped => gate.skip_reason.clone().unwrap_or_default(),
+        _ => {
+            let mut parts = Vec::new();
+            if !gate.violations.is_empty() {
+                parts.push(format!("{} violations", gate.violations.len()));
+            }
+            parts.push(format!("{} files", gate.files_checked));
+            parts.push(format!("{} ms", gate.duration_ms));
+            parts.join(", ")
+        }
+    }
+}

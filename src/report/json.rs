@@ -1,0 +1,53 @@
+//! `--format json`: compact, agent-oriented, exactly the design.md shape.
+
+use serde::Serialize;
+
+use super::summary::summary_line;
+use crate::outcome::GateResult;
+use crate::run::{RunReport, Summary};
+use crate::scope::ScopeMode;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    summary_line: String,
+    overall_pass: bool,
+    summary: Summary,
+    scope: JsonScope<'a>,
+    gates: &'a [GateResult],
+    timings: Timings,
+}
+
+#[derive(Serialize)]
+struct JsonScope<'a> {
+    mode: ScopeMode,
+    requested: ScopeMode,
+    files_checked: usize,
+    baseline_sha: Option<&'a str>,
+    fallback_reason: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Timings {
+    total_ms: u64,
+}
+
+/// Renders the report as one line of JSON.
+pub fn render(report: &RunReport) -> String {
+    let json = JsonReport {
+        summary_line: summary_line(report),
+        overall_pass: report.overall_pass(),
+        summary: report.summary(),
+        scope: JsonScope {
+            mode: report.scope.mode,
+            requested: report.scope.requested,
+            files_checked: report.scope.files.len(),
+            baseline_sha: report.scope.baseline_sha.as_deref(),
+            fallback_reason: report.scope.fallback_reason.as_deref(),
+        },
+        gates: &report.gates,
+        timings: Timings {
+            total_ms: report.total_ms,
+        },
+    };
+    serde_json::to_string(&json).expect("report serializes")
+}

@@ -1,0 +1,100 @@
+//! The one-line verdict that opens every human report and JSON's `summary_line`.
+
+use crate::outcome::GateStatus;
+use crate::run::RunReport;
+
+/// Builds the summary line.
+pub fn summary_line(report: &RunReport) -> String {
+    let s = report.summary();
+    let scope = scope_label(report);
+    if s.errored > 0 {
+        let details: Vec<String> = report
+            .gates
+            .iter()
+            .filter_map(|g| g.error.as_ref().map(|e| format!("{}: {}", g.id, e.short)))
+            .collect();
+        let mut line = format!(
+            "⚠️ {}/{} gates errored — {}",
+            s.errored,
+            s.gates,
+            details.join("; ")
+        );
+        if s.failed > 0 {
+            line.push_str(&format!(
+                "; {} failed with {} ({})",
+                s.failed,
+                violations(s.total_violations),
+                scope
+            ));
+        }
+        return line;
+    }
+    if s.failed > 0 {
+        let names: Vec<&str> = report
+            .gates
+            .iter()
+            .filter(|g| g.status == GateStatus::Failed)
+            .map(|g| g.name.as_str())
+            .collect();
+        let fixable = if s.auto_fixable > 0 {
+            format!(" ({} auto-fixable)", s.auto_fixable)
+        } else {
+            String::new()
+        };
+        return format!(
+            "❌ {}/{} gates failed — {}{}: {}",
+            s.failed,
+            s.gates,
+            violations(s.total_violations),
+            fixable,
+            names.join(", ")
+        );
+    }
+    if s.passed == 0 {
+        let why = if report.scope.files.is_empty() {
+            "no files in scope".to_string()
+        } else {
+            format!("no gate applies to the {} files in scope", report.scope.files.len())
+        };
+        return format!("⏭️ nothing to check — {why} ({scope})");
+    }
+    let skipped = if s.skipped > 0 {
+        format!(", {} skipped", s.skipped)
+    } else {
+        String::new()
+    };
+    format!(
+        "✅ {}/{} gates passed{} — {} checked ({})",
+        s.passed,
+        s.gates,
+        skipped,
+        plural(report.scope.files.len(), "file"),
+        scope
+    )
+}
+
+/// `auto`, or `auto → project: why` after a fallback.
+fn scope_label(report: &RunReport) -> String {
+    let scope = &report.scope;
+    match &scope.fallback_reason {
+        Some(reason) => format!(
+            "{} → {}: {}",
+            scope.requested.as_str(),
+            scope.mode.as_str(),
+            reason
+        ),
+        None => scope.mode.as_str().to_string(),
+    }
+}
+
+fn violations(n: usize) -> String {
+    plural(n, "violation")
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -1,0 +1,111 @@
+//! The one violation record every gate's output is normalized into.
+
+use serde::{Deserialize, Serialize};
+
+/// How serious a finding is. Ordered: `Info < Warning < Error`, so a gate's
+/// `fail_on` threshold is a simple comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Notes and informational findings (mypy `note`, pyright `information`).
+    Info,
+    /// Warnings.
+    Warning,
+    /// Errors.
+    Error,
+}
+
+impl Severity {
+    /// Maps the many spellings tools use onto the three levels qg reports.
+    /// Tool-agnostic on purpose: it knows words, not tools.
+    pub fn from_tool_word(word: &str) -> Option<Severity> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "error" | "err" | "e" | "fatal" | "critical" | "blocker" | "major" | "high" => {
+                Some(Severity::Error)
+            }
+            "warning" | "warn" | "w" | "minor" | "medium" => Some(Severity::Warning),
+            "info" | "information" | "informational" | "note" | "hint" | "i" | "low"
+            | "suggestion" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+
+    /// The lowercase name used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One finding, in the shape design.md fixes for every tool.
+///
+/// `file` is root-relative with `/` separators (absent only for findings that
+/// belong to no file, such as an `exit_code` gate's failure); `line` and
+/// `column` are 1-based; `end_column` is exclusive, as ruff reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// Root-relative path, `/`-separated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// 1-based line, `null` for file-level findings.
+    pub line: Option<u64>,
+    /// 1-based column, `null` when unknown.
+    pub column: Option<u64>,
+    /// 1-based end line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// 1-based, exclusive end column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<u64>,
+    /// The tool's rule code (`F401`, `assignment`, `reportAssignmentType`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The tool's message, whole (may span lines).
+    pub message: String,
+    /// Normalized severity.
+    pub severity: Severity,
+    /// Whether the tool can fix it safely by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixable: Option<bool>,
+    /// Extra guidance the tool attached (mypy's notes, for example).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// Documentation link for the rule, when the tool gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl Violation {
+    /// True when the violation sits at or above `threshold`.
+    pub fn fails_at(&self, threshold: Severity) -> bool {
+        self.severity >= threshold
+    }
+
+    /// Sort key: file, then position, then code, so reports are stable.
+    pub fn sort_key(&self) -> (Option<&str>, u64, u64, Option<&str>) {
+        (
+            self.file.as_deref(),
+            self.line.unwrap_or(0),
+            self.column.unwrap_or(0),
+            self.code.as_deref(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_words_map_to_three_levels() {
+        assert_eq!(Severity::from_tool_word("note"), Some(Severity::Info));
+        assert_eq!(Severity::from_tool_word("information"), Some(Severity::Info));
+        assert_eq!(Severity::from_tool_word("Warning"), Some(Severity::Warning));
+        assert_eq!(Severity::from_tool_word("error"), Some(Severity::Error));
+        assert_eq!(Severity::from_tool_word("banana"), None);
+        assert!(Severity::Error > Severity::Warning && Severity::Warning > Severity::Info);
+    }
+}
