@@ -105,9 +105,10 @@ fn scope_request(args: &ScopeArgs) -> ScopeRequest {
 }
 
 fn run_command(args: RunArgs) -> Result<i32, QgError> {
-    let jobs = args.jobs.map(usize::from).unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    });
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let options = RunOptions {
         cwd: current_dir()?,
         config: args.scope.config.clone(),
@@ -170,7 +171,11 @@ fn files_command(args: FilesArgs) -> Result<i32, QgError> {
         FilesFormat::Text => {
             let mut text: String = scope.paths().map(|p| format!("{p}\n")).collect();
             if let Some(reason) = &scope.fallback_reason {
-                eprintln!("qg: {} → {}: {reason}", scope.requested.as_str(), scope.mode.as_str());
+                eprintln!(
+                    "qg: {} → {}: {reason}",
+                    scope.requested.as_str(),
+                    scope.mode.as_str()
+                );
             }
             if text.is_empty() {
                 text.clear();
@@ -185,7 +190,10 @@ fn files_command(args: FilesArgs) -> Result<i32, QgError> {
                 fallback_reason: scope.fallback_reason.as_deref(),
                 files: &scope.files,
             };
-            format!("{}\n", serde_json::to_string(&json).expect("scope serializes"))
+            format!(
+                "{}\n",
+                serde_json::to_string(&json).expect("scope serializes")
+            )
         }
     };
     print_stdout(&text);

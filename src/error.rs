@@ -31,7 +31,7 @@ impl fmt::Display for ConfigError {
             write!(f, "{key}: ")?;
         }
         // One line, always: multi-line messages (regex errors) are folded.
-        let folded: Vec<&str> = self.message.lines().map(str::trim_end).collect();
+        let folded: Vec<&str> = self.message.split_whitespace().collect();
         write!(f, "{}", folded.join(" "))
     }
 }

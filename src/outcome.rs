@@ -100,7 +100,12 @@ impl GateResult {
     }
 
     /// A gate whose tool could not even start.
-    pub fn launch_error(gate: &Gate, kind: ErrorKind, message: String, short: String) -> GateResult {
+    pub fn launch_error(
+        gate: &Gate,
+        kind: ErrorKind,
+        message: String,
+        short: String,
+    ) -> GateResult {
         GateResult {
             error: Some(GateError {
                 kind,
@@ -130,12 +135,20 @@ impl GateResult {
 
     /// Violations that can be fixed automatically.
     pub fn fixable_count(&self) -> usize {
-        self.violations.iter().filter(|v| v.fixable == Some(true)).count()
+        self.violations
+            .iter()
+            .filter(|v| v.fixable == Some(true))
+            .count()
     }
 }
 
 /// Decides the status of a gate whose tool ran to an end.
-pub fn judge(gate: &Gate, files: &[String], finished: &Finished, paths: &PathContext) -> GateResult {
+pub fn judge(
+    gate: &Gate,
+    files: &[String],
+    finished: &Finished,
+    paths: &PathContext,
+) -> GateResult {
     let mut result = GateResult::empty(gate, GateStatus::Passed);
     result.duration_ms = finished.duration.as_millis() as u64;
     result.files_checked = files.len();
@@ -262,7 +275,11 @@ pub fn shell_quote(word: &str) -> String {
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
-    let word = if word.starts_with('-') { format!("./{word}") } else { word.to_string() };
+    let word = if word.starts_with('-') {
+        format!("./{word}")
+    } else {
+        word.to_string()
+    };
     if safe {
         word
     } else {

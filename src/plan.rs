@@ -17,7 +17,10 @@ pub struct GatePlan<'c> {
 }
 
 /// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
-pub fn select_gates<'c>(config: &'c Config, requested: &[String]) -> Result<Vec<&'c Gate>, QgError> {
+pub fn select_gates<'c>(
+    config: &'c Config,
+    requested: &[String],
+) -> Result<Vec<&'c Gate>, QgError> {
     let ids: &[String] = if requested.is_empty() {
         &config.active_gates
     } else {
@@ -78,5 +81,9 @@ fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
 }
 
 fn has_file_type(gate: &Gate, path: &str) -> bool {
-    gate.file_types.is_empty() || gate.file_types.iter().any(|suffix| path.ends_with(suffix.as_str()))
+    gate.file_types.is_empty()
+        || gate
+            .file_types
+            .iter()
+            .any(|suffix| path.ends_with(suffix.as_str()))
 }

@@ -96,7 +96,10 @@ impl RunReport {
 }
 
 /// Loads the workspace and config for a command.
-pub fn prepare(cwd: &std::path::Path, config: Option<&std::path::Path>) -> Result<(Workspace, Config), QgError> {
+pub fn prepare(
+    cwd: &std::path::Path,
+    config: Option<&std::path::Path>,
+) -> Result<(Workspace, Config), QgError> {
     let workspace = Workspace::discover(cwd)?;
     let config = config::load(&workspace.root, config)?;
     Ok((workspace, config))

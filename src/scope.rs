@@ -158,9 +158,9 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
     let mut candidates: Option<Vec<String>> = None;
     for raw in paths {
         let absolute = ws.cwd.join(raw);
-        let canonical = absolute.canonicalize().map_err(|_| {
-            QgError::Usage(format!("path does not exist: {}", raw.display()))
-        })?;
+        let canonical = absolute
+            .canonicalize()
+            .map_err(|_| QgError::Usage(format!("path does not exist: {}", raw.display())))?;
         let relative = ws.relative(&canonical).ok_or_else(|| {
             QgError::Usage(format!(
                 "path is outside the project root {}: {}",
@@ -173,7 +173,11 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
                 Some(all) => all,
                 None => candidates.insert(candidate_files(ws)?),
             };
-            let prefix = if relative.is_empty() { String::new() } else { format!("{relative}/") };
+            let prefix = if relative.is_empty() {
+                String::new()
+            } else {
+                format!("{relative}/")
+            };
             selected.extend(
                 all.iter()
                     .filter(|p| p.starts_with(&prefix))

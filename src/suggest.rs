@@ -31,9 +31,15 @@ mod tests {
 
     #[test]
     fn suggests_close_names_only() {
-        assert_eq!(did_you_mean("fial_on", ["fail_on", "exit_codes_ok"]), Some("fail_on"));
+        assert_eq!(
+            did_you_mean("fial_on", ["fail_on", "exit_codes_ok"]),
+            Some("fail_on")
+        );
         assert_eq!(did_you_mean("zzz", ["fail_on"]), None);
-        assert_eq!(hint("pyrigt", &["pyright", "mypy"]), "did you mean `pyright`?");
+        assert_eq!(
+            hint("pyrigt", &["pyright", "mypy"]),
+            "did you mean `pyright`?"
+        );
         assert_eq!(hint("zzz", &["a", "b"]), "expected one of `a`, `b`");
     }
 }

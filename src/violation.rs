@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn severity_words_map_to_three_levels() {
         assert_eq!(Severity::from_tool_word("note"), Some(Severity::Info));
-        assert_eq!(Severity::from_tool_word("information"), Some(Severity::Info));
+        assert_eq!(
+            Severity::from_tool_word("information"),
+            Some(Severity::Info)
+        );
         assert_eq!(Severity::from_tool_word("Warning"), Some(Severity::Warning));
         assert_eq!(Severity::from_tool_word("error"), Some(Severity::Error));
         assert_eq!(Severity::from_tool_word("banana"), None);

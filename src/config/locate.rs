@@ -27,22 +27,39 @@ pub fn locate(yaml: &str, path: &str) -> Option<Position> {
     }
 }
 
+/// The first key that appears twice in one mapping, with the position of
+/// its second occurrence. (serde_yaml would silently keep the last one.)
+pub fn first_duplicate_key(yaml: &str) -> Option<(String, Position)> {
+    record(yaml).duplicate
+}
+
 fn index_positions(yaml: &str) -> HashMap<String, Position> {
+    record(yaml).positions
+}
+
+fn record(yaml: &str) -> Recorder {
     let mut recorder = Recorder::default();
     // A parse error only means the index is partial; whatever was seen is used.
     let _ = Parser::new_from_str(yaml).load(&mut recorder, false);
-    recorder.positions
+    recorder
 }
 
 enum Frame {
-    Mapping { path: String, pending_key: Option<String> },
-    Sequence { path: String, next_index: usize },
+    Mapping {
+        path: String,
+        pending_key: Option<String>,
+    },
+    Sequence {
+        path: String,
+        next_index: usize,
+    },
 }
 
 #[derive(Default)]
 struct Recorder {
     stack: Vec<Frame>,
     positions: HashMap<String, Position>,
+    duplicate: Option<(String, Position)>,
 }
 
 impl Recorder {
@@ -72,18 +89,29 @@ impl MarkedEventReceiver for Recorder {
                 Some(_) => {}
                 None => {
                     if let Some(Frame::Mapping { path, pending_key }) = self.stack.last_mut() {
-                        self.positions.insert(join(path, &text), position(mark));
+                        let key_path = join(path, &text);
                         *pending_key = Some(text);
+                        if self.positions.contains_key(&key_path) {
+                            self.duplicate.get_or_insert((key_path, position(mark)));
+                        } else {
+                            self.positions.insert(key_path, position(mark));
+                        }
                     }
                 }
             },
             Event::MappingStart(..) => {
                 let path = self.claim_value_path(mark).unwrap_or_default();
-                self.stack.push(Frame::Mapping { path, pending_key: None });
+                self.stack.push(Frame::Mapping {
+                    path,
+                    pending_key: None,
+                });
             }
             Event::SequenceStart(..) => {
                 let path = self.claim_value_path(mark).unwrap_or_default();
-                self.stack.push(Frame::Sequence { path, next_index: 0 });
+                self.stack.push(Frame::Sequence {
+                    path,
+                    next_index: 0,
+                });
             }
             Event::Alias(_) => {
                 self.claim_value_path(mark);
@@ -120,6 +148,16 @@ mod tests {
         assert_eq!(locate(YAML, "gates.a.parsing.pattern"), Some((7, 7)));
         assert_eq!(locate(YAML, "gates.a.parsing.defaults.code"), Some((6, 18)));
         assert_eq!(locate(YAML, "active_gates[1]"), Some((2, 19)));
+    }
+
+    #[test]
+    fn finds_duplicate_keys() {
+        let yaml = "gates:\n  a: {x: 1}\n  b: {}\n  a: {y: 2}\n";
+        assert_eq!(
+            first_duplicate_key(yaml),
+            Some(("gates.a".to_string(), (4, 3)))
+        );
+        assert_eq!(first_duplicate_key(YAML), None);
     }
 
     #[test]

@@ -101,7 +101,10 @@ pub fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgError> {
             if path.is_file() {
                 (PROJECT_CONFIG.to_string(), read_config(&path)?)
             } else {
-                ("<embedded default>".to_string(), EMBEDDED_DEFAULT.to_string())
+                (
+                    "<embedded default>".to_string(),
+                    EMBEDDED_DEFAULT.to_string(),
+                )
             }
         }
     };
@@ -136,6 +139,17 @@ fn read_config(path: &Path) -> Result<String, QgError> {
 /// Parses and validates config text. `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
     let raw: RawConfig = serde_yaml::from_str(text).map_err(|e| from_serde(&e, text, origin))?;
+    if let Some((key, (line, column))) = locate::first_duplicate_key(text) {
+        return Err(ConfigError {
+            file: origin.to_string(),
+            line: Some(line),
+            column: Some(column),
+            message: format!(
+                "`{key}` is defined twice; keep one (YAML would silently drop the first)"
+            ),
+            key: Some(key),
+        });
+    }
     Compiler { text, origin }.compile(raw)
 }
 
@@ -161,9 +175,11 @@ impl Compiler<'_> {
         self.check_version(&raw.version)?;
         let gate_ids: Vec<&str> = raw.gates.keys().map(String::as_str).collect();
         self.check_active_gates(&raw.active_gates, &gate_ids)?;
-        let project_scope =
-            GlobFilter::new(&raw.project_scope.include_globs, &raw.project_scope.exclude_globs)
-                .map_err(|e| self.glob_error("project_scope", e))?;
+        let project_scope = GlobFilter::new(
+            &raw.project_scope.include_globs,
+            &raw.project_scope.exclude_globs,
+        )
+        .map_err(|e| self.glob_error("project_scope", e))?;
         let artifact_logging = self.artifact_logging(raw.artifact_logging)?;
         let mut gates = BTreeMap::new();
         for (id, gate) in raw.gates {
@@ -191,7 +207,10 @@ impl Compiler<'_> {
         if ok {
             Ok(())
         } else {
-            Err(self.error("version", "unsupported version; this qg reads version \"1\""))
+            Err(self.error(
+                "version",
+                "unsupported version; this qg reads version \"1\"",
+            ))
         }
     }
 
@@ -241,9 +260,12 @@ impl Compiler<'_> {
 
     fn relative_dir(&self, dir: &str) -> Result<PathBuf, String> {
         let path = PathBuf::from(dir);
-        let escapes = path
-            .components()
-            .any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_)));
+        let escapes = path.components().any(|c| {
+            matches!(
+                c,
+                Component::ParentDir | Component::RootDir | Component::Prefix(_)
+            )
+        });
         if dir.trim().is_empty() || escapes {
             Err(format!(
                 "`{dir}` must be a directory relative to the project root, without `..`"
@@ -255,7 +277,11 @@ impl Compiler<'_> {
 
     fn gate(&self, id: &str, raw: RawGate) -> Result<Gate, ConfigError> {
         let key = |sub: &str| format!("gates.{id}.{sub}");
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             return Err(self.error(
                 &format!("gates.{id}"),
                 "gate ids may use only letters, digits, `_` and `-`",
@@ -271,7 +297,10 @@ impl Compiler<'_> {
         if !(exec.timeout_seconds.is_finite() && exec.timeout_seconds > 0.0) {
             return Err(self.error(
                 &key("execution.timeout_seconds"),
-                format!("must be a positive number of seconds, not {}", exec.timeout_seconds),
+                format!(
+                    "must be a positive number of seconds, not {}",
+                    exec.timeout_seconds
+                ),
             ));
         }
         let working_dir = exec
@@ -379,14 +408,20 @@ fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
         ("field_map", raw.field_map.is_some()),
         ("fixable_when", raw.fixable_when.is_some()),
     ];
-    let text_only = [("pattern", raw.pattern.is_some()), ("defaults", raw.defaults.is_some())];
+    let text_only = [
+        ("pattern", raw.pattern.is_some()),
+        ("defaults", raw.defaults.is_some()),
+    ];
     let foreign: &[(&str, bool)] = match raw.strategy {
         Strategy::JsonViolations => &text_only,
         Strategy::TextViolations => &json_only,
         Strategy::ExitCode => &[],
     };
     let exit_code_foreign = raw.strategy == Strategy::ExitCode
-        && json_only.iter().chain(text_only.iter()).any(|(_, set)| *set);
+        && json_only
+            .iter()
+            .chain(text_only.iter())
+            .any(|(_, set)| *set);
     if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
         return Err(SpecError::new(
             *key,
@@ -407,7 +442,9 @@ fn check_fix_hint(hint: &str) -> Result<(), String> {
     for rest in placeholders {
         if !rest.starts_with("{files}") {
             let shown: String = rest.chars().take_while(|c| *c != '}').collect();
-            return Err(format!("unknown placeholder `{shown}}}`; only `{{files}}` is known"));
+            return Err(format!(
+                "unknown placeholder `{shown}}}`; only `{{files}}` is known"
+            ));
         }
     }
     Ok(())
@@ -427,7 +464,15 @@ fn from_serde(err: &serde_yaml::Error, text: &str, origin: &str) -> ConfigError 
         Some((p, m)) if !p.contains(' ') => (Some(p.to_string()), m.to_string()),
         _ => (None, without_position.to_string()),
     };
-    let (key, message) = rewrite_unknown(path, &message);
+    let (key, mut message) = rewrite_unknown(path, &message);
+    let offending_line = location
+        .as_ref()
+        .and_then(|l| text.lines().nth(l.line().saturating_sub(1)));
+    if offending_line.is_some_and(|l| {
+        l.trim_end().starts_with(|c: char| c == ' ' || c == '\t') && l.contains('\t')
+    }) {
+        message.push_str("; YAML does not allow tabs for indentation, use spaces");
+    }
     let position = location
         .map(|l| (l.line(), l.column()))
         .or_else(|| key.as_deref().and_then(|k| locate::locate(text, k)));

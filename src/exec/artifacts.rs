@@ -27,7 +27,11 @@ pub struct LogEntry<'a> {
 
 /// Writes the log under `<root>/<output_dir>` and rotates the directory.
 /// Returns the root-relative path of the new file.
-pub fn write(root: &Path, settings: &ArtifactLogging, entry: &LogEntry<'_>) -> std::io::Result<String> {
+pub fn write(
+    root: &Path,
+    settings: &ArtifactLogging,
+    entry: &LogEntry<'_>,
+) -> std::io::Result<String> {
     let dir = root.join(&settings.output_dir);
     fs::create_dir_all(&dir)?;
     let name = format!(
@@ -39,13 +43,23 @@ pub fn write(root: &Path, settings: &ArtifactLogging, entry: &LogEntry<'_>) -> s
     let path = dir.join(&name);
     let mut file = fs::File::create(&path)?;
     write_header(&mut file, entry)?;
-    writeln!(file, "===== stdout ({} bytes) =====", entry.finished.stdout.len())?;
+    writeln!(
+        file,
+        "===== stdout ({} bytes) =====",
+        entry.finished.stdout.len()
+    )?;
     file.write_all(&entry.finished.stdout)?;
-    writeln!(file, "\n===== stderr ({} bytes) =====", entry.finished.stderr.len())?;
+    writeln!(
+        file,
+        "\n===== stderr ({} bytes) =====",
+        entry.finished.stderr.len()
+    )?;
     file.write_all(&entry.finished.stderr)?;
     file.flush()?;
     rotate(&dir, settings.max_files);
-    Ok(crate::parse::paths::to_slash(&settings.output_dir.join(name)))
+    Ok(crate::parse::paths::to_slash(
+        &settings.output_dir.join(name),
+    ))
 }
 
 fn write_header(file: &mut fs::File, entry: &LogEntry<'_>) -> std::io::Result<()> {
@@ -59,7 +73,11 @@ fn write_header(file: &mut fs::File, entry: &LogEntry<'_>) -> std::io::Result<()
     writeln!(file, "# qg artifact log")?;
     writeln!(file, "gate: {} ({})", entry.gate_id, entry.gate_name)?;
     writeln!(file, "program: {}", entry.program.display())?;
-    writeln!(file, "argv: {}", serde_json::to_string(entry.argv).unwrap_or_default())?;
+    writeln!(
+        file,
+        "argv: {}",
+        serde_json::to_string(entry.argv).unwrap_or_default()
+    )?;
     writeln!(file, "working_dir: {}", entry.cwd.display())?;
     writeln!(file, "result: {exit}")?;
     writeln!(file, "duration_ms: {}", entry.finished.duration.as_millis())?;
@@ -75,7 +93,9 @@ fn file_stamp(now: SystemTime) -> String {
 
 /// Keeps the newest `max_files` logs (names sort by time).
 fn rotate(dir: &Path, max_files: usize) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     let mut logs: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())

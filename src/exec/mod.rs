@@ -89,6 +89,13 @@ pub fn run_one(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observ
     if let Some(reason) = &plan.skip_reason {
         return GateResult::skipped(gate, reason.clone());
     }
+    let mut result = launch(plan, ctx, observer);
+    result.files_checked = plan.files.len();
+    result
+}
+
+fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -> GateResult {
+    let gate = plan.gate;
     let tool = match resolve::resolve(
         &gate.command[0],
         ctx.root,
@@ -128,8 +135,15 @@ fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
     let (kind, mut message) = match error {
         ResolveError::NotFound { searched } => {
             let places: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
-            let searched = if places.is_empty() { "PATH is empty".into() } else { places.join(", ") };
-            (ErrorKind::NotFound, format!("`{program}` not found (searched: {searched})"))
+            let searched = if places.is_empty() {
+                "PATH is empty".into()
+            } else {
+                places.join(", ")
+            };
+            (
+                ErrorKind::NotFound,
+                format!("`{program}` not found (searched: {searched})"),
+            )
         }
         ResolveError::NotExecutable(path) => (
             ErrorKind::NotExecutable,
@@ -166,7 +180,11 @@ fn arguments(gate: &Gate, files: &[String], root: &Path) -> Vec<OsString> {
     args
 }
 
-fn environment(gate: &Gate, tool: &ResolvedTool, ctx: &ExecContext<'_>) -> Vec<(OsString, OsString)> {
+fn environment(
+    gate: &Gate,
+    tool: &ResolvedTool,
+    ctx: &ExecContext<'_>,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     if let Some(bin) = &tool.venv_bin {
         // The tool's own virtualenv comes first on its PATH, as if activated.
@@ -210,7 +228,10 @@ fn write_log(
     match artifacts::write(ctx.root, ctx.logging, &entry) {
         Ok(path) => Some(path),
         Err(e) => {
-            eprintln!("qg: warning: could not write the artifact log for {}: {e}", gate.id);
+            eprintln!(
+                "qg: warning: could not write the artifact log for {}: {e}",
+                gate.id
+            );
             None
         }
     }

@@ -44,7 +44,10 @@ impl JsonSpec {
             if !settings.field_map.contains_key(&required) {
                 return Err(SpecError::new(
                     "field_map",
-                    format!("needs a `{}` entry naming where the tool puts it", required.name()),
+                    format!(
+                        "needs a `{}` entry naming where the tool puts it",
+                        required.name()
+                    ),
                 ));
             }
         }
@@ -336,18 +339,30 @@ mod tests {
     fn json_lines_with_zero_based_columns() {
         let s = spec(
             "",
-            &[(Field::File, "file"), (Field::Column, "column"), (Field::Message, "message")],
+            &[
+                (Field::File, "file"),
+                (Field::Column, "column"),
+                (Field::Message, "message"),
+            ],
             true,
             1,
         );
         let out = b"{\"file\":\"a.py\",\"column\":0,\"message\":\"x\"}\n\n{\"file\":\"b.py\",\"column\":4,\"message\":\"y\"}\n";
         let v = s.parse(out, &root()).unwrap();
-        assert_eq!(v.iter().map(|v| v.column).collect::<Vec<_>>(), [Some(1), Some(5)]);
+        assert_eq!(
+            v.iter().map(|v| v.column).collect::<Vec<_>>(),
+            [Some(1), Some(5)]
+        );
     }
 
     #[test]
     fn garbage_and_missing_pointer_fail() {
-        let s = spec("/items", &[(Field::File, "f"), (Field::Message, "m")], false, 0);
+        let s = spec(
+            "/items",
+            &[(Field::File, "f"), (Field::Message, "m")],
+            false,
+            0,
+        );
         assert!(s.parse(b"not json", &root()).is_err());
         assert!(s.parse(b"{\"other\": []}", &root()).is_err());
         assert!(s.parse(b"", &root()).is_err());
@@ -357,8 +372,12 @@ mod tests {
     #[test]
     fn conditions() {
         let item: Value = serde_json::json!({"fix": {"applicability": "safe"}, "n": 0});
-        assert!(Condition::parse("fix/applicability == 'safe'").unwrap().holds(&item));
-        assert!(Condition::parse("fix/applicability != \"unsafe\"").unwrap().holds(&item));
+        assert!(Condition::parse("fix/applicability == 'safe'")
+            .unwrap()
+            .holds(&item));
+        assert!(Condition::parse("fix/applicability != \"unsafe\"")
+            .unwrap()
+            .holds(&item));
         assert!(Condition::parse("fix").unwrap().holds(&item));
         assert!(!Condition::parse("missing").unwrap().holds(&item));
         assert!(Condition::parse("n == 0").unwrap().holds(&item));

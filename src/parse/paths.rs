@@ -27,13 +27,10 @@ impl PathContext {
         let raw = raw.trim();
         let joined = self.working_dir.join(platform_separators(raw));
         let absolute = lexical_normalize(&joined);
-        let relative = absolute
-            .strip_prefix(&self.root)
-            .ok()
-            .or_else(|| {
-                let canonical = self.canonical_root.as_ref()?;
-                absolute.strip_prefix(canonical).ok()
-            });
+        let relative = absolute.strip_prefix(&self.root).ok().or_else(|| {
+            let canonical = self.canonical_root.as_ref()?;
+            absolute.strip_prefix(canonical).ok()
+        });
         match relative {
             Some(rel) => to_slash(rel),
             None => to_slash(&absolute),

@@ -124,7 +124,10 @@ impl TextSpec {
 }
 
 fn is_yes(text: &str) -> bool {
-    matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "1")
+    matches!(
+        text.trim().to_ascii_lowercase().as_str(),
+        "true" | "yes" | "1"
+    )
 }
 
 fn list_or_none(groups: &[&str]) -> String {
@@ -249,7 +252,10 @@ mod tests {
     #[test]
     fn invalid_regex_and_missing_file_are_rejected() {
         assert_eq!(spec(r"(?P<file>", &[]).unwrap_err().key, "pattern");
-        assert!(spec(r"(?P<message>.*)", &[]).unwrap_err().message.contains("file"));
+        assert!(spec(r"(?P<message>.*)", &[])
+            .unwrap_err()
+            .message
+            .contains("file"));
         assert!(spec(r"(?P<message>.*)", &[(Field::File, "setup.cfg")]).is_ok());
     }
 

@@ -28,12 +28,19 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
     if all.is_empty() {
         return;
     }
-    all.sort_by(|a, b| a.1.sort_key().cmp(&b.1.sort_key()).then(a.0.id.cmp(&b.0.id)));
+    all.sort_by(|a, b| {
+        a.1.sort_key()
+            .cmp(&b.1.sort_key())
+            .then(a.0.id.cmp(&b.0.id))
+    });
     let mut current: Option<Option<&str>> = None;
     for (gate, v) in all {
         if current != Some(v.file.as_deref()) {
             current = Some(v.file.as_deref());
-            let file = v.file.as_deref().map_or("(no file)".to_string(), neutralize);
+            let file = v
+                .file
+                .as_deref()
+                .map_or("(no file)".to_string(), neutralize);
             let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
         }
         render_violation(out, gate, v, p);
@@ -64,7 +71,11 @@ fn render_violation(out: &mut String, gate: &GateResult, v: &Violation, p: &Pale
         p.dim(&format!("[{}]", tags.join(", ")))
     );
     if let Some(hint) = &v.hint {
-        let _ = writeln!(out, "      {}", p.dim(&indent_continuation(&neutralize(hint), "      ")));
+        let _ = writeln!(
+            out,
+            "      {}",
+            p.dim(&indent_continuation(&neutralize(hint), "      "))
+        );
     }
 }
 
@@ -74,7 +85,12 @@ fn indent_continuation(text: &str, indent: &str) -> String {
 
 fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
     let _ = writeln!(out, "\n{}", p.bold("Gates"));
-    let width = report.gates.iter().map(|g| g.name.chars().count()).max().unwrap_or(0);
+    let width = report
+        .gates
+        .iter()
+        .map(|g| g.name.chars().count())
+        .max()
+        .unwrap_or(0);
     for gate in &report.gates {
         let (mark, status) = match gate.status {
             GateStatus::Passed => (p.green("✓"), p.green("passed ")),

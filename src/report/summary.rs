@@ -54,7 +54,10 @@ pub fn summary_line(report: &RunReport) -> String {
         let why = if report.scope.files.is_empty() {
             "no files in scope".to_string()
         } else {
-            format!("no gate applies to the {} files in scope", report.scope.files.len())
+            format!(
+                "no gate applies to the {} files in scope",
+                report.scope.files.len()
+            )
         };
         return format!("⏭️ nothing to check — {why} ({scope})");
     }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs the pinned ruff, mypy and
+# pyright into the project-local virtualenv .venv, then runs every test.
+# Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "test.sh: creating .venv with $($python --version)"
+  "$python" -m venv .venv
+fi
+echo "test.sh: installing pinned tools from requirements-tools.txt"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-tools.txt
+.venv/bin/ruff --version
+.venv/bin/mypy --version
+.venv/bin/pyright --version
+
+# The end-to-end tests find the tools here (and fail, not skip, without them).
+export QG_TOOLS_VENV="$PWD/.venv"
+cargo test --locked "$@"

@@ -1,0 +1,225 @@
+//! Helpers shared by the integration tests: temp projects, git repos, fake
+//! tools and running the real `qg` binary.
+#![allow(dead_code)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The repository's own directory.
+pub fn repo_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The virtualenv holding the pinned real tools. Tests that need it fail
+/// loudly (never skip) when it is missing.
+pub fn tools_venv() -> PathBuf {
+    let venv = std::env::var_os("QG_TOOLS_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_dir().join(".venv"));
+    for tool in ["ruff", "mypy", "pyright"] {
+        assert!(
+            venv.join("bin").join(tool).is_file(),
+            "{tool} is not installed in {}; run scripts/test.sh (the README's test command)",
+            venv.display()
+        );
+    }
+    venv
+}
+
+/// A temporary project directory.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// An empty project (not a git repo).
+    pub fn empty() -> Project {
+        Project {
+            dir: tempfile::Builder::new()
+                .prefix("qg-test-")
+                .tempdir()
+                .unwrap(),
+        }
+    }
+
+    /// A copy of `fixtures/<name>`, committed to a fresh git repo.
+    pub fn fixture(name: &str) -> Project {
+        let project = Project::empty();
+        copy_dir(&repo_dir().join("fixtures").join(name), project.path());
+        project.git_init();
+        project
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, relative: &str, contents: &str) -> PathBuf {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, contents).unwrap();
+        path
+    }
+
+    /// A fake tool: an executable `#!/bin/sh` script under `bin/`.
+    pub fn fake_tool(&self, name: &str, script: &str) -> PathBuf {
+        let path = self.write(&format!("bin/{name}"), &format!("#!/bin/sh\n{script}\n"));
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// `git init`, add everything, commit.
+    pub fn git_init(&self) {
+        let repo = git2::Repository::init(self.path()).unwrap();
+        commit_all(&repo, "initial");
+    }
+
+    /// Runs `qg args...` in the project with the real tools' venv active.
+    pub fn qg_with_tools(&self, args: &[&str]) -> Run {
+        let venv = tools_venv();
+        let mut cmd = qg_command(self.path(), args);
+        cmd.env("VIRTUAL_ENV", &venv);
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Runs `qg args...` with a PATH holding only the project's `bin/` and
+    /// the system directories (no real tools, no virtualenv).
+    pub fn qg(&self, args: &[&str]) -> Run {
+        let mut cmd = qg_command(self.path(), args);
+        cmd.env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", self.path().join("bin").display()),
+        );
+        Run::from(cmd.output().unwrap())
+    }
+}
+
+fn qg_command(cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("NO_COLOR")
+        .env("CI", "true");
+    cmd
+}
+
+/// Adds every file and commits.
+pub fn commit_all(repo: &git2::Repository, message: &str) {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("qg test", "qg@example.invalid").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap();
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A finished qg process.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("qg exited normally"),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        }
+    }
+}
+
+impl Run {
+    /// stdout parsed as JSON (for `--format json`).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// The gate object with this id.
+    pub fn gate(&self, id: &str) -> Value {
+        let json = self.json();
+        json["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["id"] == id)
+            .unwrap_or_else(|| panic!("no gate {id} in {json}"))
+            .clone()
+    }
+
+    pub fn assert_code(&self, expected: i32) -> &Run {
+        assert_eq!(
+            self.code, expected,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// `(file, line, code, severity)` for each violation of a gate object.
+pub fn violation_keys(gate: &Value) -> Vec<(String, Option<u64>, String, String)> {
+    gate["violations"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| {
+                    (
+                        v["file"].as_str().unwrap_or("").to_string(),
+                        v["line"].as_u64(),
+                        v["code"].as_str().unwrap_or("").to_string(),
+                        v["severity"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A minimal config with one gate running `command` (JSON list text).
+pub fn one_gate_config(command: &str, extra_gate_yaml: &str) -> String {
+    format!(
+        r#"version: "1"
+active_gates: [fake]
+gates:
+  fake:
+    name: "Fake tool"
+    execution:
+      command: {command}
+      timeout_seconds: 30
+    parsing:
+      strategy: json_violations
+      violations_path: "/"
+      field_map: {{file: file, line: line, code: code, message: message}}
+{extra_gate_yaml}"#
+    )
+}
