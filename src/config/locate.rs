@@ -6,6 +6,7 @@
 //! pass with yaml-rust2 (which keeps source marks) covers the semantic checks.
 //! It runs only when there is an error to report.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
@@ -91,10 +92,14 @@ impl MarkedEventReceiver for Recorder {
                     if let Some(Frame::Mapping { path, pending_key }) = self.stack.last_mut() {
                         let key_path = join(path, &text);
                         *pending_key = Some(text);
-                        if self.positions.contains_key(&key_path) {
-                            self.duplicate.get_or_insert((key_path, position(mark)));
-                        } else {
-                            self.positions.insert(key_path, position(mark));
+                        match self.positions.entry(key_path) {
+                            Entry::Occupied(seen) => {
+                                let again = (seen.key().clone(), position(mark));
+                                self.duplicate.get_or_insert(again);
+                            }
+                            Entry::Vacant(slot) => {
+                                slot.insert(position(mark));
+                            }
                         }
                     }
                 }

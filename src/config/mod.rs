@@ -468,9 +468,7 @@ fn from_serde(err: &serde_yaml::Error, text: &str, origin: &str) -> ConfigError 
     let offending_line = location
         .as_ref()
         .and_then(|l| text.lines().nth(l.line().saturating_sub(1)));
-    if offending_line.is_some_and(|l| {
-        l.trim_end().starts_with(|c: char| c == ' ' || c == '\t') && l.contains('\t')
-    }) {
+    if offending_line.is_some_and(|l| l.trim_end().starts_with([' ', '\t']) && l.contains('\t')) {
         message.push_str("; YAML does not allow tabs for indentation, use spaces");
     }
     let position = location

@@ -33,7 +33,7 @@ pub fn write(
     entry: &LogEntry<'_>,
 ) -> std::io::Result<String> {
     let dir = root.join(&settings.output_dir);
-    fs::create_dir_all(&dir)?;
+    create_log_dir(&dir)?;
     let name = format!(
         "{}-{}-{}.log",
         file_stamp(SystemTime::now()),
@@ -60,6 +60,20 @@ pub fn write(
     Ok(crate::parse::paths::to_slash(
         &settings.output_dir.join(name),
     ))
+}
+
+/// Creates the directory with a `.gitignore` of `*`, as ruff does for its
+/// cache, so logs never show up as untracked files.
+fn create_log_dir(dir: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        fs::write(
+            ignore,
+            "# Created by qg: artifact logs are not source.\n*\n",
+        )?;
+    }
+    Ok(())
 }
 
 fn write_header(file: &mut fs::File, entry: &LogEntry<'_>) -> std::io::Result<()> {

@@ -1,0 +1,212 @@
+//! End to end with the REAL ruff, mypy and pyright (pinned in
+//! requirements-tools.txt, installed by scripts/test.sh) on fixtures/.
+
+mod common;
+
+use common::{violation_keys, Project};
+
+type Key = (String, Option<u64>, String, String);
+
+fn key(file: &str, line: Option<u64>, code: &str, severity: &str) -> Key {
+    (
+        file.to_string(),
+        line,
+        code.to_string(),
+        severity.to_string(),
+    )
+}
+
+#[test]
+fn clean_project_passes_every_gate() {
+    let project = Project::fixture("clean");
+    let run = project.qg_with_tools(&["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["overall_pass"], true);
+    assert_eq!(
+        json["summary_line"],
+        "✅ 4/4 gates passed — 3 files checked (project)"
+    );
+    for id in ["ruff_format", "ruff_check", "mypy", "pyright"] {
+        let gate = run.gate(id);
+        assert_eq!(gate["status"], "passed", "{gate}");
+        assert_eq!(gate["files_checked"], 3);
+        assert!(gate.get("violations").is_none(), "{gate}");
+    }
+}
+
+#[test]
+fn dirty_project_reports_exactly_the_known_violations() {
+    let project = Project::fixture("dirty");
+    let run = project.qg_with_tools(&["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(1);
+    let json = run.json();
+    assert_eq!(
+        json["summary_line"],
+        "❌ 4/4 gates failed — 11 violations (2 auto-fixable): Ruff format, Ruff lint, Mypy, Pyright"
+    );
+    assert_eq!(
+        violation_keys(&run.gate("ruff_format")),
+        [key("pkg/badformat.py", None, "FORMAT", "error")]
+    );
+    assert_eq!(
+        violation_keys(&run.gate("ruff_check")),
+        [
+            key("pkg/lint.py", Some(1), "F401", "error"),
+            key("pkg/lint.py", Some(6), "F841", "error"),
+            key("pkg/warn.py", Some(2), "B015", "error"),
+        ]
+    );
+    assert_eq!(
+        violation_keys(&run.gate("mypy")),
+        [
+            key("pkg/notes.py", Some(4), "misc", "info"),
+            key("pkg/typing_errors.py", Some(2), "return-value", "error"),
+            key("pkg/typing_errors.py", Some(5), "assignment", "error"),
+        ]
+    );
+    assert_eq!(
+        violation_keys(&run.gate("pyright")),
+        [
+            key("pkg/notes.py", Some(4), "", "info"),
+            key("pkg/typing_errors.py", Some(2), "reportReturnType", "error"),
+            key(
+                "pkg/typing_errors.py",
+                Some(5),
+                "reportAssignmentType",
+                "error"
+            ),
+            key("pkg/warn.py", Some(2), "reportUnusedExpression", "warning"),
+        ]
+    );
+    assert_eq!(
+        run.gate("ruff_check")["fix_hint"],
+        "ruff check --fix pkg/lint.py pkg/warn.py"
+    );
+    assert_eq!(
+        run.gate("ruff_format")["fix_hint"],
+        "ruff format pkg/badformat.py"
+    );
+    assert_eq!(run.gate("mypy")["fix_hint"], "mypy pkg/typing_errors.py");
+    for id in ["ruff_format", "ruff_check", "mypy", "pyright"] {
+        let log = run.gate(id)["log"].as_str().unwrap().to_string();
+        let text = std::fs::read_to_string(project.path().join(&log)).unwrap();
+        assert!(
+            text.contains(".venv/bin/"),
+            "{id} log does not name the resolved tool:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn pyright_warnings_fail_the_gate_although_pyright_exits_zero() {
+    let project = Project::fixture("dirty");
+    let run = project.qg_with_tools(&[
+        "run",
+        "pkg/warn.py",
+        "--gate",
+        "pyright",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(1);
+    let gate = run.gate("pyright");
+    assert_eq!(gate["status"], "failed");
+    assert_eq!(
+        violation_keys(&gate),
+        [key(
+            "pkg/warn.py",
+            Some(2),
+            "reportUnusedExpression",
+            "warning"
+        )]
+    );
+    let log = std::fs::read_to_string(project.path().join(gate["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("result: exit code 0"), "{log}");
+}
+
+#[test]
+fn notes_alone_are_reported_but_do_not_fail() {
+    let project = Project::fixture("dirty");
+    let run = project.qg_with_tools(&[
+        "run",
+        "pkg/notes.py",
+        "--gate",
+        "mypy",
+        "--gate",
+        "pyright",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(0);
+    for id in ["mypy", "pyright"] {
+        let gate = run.gate(id);
+        assert_eq!(gate["status"], "passed", "{gate}");
+        assert_eq!(violation_keys(&gate)[0].3, "info");
+    }
+}
+
+#[test]
+fn human_output_starts_with_the_summary_and_groups_by_file() {
+    let project = Project::fixture("dirty");
+    let run = project.qg_with_tools(&["run", "pkg/typing_errors.py", "pkg/lint.py"]);
+    run.assert_code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("❌ 3/4 gates failed — 6 violations"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains('\u{1b}'),
+        "colour must be off when piped"
+    );
+    let lint = lines.iter().position(|l| *l == "pkg/lint.py").unwrap();
+    let typing = lines
+        .iter()
+        .position(|l| *l == "pkg/typing_errors.py")
+        .unwrap();
+    assert!(lint < typing, "files sorted:\n{}", run.stdout);
+    let typing_block: Vec<&str> = lines[typing + 1..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .copied()
+        .collect();
+    let first_positions: Vec<&str> = typing_block
+        .iter()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("      "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        first_positions,
+        ["2:12", "2:12", "5:14", "5:14"],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn directories_expand_and_unknown_files_are_skipped_by_type() {
+    let project = Project::fixture("clean");
+    project.write("docs/readme.md", "# docs\n");
+    let run = project.qg_with_tools(&["run", "docs/readme.md", "--format", "json"]);
+    run.assert_code(0);
+    assert!(run.json()["summary_line"]
+        .as_str()
+        .unwrap()
+        .starts_with("⏭️ nothing to check"));
+    let gate = run.gate("ruff_check");
+    assert_eq!(gate["status"], "skipped");
+    assert!(
+        gate["skip_reason"].as_str().unwrap().contains("file_types"),
+        "{gate}"
+    );
+    let run = project.qg_with_tools(&["files", "pkg", "--format", "json"]);
+    let files: Vec<String> = run.json()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files, ["pkg/__init__.py", "pkg/cli.py", "pkg/core.py"]);
+}

@@ -1,0 +1,366 @@
+//! Fault injection with fake tools: every way a tool can break must end as an
+//! `error` gate with evidence — never `passed`, never an empty `failed`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{one_gate_config, Project};
+use serde_json::Value;
+
+/// A project with `a.py`, a fake tool `bin/fake` running `script`, and a
+/// config whose gate `fake` runs it with `extra` gate YAML appended.
+fn project_with(script: &str, extra: &str) -> Project {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool("fake", script);
+    project.write("c.yaml", &one_gate_config("[\"fake\"]", extra));
+    project
+}
+
+fn run_json(project: &Project) -> common::Run {
+    project.qg(&[
+        "run", "--config", "c.yaml", "--scope", "project", "--format", "json",
+    ])
+}
+
+fn assert_error(gate: &Value, kind: &str) {
+    assert_eq!(gate["status"], "error", "{gate}");
+    assert_eq!(gate["error"]["kind"], kind, "{gate}");
+    assert!(gate.get("violations").is_none(), "{gate}");
+}
+
+#[test]
+fn missing_tool_is_an_error_naming_the_install_command() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let config = one_gate_config(
+        "[\"no-such-tool-qg\"]",
+        "    install_hint: \"pip install no-such-tool-qg\"\n",
+    );
+    project.write("c.yaml", &config);
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "not_found");
+    assert_eq!(
+        run.json()["summary_line"],
+        "⚠️ 1/1 gates errored — fake: not found (install: pip install no-such-tool-qg)"
+    );
+}
+
+#[test]
+fn tool_without_execute_permission_is_an_error() {
+    let project = project_with("exit 0", "");
+    let tool = project.path().join("bin/fake");
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "not_executable");
+}
+
+#[test]
+fn unexpected_exit_code_carries_code_and_stderr_tail() {
+    let project = project_with("echo 'config is broken: line 3' >&2; exit 2", "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    let gate = run.gate("fake");
+    assert_error(&gate, "unexpected_exit_code");
+    assert_eq!(gate["error"]["exit_code"], 2);
+    assert_eq!(gate["error"]["stderr_tail"], "config is broken: line 3");
+}
+
+#[test]
+fn violations_exit_code_with_empty_output_is_an_error() {
+    let project = project_with("exit 1", "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "unparseable_output");
+}
+
+#[test]
+fn violations_exit_code_with_zero_parsed_violations_is_an_error() {
+    let project = project_with("echo '[]'; exit 1", "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "no_violations_parsed");
+}
+
+#[test]
+fn garbage_json_with_exit_zero_is_an_error_not_a_pass() {
+    let project = project_with("echo '{\"oops'; exit 0", "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "unparseable_output");
+}
+
+#[test]
+fn text_parser_that_matches_nothing_on_violation_exit_is_an_error() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool("fake", "echo 'something unexpected'; exit 1");
+    project.write(
+        "c.yaml",
+        r#"version: "1"
+active_gates: [fake]
+gates:
+  fake:
+    execution: {command: ["fake"]}
+    parsing: {strategy: text_violations, pattern: '^(?P<file>\S+):(?P<line>\d+): (?P<message>.*)$'}
+"#,
+    );
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "no_violations_parsed");
+}
+
+#[test]
+fn killed_by_signal_is_an_error() {
+    let project = project_with("kill -9 $$", "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    let gate = run.gate("fake");
+    assert_error(&gate, "signal");
+    assert!(
+        gate["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("SIGKILL"),
+        "{gate}"
+    );
+}
+
+#[test]
+fn timeout_kills_the_whole_process_tree() {
+    let script = "sleep 300 &\necho $! > grandchild.pid\nsleep 300";
+    let project = project_with(script, "");
+    let config = std::fs::read_to_string(project.path().join("c.yaml")).unwrap();
+    project.write(
+        "c.yaml",
+        &config.replace("timeout_seconds: 30", "timeout_seconds: 1"),
+    );
+    let started = Instant::now();
+    let run = run_json(&project);
+    // Not a speed test: a bound that only a hang would exceed.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "qg hung on a timed-out tool"
+    );
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "timeout");
+    let pid: i32 = std::fs::read_to_string(project.path().join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_until_gone(pid),
+        "grandchild {pid} survived the timeout"
+    );
+}
+
+/// True once `pid` no longer runs (gone, or a zombie waiting to be reaped).
+fn wait_until_gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        match stat {
+            Err(_) => return true,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z')) =>
+            {
+                return true
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
+#[test]
+fn tool_reading_stdin_gets_eof_immediately() {
+    // If stdin were inherited, `cat` would block until the timeout.
+    let project = project_with("cat; echo '[]'", "");
+    let run = run_json(&project);
+    run.assert_code(0);
+    assert_eq!(run.gate("fake")["status"], "passed");
+}
+
+#[test]
+fn files_are_passed_as_argv_and_dash_names_cannot_become_options() {
+    let project = project_with("printf '%s\\n' \"$@\" > args.txt; echo '[]'", "");
+    project.write("-rf.py", "x = 1\n");
+    project.write("sub dir/b.py", "x = 1\n");
+    project.write("notes.txt", "not python\n");
+    project.write(
+        "c.yaml",
+        &one_gate_config(
+            "[\"fake\", \"--flag\"]",
+            "    capabilities: {file_types: [\".py\"]}\n",
+        ),
+    );
+    run_json(&project).assert_code(0);
+    let args = std::fs::read_to_string(project.path().join("args.txt")).unwrap();
+    assert_eq!(args, "--flag\n./-rf.py\na.py\nsub dir/b.py\n");
+}
+
+#[test]
+fn huge_output_keeps_every_violation() {
+    const COUNT: usize = 100_000;
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let mut json = String::from("[");
+    for i in 0..COUNT {
+        if i > 0 {
+            json.push(',');
+        }
+        let pad = "x".repeat(140);
+        json.push_str(&format!(
+            r#"{{"file":"a.py","line":{},"code":"C{i}","message":"violation {i} {pad}"}}"#,
+            i + 1
+        ));
+    }
+    json.push(']');
+    assert!(json.len() > 20_000_000, "output is {} bytes", json.len());
+    let data = project.write("out.json", &json);
+    project.fake_tool("fake", &format!("cat '{}'; exit 1", data.display()));
+    project.write("c.yaml", &one_gate_config("[\"fake\"]", ""));
+    let run = run_json(&project);
+    run.assert_code(1);
+    let gate = run.gate("fake");
+    let violations = gate["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), COUNT);
+    assert_eq!(violations[0]["code"], "C0");
+    assert_eq!(violations[COUNT - 1]["code"], format!("C{}", COUNT - 1));
+    assert!(violations[COUNT - 1]["message"]
+        .as_str()
+        .unwrap()
+        .ends_with(&"x".repeat(140)));
+    assert_eq!(run.json()["summary"]["total_violations"], COUNT);
+}
+
+#[test]
+fn exit_code_strategy_fails_with_one_finding() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool("fake", "echo 'tests failed' >&2; exit 1");
+    project.write(
+        "c.yaml",
+        "version: \"1\"\nactive_gates: [fake]\ngates:\n  fake:\n    execution: {command: [\"fake\"]}\n    parsing: {strategy: exit_code}\n",
+    );
+    let run = run_json(&project);
+    run.assert_code(1);
+    let gate = run.gate("fake");
+    assert_eq!(gate["status"], "failed");
+    assert_eq!(gate["violations"].as_array().unwrap().len(), 1);
+    assert_eq!(gate["violations"][0]["code"], "exit-1");
+}
+
+#[test]
+fn gates_run_concurrently_and_report_in_config_order() {
+    // Each gate announces itself, then waits for the other: only a parallel
+    // run lets both see each other before their 10 s patience runs out.
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let waiter = |me: &str, other: &str| {
+        format!(
+            "touch {me}.started\ni=0\nwhile [ ! -e {other}.started ]; do i=$((i+1)); [ $i -gt 100 ] && exit 3; sleep 0.1; done\necho '[]'"
+        )
+    };
+    project.fake_tool("first", &waiter("first", "second"));
+    project.fake_tool("second", &waiter("second", "first"));
+    let gate = |id: &str| {
+        format!("  {id}:\n    execution: {{command: [\"{id}\"]}}\n    parsing: {{strategy: json_violations, field_map: {{file: f, message: m}}}}\n")
+    };
+    project.write(
+        "c.yaml",
+        &format!(
+            "version: \"1\"\nactive_gates: [second, first]\ngates:\n{}{}",
+            gate("first"),
+            gate("second")
+        ),
+    );
+    let run = project.qg(&[
+        "run", "--config", "c.yaml", "--scope", "project", "--format", "json", "--jobs", "2",
+    ]);
+    run.assert_code(0);
+    let ids: Vec<String> = run.json()["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["second", "first"]);
+
+    // With one job the first gate gives up waiting: proof that --jobs is honoured.
+    std::fs::remove_file(project.path().join("first.started")).unwrap();
+    std::fs::remove_file(project.path().join("second.started")).unwrap();
+    let run = project.qg(&[
+        "run", "--config", "c.yaml", "--scope", "project", "--format", "json", "--jobs", "1",
+    ]);
+    run.assert_code(2);
+    assert_eq!(run.gate("second")["error"]["exit_code"], 3);
+}
+
+#[test]
+fn artifact_log_has_everything_and_is_rotated() {
+    let project = project_with("echo '[]'; echo 'diagnostic on stderr' >&2", "");
+    let config = std::fs::read_to_string(project.path().join("c.yaml")).unwrap();
+    project.write(
+        "c.yaml",
+        &format!("{config}artifact_logging: {{enabled: true, output_dir: logs, max_files: 2}}\n"),
+    );
+    for _ in 0..3 {
+        run_json(&project).assert_code(0);
+    }
+    let run = run_json(&project);
+    let log = run.gate("fake")["log"].as_str().unwrap().to_string();
+    assert!(
+        log.starts_with("logs/") && log.ends_with("-fake.log"),
+        "{log}"
+    );
+    let text = std::fs::read_to_string(project.path().join(&log)).unwrap();
+    for expected in [
+        "gate: fake",
+        "program: ",
+        "bin/fake",
+        "result: exit code 0",
+        "duration_ms: ",
+        "[]",
+        "diagnostic on stderr",
+        "\"a.py\"",
+    ] {
+        assert!(text.contains(expected), "log lacks {expected:?}:\n{text}");
+    }
+    let logs = std::fs::read_dir(project.path().join("logs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "log")
+        })
+        .count();
+    assert_eq!(logs, 2);
+}
+
+#[test]
+fn human_output_neutralizes_terminal_escapes() {
+    let hostile = r#"[{"file":"a.py","line":1,"code":"X","message":"evil \u001b[2J\u001b]52;c;aGk=\u0007 text"}]"#;
+    let project = project_with(&format!("echo '{hostile}'; exit 1"), "");
+    let run = project.qg(&["run", "--config", "c.yaml", "--scope", "project"]);
+    run.assert_code(1);
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{7}'),
+        "{:?}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("evil \\u{1b}[2J"), "{}", run.stdout);
+    // JSON keeps the message exactly as the tool wrote it.
+    let run = run_json(&project);
+    assert_eq!(
+        run.gate("fake")["violations"][0]["message"],
+        "evil \u{1b}[2J\u{1b}]52;c;aGk=\u{7} text"
+    );
+}

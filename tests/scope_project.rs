@@ -1,0 +1,168 @@
+//! `project` and `files` scopes in real temp git repos, and the `auto`
+//! fallback that stands until the baseline state machine exists.
+
+mod common;
+
+use common::Project;
+use serde_json::Value;
+
+fn files_json(project: &Project, args: &[&str]) -> Value {
+    let mut full = vec!["files", "--format", "json"];
+    full.extend_from_slice(args);
+    let run = project.qg(&full);
+    run.assert_code(0);
+    run.json()
+}
+
+fn paths(json: &Value) -> Vec<String> {
+    json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn repo_with_every_kind_of_file() -> Project {
+    let project = Project::empty();
+    project.write("pkg/tracked.py", "x = 1\n");
+    project.write("pkg/gone.py", "x = 1\n");
+    project.write(".gitignore", "ignored.py\ngenerated/\n");
+    project.write("README.md", "# readme\n");
+    project.git_init();
+    std::fs::remove_file(project.path().join("pkg/gone.py")).unwrap();
+    project.write("pkg/untracked.py", "x = 1\n");
+    project.write("ignored.py", "x = 1\n");
+    project.write("generated/g.py", "x = 1\n");
+    project.write(".venv/lib/site.py", "x = 1\n");
+    project.write("build/out.py", "x = 1\n");
+    project.write("src/deep/er/mod.pyi", "x: int\n");
+    project
+}
+
+#[test]
+fn project_scope_is_tracked_plus_untracked_minus_ignored_deleted_and_excluded() {
+    let project = repo_with_every_kind_of_file();
+    let json = files_json(&project, &["--scope", "project"]);
+    assert_eq!(json["mode"], "project");
+    assert_eq!(
+        paths(&json),
+        ["pkg/tracked.py", "pkg/untracked.py", "src/deep/er/mod.pyi"]
+    );
+    assert_eq!(
+        json["files"][0]["reasons"],
+        serde_json::json!(["project_glob"])
+    );
+}
+
+#[test]
+fn project_scope_include_and_exclude_globs_both_apply() {
+    let project = repo_with_every_kind_of_file();
+    let config = qg::config::EMBEDDED_DEFAULT
+        .replace(
+            "include_globs: [\"**/*.py\", \"**/*.pyi\"]",
+            "include_globs: [\"pkg/**/*.py\"]",
+        )
+        .replace(
+            "    - \".venv/**\"\n",
+            "    - \".venv/**\"\n    - \"pkg/untracked.py\"\n",
+        );
+    project.write(".st3/quality.yaml", &config);
+    let json = files_json(&project, &["--scope", "project"]);
+    assert_eq!(paths(&json), ["pkg/tracked.py"]);
+}
+
+#[test]
+fn explicit_paths_expand_directories_and_respect_excludes() {
+    let project = repo_with_every_kind_of_file();
+    let json = files_json(&project, &["pkg", "build/out.py", "README.md"]);
+    assert_eq!(json["mode"], "files");
+    // build/** is excluded by project_scope even when named; README.md is
+    // named explicitly so it is in scope (gates then filter by file type).
+    assert_eq!(
+        paths(&json),
+        ["README.md", "pkg/tracked.py", "pkg/untracked.py"]
+    );
+    assert_eq!(json["files"][0]["reasons"], serde_json::json!(["explicit"]));
+}
+
+#[test]
+fn explicit_paths_are_relative_to_the_current_directory() {
+    let project = repo_with_every_kind_of_file();
+    let run = common::Run::from(
+        std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(["files", "tracked.py", "--format", "json"])
+            .current_dir(project.path().join("pkg"))
+            .output()
+            .unwrap(),
+    );
+    run.assert_code(0);
+    assert_eq!(paths(&run.json()), ["pkg/tracked.py"]);
+}
+
+#[test]
+fn missing_and_outside_paths_are_errors() {
+    let project = repo_with_every_kind_of_file();
+    let run = project.qg(&["files", "nope.py"]);
+    run.assert_code(2);
+    assert_eq!(run.stderr.trim(), "qg: error: path does not exist: nope.py");
+    let run = project.qg(&["files", "/etc/hostname"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("outside the project root"),
+        "{}",
+        run.stderr
+    );
+    let run = project.qg(&["files", "../"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("outside the project root"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn auto_falls_back_to_project_and_says_why() {
+    let project = repo_with_every_kind_of_file();
+    let json = files_json(&project, &[]);
+    assert_eq!(json["requested"], "auto");
+    assert_eq!(json["mode"], "project");
+    assert!(
+        json["fallback_reason"]
+            .as_str()
+            .unwrap()
+            .contains("no baseline"),
+        "{json}"
+    );
+    assert_eq!(paths(&json).len(), 3);
+}
+
+#[test]
+fn outside_git_project_walks_the_directory_and_auto_is_an_error() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.write("sub/b.py", "x = 1\n");
+    project.write(".venv/c.py", "x = 1\n");
+    let json = files_json(&project, &["--scope", "project"]);
+    assert_eq!(paths(&json), ["a.py", "sub/b.py"]);
+    let run = project.qg(&["files"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("needs a git repository"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn scope_and_paths_together_are_a_usage_error() {
+    let project = repo_with_every_kind_of_file();
+    let run = project.qg(&["files", "--scope", "project", "pkg"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("paths imply --scope files"),
+        "{}",
+        run.stderr
+    );
+}
