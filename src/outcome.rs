@@ -100,19 +100,14 @@ impl GateResult {
     }
 
     /// A gate whose tool could not even start.
-    pub fn launch_error(
-        gate: &Gate,
-        kind: ErrorKind,
-        message: String,
-        short: String,
-    ) -> GateResult {
+    pub fn launch_error(gate: &Gate, kind: ErrorKind, message: String) -> GateResult {
         GateResult {
             error: Some(GateError {
                 kind,
                 message,
                 exit_code: None,
                 stderr_tail: String::new(),
-                short,
+                short: short_for(kind, None, gate),
             }),
             ..GateResult::empty(gate, GateStatus::Error)
         }

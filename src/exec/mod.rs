@@ -120,8 +120,7 @@ fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -
         Ok(finished) => finished,
         Err(e) => {
             let message = format!("could not start {}: {e}", tool.path.display());
-            let short = "could not start".to_string();
-            return GateResult::launch_error(gate, ErrorKind::SpawnFailed, message, short);
+            return GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
         }
     };
     let paths = PathContext::new(ctx.root, &cwd);
@@ -150,15 +149,10 @@ fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
             format!("{} is not executable (chmod +x it)", path.display()),
         ),
     };
-    let short = match (&kind, &gate.install_hint) {
-        (ErrorKind::NotFound, Some(install)) => format!("not found (install: {install})"),
-        (ErrorKind::NotFound, None) => "not found".to_string(),
-        _ => "not executable".to_string(),
-    };
     if let Some(install) = &gate.install_hint {
         message.push_str(&format!("; install: {install}"));
     }
-    GateResult::launch_error(gate, kind, message, short)
+    GateResult::launch_error(gate, kind, message)
 }
 
 /// `command[1..]` then the files. A file whose name starts with `-` gets a
