@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::summary::summary_line;
+use super::summary::{plural, summary_line};
 use super::terminal::{neutralize, Palette};
 use crate::outcome::{GateResult, GateStatus};
 use crate::run::RunReport;
@@ -124,9 +124,9 @@ fn gate_detail(gate: &GateResult) -> String {
         _ => {
             let mut parts = Vec::new();
             if !gate.violations.is_empty() {
-                parts.push(format!("{} violations", gate.violations.len()));
+                parts.push(plural(gate.violations.len(), "violation"));
             }
-            parts.push(format!("{} files", gate.files_checked));
+            parts.push(plural(gate.files_checked, "file"));
             parts.push(format!("{} ms", gate.duration_ms));
             parts.join(", ")
         }

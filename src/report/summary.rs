@@ -94,7 +94,8 @@ fn violations(n: usize) -> String {
     plural(n, "violation")
 }
 
-fn plural(n: usize, noun: &str) -> String {
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
