@@ -12,6 +12,7 @@ use crate::progress::Progress;
 use crate::report::{self, summary::summary_line, Format};
 use crate::run::{self, RunOptions};
 use crate::scope::{self, ScopeMode, ScopeRequest};
+use crate::state::StateStore;
 
 /// qg — fast, honest quality gates for Python projects.
 #[derive(Debug, Parser)]
@@ -27,6 +28,23 @@ enum Command {
     Run(RunArgs),
     /// Print the resolved scope without running any tool.
     Files(FilesArgs),
+    /// Show or reset this branch's baseline state (.st3/state.json).
+    State {
+        #[command(subcommand)]
+        action: StateAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum StateAction {
+    /// Print this branch's state as JSON.
+    Show,
+    /// Forget this branch's baseline (the next `auto` run checks from scratch).
+    Reset {
+        /// Forget every branch's baseline, not just this one's.
+        #[arg(long)]
+        all_branches: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -39,6 +57,10 @@ struct ScopeArgs {
     /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Parent branch for `branch` scope (default: config parent_branch,
+    /// origin/HEAD, main, master).
+    #[arg(long, value_name = "REF")]
+    parent: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -83,6 +105,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run_command(args),
         Command::Files(args) => files_command(args),
+        Command::State { action } => state_command(action),
     };
     match result {
         Ok(code) => code,
@@ -101,6 +124,7 @@ fn scope_request(args: &ScopeArgs) -> ScopeRequest {
     ScopeRequest {
         mode: args.scope,
         paths: args.paths.clone(),
+        parent: args.parent.clone(),
     }
 }
 
@@ -166,7 +190,7 @@ struct FilesJson<'a> {
 
 fn files_command(args: FilesArgs) -> Result<i32, QgError> {
     let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
-    let scope = scope::resolve(&workspace, &config, &scope_request(&args.scope))?;
+    let scope = run::resolve_scope(&workspace, &config, &scope_request(&args.scope))?.scope;
     let text = match args.format {
         FilesFormat::Text => {
             let mut text: String = scope.paths().map(|p| format!("{p}\n")).collect();
@@ -197,5 +221,36 @@ fn files_command(args: FilesArgs) -> Result<i32, QgError> {
         }
     };
     print_stdout(&text);
+    Ok(0)
+}
+
+fn state_command(action: StateAction) -> Result<i32, QgError> {
+    let workspace = crate::workspace::Workspace::discover(&current_dir()?)?;
+    let Some(repo) = &workspace.repo else {
+        return Err(QgError::Git(format!(
+            "qg keeps state per git branch and {} is not in a git repository",
+            workspace.root.display()
+        )));
+    };
+    let branch = crate::scope::git::head(repo)?.branch;
+    let store = StateStore::new(&workspace.root);
+    match action {
+        StateAction::Show => {
+            let entry = store.load_branch(&branch)?;
+            let json = serde_json::json!({"branch": branch, "state": entry});
+            let text = serde_json::to_string_pretty(&json).expect("state serializes");
+            print_stdout(&format!("{text}\n"));
+        }
+        StateAction::Reset { all_branches: true } => {
+            store.reset_all()?;
+            eprintln!("qg: forgot the baseline of every branch");
+        }
+        StateAction::Reset {
+            all_branches: false,
+        } => {
+            store.update_branch(&branch, |_| None)?;
+            eprintln!("qg: forgot the baseline of branch {branch}");
+        }
+    }
     Ok(0)
 }

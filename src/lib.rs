@@ -2,7 +2,7 @@
 //!
 //! The pipeline, one module per stage, data flowing one way:
 //! [`config`] → [`scope`] → [`plan`] → [`exec`] → [`parse`] → [`outcome`] →
-//! [`report`]. [`run::run`] ties them together and returns a value that
+//! [`report`] → [`state`]. [`run::run`] ties them together and returns a value that
 //! every renderer (and future consumer) works from.
 
 pub mod cli;
@@ -17,6 +17,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scope;
+pub mod state;
 pub mod suggest;
 pub mod violation;
 pub mod workspace;

@@ -1,17 +1,20 @@
 //! A run as a library call: options in, a [`RunReport`] value out. Reports
 //! render that value; the CLI only parses flags and picks a renderer.
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::config::{self, Config};
 use crate::error::QgError;
-use crate::exec::{self, ExecContext, Observer};
+use crate::exec::{self, resolve, ExecContext, Observer};
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
-use crate::scope::{self, Scope, ScopeRequest};
+use crate::scope::git::{self, Head};
+use crate::scope::{self, Baseline, Scope, ScopeMode, ScopeRequest};
+use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp};
 use crate::workspace::Workspace;
 
 /// What `qg run` was asked to do.
@@ -96,27 +99,167 @@ impl RunReport {
 }
 
 /// Loads the workspace and config for a command.
-pub fn prepare(
-    cwd: &std::path::Path,
-    config: Option<&std::path::Path>,
-) -> Result<(Workspace, Config), QgError> {
+pub fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
     let workspace = Workspace::discover(cwd)?;
     let config = config::load(&workspace.root, config)?;
     Ok((workspace, config))
 }
 
-/// Runs the configured gates on the resolved scope.
+/// A resolved scope with the git and state facts it was resolved from.
+pub struct ResolvedScope {
+    /// The scope.
+    pub scope: Scope,
+    /// HEAD, when in a repository.
+    pub head: Option<Head>,
+    /// This branch's state entry, when `auto` read one.
+    pub state: Option<BranchState>,
+    /// The tool each active gate resolves to now.
+    pub tools: BTreeMap<String, ToolStamp>,
+}
+
+/// Resolves the scope, reading this branch's state for `auto`.
+pub fn resolve_scope(
+    workspace: &Workspace,
+    config: &Config,
+    request: &ScopeRequest,
+) -> Result<ResolvedScope, QgError> {
+    let auto = request.effective_mode()? == ScopeMode::Auto;
+    let head = workspace.repo.as_ref().map(git::head).transpose()?;
+    let state = match (&head, auto) {
+        (Some(head), true) => StateStore::new(&workspace.root).load_branch(&head.branch)?,
+        _ => None,
+    };
+    let tools = if auto {
+        tool_stamps(workspace, config)
+    } else {
+        BTreeMap::new()
+    };
+    let baseline = Baseline {
+        state: state.as_ref(),
+        tools: tools.clone(),
+    };
+    let scope = scope::resolve(workspace, config, request, &baseline)?;
+    Ok(ResolvedScope {
+        scope,
+        head,
+        state,
+        tools,
+    })
+}
+
+/// What each active gate's `command[0]` resolves to now.
+fn tool_stamps(workspace: &Workspace, config: &Config) -> BTreeMap<String, ToolStamp> {
+    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    config
+        .active_gates
+        .iter()
+        .map(|id| (id.clone(), resolve::stamp(&ctx.resolve(&config.gates[id]))))
+        .collect()
+}
+
+/// Runs the configured gates on the resolved scope, then moves the state.
 pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, QgError> {
     let started = Instant::now();
     let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
     let gates = plan::select_gates(&config, &options.gates)?;
-    let scope = scope::resolve(&workspace, &config, &options.scope)?;
-    let plans = plan::plan(&gates, &scope);
+    let resolved = resolve_scope(&workspace, &config, &options.scope)?;
+    let writes_state = writes_state(options, &config, &resolved);
+    let dirty_blobs = match writes_state {
+        true => dirty_blobs(&workspace, &resolved.scope)?,
+        false => BTreeMap::new(),
+    };
+    let plans = plan::plan(&gates, &resolved.scope);
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
     let results = exec::run_all(&plans, &ctx, options.jobs, observer);
-    Ok(RunReport {
-        scope,
+    let report = RunReport {
+        scope: resolved.scope.clone(),
         gates: results,
         total_ms: started.elapsed().as_millis() as u64,
-    })
+    };
+    if writes_state {
+        record_state(&workspace, &config, &resolved, &report, dirty_blobs);
+    }
+    Ok(report)
+}
+
+/// Only an `auto` run of every active gate moves state (`--no-state` turns
+/// it off; a `--gate` subset proves nothing about the other gates).
+fn writes_state(options: &RunOptions, config: &Config, resolved: &ResolvedScope) -> bool {
+    let all_gates = options.gates.is_empty()
+        || config
+            .active_gates
+            .iter()
+            .all(|id| options.gates.contains(id));
+    !options.no_state
+        && resolved.scope.requested == ScopeMode::Auto
+        && all_gates
+        && resolved.head.as_ref().is_some_and(|h| h.commit.is_some())
+}
+
+/// Blob ids of in-scope files whose content differs from HEAD, taken before
+/// the tools run so an edit made during the run is never marked clean.
+fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, String>, QgError> {
+    let Some(repo) = &workspace.repo else {
+        return Ok(BTreeMap::new());
+    };
+    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();
+    let changes = git::changes_since(repo, head_tree.as_ref())?;
+    Ok(scope
+        .paths()
+        .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
+        .filter_map(|p| Some((p.to_string(), git::blob_id(&workspace.root.join(p))?)))
+        .collect())
+}
+
+fn record_state(
+    workspace: &Workspace,
+    config: &Config,
+    resolved: &ResolvedScope,
+    report: &RunReport,
+    dirty_blobs: BTreeMap<String, String>,
+) {
+    let Some(Head {
+        branch,
+        commit: Some(head),
+    }) = &resolved.head
+    else {
+        return;
+    };
+    let facts = RunFacts {
+        head_sha: head.to_string(),
+        checked: report.scope.paths().map(str::to_string).collect(),
+        failing: failing_files(config, report),
+        any_error: report.gates.iter().any(|g| g.status == GateStatus::Error),
+        full_check: report.scope.mode == ScopeMode::Project,
+        fell_back: report.scope.fallback_reason.is_some(),
+        dirty_blobs,
+        config_hash: config.hash.clone(),
+        tools: resolved.tools.clone(),
+        now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    };
+    let root = &workspace.root;
+    let exists = |path: &str| root.join(path).is_file();
+    let store = StateStore::new(root);
+    if let Err(e) = store.update_branch(branch, |previous| {
+        Some(transition(previous, &facts, exists))
+    }) {
+        eprintln!("qg: warning: state not saved, the next run will check more than needed: {e}");
+    }
+}
+
+/// Root-relative files with a violation at or above their gate's `fail_on`.
+fn failing_files(config: &Config, report: &RunReport) -> BTreeSet<String> {
+    report
+        .gates
+        .iter()
+        .filter_map(|g| Some((g, config.gates.get(&g.id)?)))
+        .flat_map(|(result, gate)| {
+            result
+                .violations
+                .iter()
+                .filter(|v| v.fails_at(gate.fail_on))
+                .filter_map(|v| v.file.clone())
+        })
+        .filter(|f| !f.starts_with('/'))
+        .collect()
 }

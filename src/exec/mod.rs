@@ -40,6 +40,18 @@ impl ExecContext<'_> {
     }
 }
 
+impl ExecContext<'_> {
+    /// Where this gate's `command[0]` resolves.
+    pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
+        resolve::resolve(
+            &gate.command[0],
+            self.root,
+            self.virtual_env.clone(),
+            self.path_var.clone(),
+        )
+    }
+}
+
 /// Hears about gates as they start and finish (progress display).
 pub trait Observer: Sync {
     /// A gate's tool is about to start.
@@ -96,12 +108,7 @@ pub fn run_one(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observ
 
 fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -> GateResult {
     let gate = plan.gate;
-    let tool = match resolve::resolve(
-        &gate.command[0],
-        ctx.root,
-        ctx.virtual_env.clone(),
-        ctx.path_var.clone(),
-    ) {
+    let tool = match ctx.resolve(gate) {
         Ok(tool) => tool,
         Err(e) => return unresolved(gate, e),
     };

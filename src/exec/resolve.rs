@@ -23,6 +23,23 @@ pub enum ResolveError {
     NotExecutable(PathBuf),
 }
 
+/// The identity of whatever `resolve` found (or did not find), for the
+/// state file: a new path, size or mtime invalidates the baseline.
+pub fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> crate::state::ToolStamp {
+    let path = resolved.as_ref().ok().map(|tool| tool.path.clone());
+    let meta = path.as_ref().and_then(|p| std::fs::metadata(p).ok());
+    let mtime_ns = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    crate::state::ToolStamp {
+        path: path.map(|p| p.display().to_string()),
+        size: meta.map_or(0, |m| m.len()),
+        mtime_ns,
+    }
+}
+
 #[cfg(windows)]
 const VENV_BIN: &str = "Scripts";
 #[cfg(not(windows))]

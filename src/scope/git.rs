@@ -1,0 +1,185 @@
+//! The git facts the scope resolver needs, read with git2 (no `git` process).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use git2::{Delta, DiffOptions, Oid, Repository, Tree};
+
+use crate::error::QgError;
+
+/// The state key used for a detached HEAD.
+pub const DETACHED_KEY: &str = "(detached HEAD)";
+
+fn git_error(context: &str) -> impl Fn(git2::Error) -> QgError + '_ {
+    move |e| QgError::Git(format!("{context}: {}", e.message()))
+}
+
+/// Where HEAD is.
+#[derive(Debug, Clone)]
+pub struct Head {
+    /// Branch name (the state key); [`DETACHED_KEY`] when detached.
+    pub branch: String,
+    /// The commit, or `None` on an unborn branch (no commits yet).
+    pub commit: Option<Oid>,
+}
+
+/// Reads HEAD.
+pub fn head(repo: &Repository) -> Result<Head, QgError> {
+    match repo.head() {
+        Ok(reference) => {
+            let commit = reference
+                .peel_to_commit()
+                .map_err(git_error("cannot read HEAD"))?
+                .id();
+            let branch = if reference.is_branch() {
+                reference.shorthand().unwrap_or(DETACHED_KEY).to_string()
+            } else {
+                DETACHED_KEY.to_string()
+            };
+            Ok(Head {
+                branch,
+                commit: Some(commit),
+            })
+        }
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            let target = repo
+                .find_reference("HEAD")
+                .ok()
+                .and_then(|r| r.symbolic_target().map(str::to_string))
+                .unwrap_or_default();
+            let branch = target
+                .strip_prefix("refs/heads/")
+                .unwrap_or(&target)
+                .to_string();
+            Ok(Head {
+                branch,
+                commit: None,
+            })
+        }
+        Err(e) => Err(git_error("cannot read HEAD")(e)),
+    }
+}
+
+/// How the working tree differs from a commit's tree.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    /// Added, modified, renamed-to or type-changed (staged or not).
+    pub changed: BTreeSet<String>,
+    /// Untracked and not ignored.
+    pub untracked: BTreeSet<String>,
+    /// Gone from the working tree (renamed-from paths included).
+    pub deleted: BTreeSet<String>,
+}
+
+/// Everything that differs between `tree` (or an empty tree) and the working
+/// tree, through the index: committed, staged and unstaged edits, plus
+/// untracked files. A rename shows as its old path deleted and its new path
+/// added, which is exactly what scope needs, so no similarity search is run.
+pub fn changes_since(repo: &Repository, tree: Option<&Tree<'_>>) -> Result<Changes, QgError> {
+    let mut options = DiffOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .include_typechange(true)
+        .ignore_submodules(true);
+    let diff = repo
+        .diff_tree_to_workdir_with_index(tree, Some(&mut options))
+        .map_err(git_error("cannot compare the working tree"))?;
+    let mut changes = Changes::default();
+    for delta in diff.deltas() {
+        let new_path = delta.new_file().path().map(path_text);
+        let old_path = delta.old_file().path().map(path_text);
+        match delta.status() {
+            Delta::Deleted => changes.deleted.extend(old_path),
+            Delta::Untracked => changes.untracked.extend(new_path),
+            Delta::Added
+            | Delta::Modified
+            | Delta::Renamed
+            | Delta::Copied
+            | Delta::Typechange
+            | Delta::Conflicted => changes.changed.extend(new_path),
+            Delta::Unmodified | Delta::Ignored | Delta::Unreadable => {}
+        }
+    }
+    Ok(changes)
+}
+
+fn path_text(path: &Path) -> String {
+    crate::parse::paths::to_slash(path)
+}
+
+/// A resolved parent branch.
+#[derive(Debug, Clone)]
+pub struct Parent {
+    /// The name that resolved (`main`, `origin/main`, …).
+    pub name: String,
+    /// Its commit.
+    pub commit: Oid,
+}
+
+/// Finds the parent branch: `explicit` (must resolve), then `configured`,
+/// then `origin/HEAD`'s target, then `main` and `master`; each name is tried
+/// as a local branch, then as `origin/<name>`.
+pub fn resolve_parent(
+    repo: &Repository,
+    explicit: Option<&str>,
+    configured: Option<&str>,
+) -> Result<Option<Parent>, QgError> {
+    if let Some(name) = explicit {
+        return match lookup(repo, name) {
+            Some(parent) => Ok(Some(parent)),
+            None => Err(QgError::Usage(format!(
+                "--parent {name}: no such branch or commit (tried {name} and origin/{name})"
+            ))),
+        };
+    }
+    let origin_head = repo
+        .find_reference("refs/remotes/origin/HEAD")
+        .ok()
+        .and_then(|r| r.symbolic_target().map(str::to_string))
+        .and_then(|t| t.strip_prefix("refs/remotes/").map(str::to_string));
+    let candidates = configured
+        .map(str::to_string)
+        .into_iter()
+        .chain(origin_head)
+        .chain(["main".to_string(), "master".to_string()]);
+    for name in candidates {
+        if let Some(parent) = lookup(repo, &name) {
+            return Ok(Some(parent));
+        }
+    }
+    Ok(None)
+}
+
+fn lookup(repo: &Repository, name: &str) -> Option<Parent> {
+    let local = format!("refs/heads/{name}");
+    let remote = format!("refs/remotes/origin/{name}");
+    let by_ref = [
+        local.as_str(),
+        remote.as_str(),
+        &format!("refs/remotes/{name}"),
+    ]
+    .into_iter()
+    .find_map(|r| repo.find_reference(r).ok()?.peel_to_commit().ok());
+    let commit = by_ref.or_else(|| repo.revparse_single(name).ok()?.peel_to_commit().ok())?;
+    Some(Parent {
+        name: name.to_string(),
+        commit: commit.id(),
+    })
+}
+
+/// The blob id git would give the file's current content.
+pub fn blob_id(path: &Path) -> Option<String> {
+    Oid::hash_file(git2::ObjectType::Blob, path)
+        .ok()
+        .map(|oid| oid.to_string())
+}
+
+/// Short form of a commit id for messages.
+pub fn short(oid: &str) -> &str {
+    &oid[..oid.len().min(7)]
+}

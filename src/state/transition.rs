@@ -1,0 +1,195 @@
+//! The baseline state machine as one pure function: the previous entry (as
+//! re-read under the lock) plus what this run found gives the next entry.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{BranchState, ToolStamp};
+
+/// What a finished `auto` run established.
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    /// HEAD when the run started.
+    pub head_sha: String,
+    /// Every file the run had in scope (each was checked or vacuously passed).
+    pub checked: BTreeSet<String>,
+    /// Files with a violation at or above its gate's `fail_on`.
+    pub failing: BTreeSet<String>,
+    /// Whether any gate errored (its files were not really checked).
+    pub any_error: bool,
+    /// Whether the run checked the whole project (a `project` fallback), so
+    /// that every file outside `failing` is known to pass.
+    pub full_check: bool,
+    /// Whether `auto` fell back (no usable baseline): what earlier runs knew
+    /// was under another baseline, config or tool, so it is forgotten.
+    pub fell_back: bool,
+    /// Blob ids of checked files whose content differs from HEAD.
+    pub dirty_blobs: BTreeMap<String, String>,
+    /// Hash of the config in force.
+    pub config_hash: String,
+    /// Resolved tools in force.
+    pub tools: BTreeMap<String, ToolStamp>,
+    /// Timestamp for `updated_at`.
+    pub now: String,
+}
+
+/// The next state of a branch. `exists` tells whether a path still exists
+/// (deleted files are pruned from `failed_files`).
+pub fn transition(
+    previous: Option<BranchState>,
+    facts: &RunFacts,
+    exists: impl Fn(&str) -> bool,
+) -> BranchState {
+    let previous = previous.unwrap_or_default();
+    let mut next = previous.clone();
+    next.updated_at = Some(facts.now.clone());
+    let still_failing_elsewhere = previous
+        .failed_files
+        .iter()
+        .filter(|f| !facts.checked.contains(*f));
+    if facts.any_error {
+        // An errored gate proves nothing: keep the baseline and every failure.
+        next.failed_files = union(previous.failed_files.iter(), facts.failing.iter(), &exists);
+        next.clean_blobs.retain(|f, _| !facts.failing.contains(f));
+        return next;
+    }
+    next.failed_files = union(still_failing_elsewhere, facts.failing.iter(), &exists);
+    let all_green = facts.failing.is_empty();
+    if all_green || facts.full_check {
+        // Green, or red after checking everything: HEAD is the new baseline and
+        // only the failing files (kept above) need checking again.
+        next.baseline_sha = Some(facts.head_sha.clone());
+        next.config_hash = Some(facts.config_hash.clone());
+        next.tools = facts.tools.clone();
+        // Files this run did not check keep what earlier runs learned about
+        // them (unless that knowledge predates a fallback).
+        let mut clean = match facts.fell_back {
+            true => BTreeMap::new(),
+            false => previous.clean_blobs,
+        };
+        clean.retain(|f, _| !facts.checked.contains(f) && exists(f));
+        clean.extend(
+            facts
+                .dirty_blobs
+                .iter()
+                .filter(|(f, _)| !facts.failing.contains(*f))
+                .map(|(f, b)| (f.clone(), b.clone())),
+        );
+        next.clean_blobs = clean;
+    } else {
+        next.clean_blobs.retain(|f, _| !facts.failing.contains(f));
+    }
+    next
+}
+
+fn union<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+    exists: &impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let set: BTreeSet<&String> = a.chain(b).filter(|f| exists(f)).collect();
+    set.into_iter().cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(checked: &[&str], failing: &[&str]) -> RunFacts {
+        RunFacts {
+            head_sha: "head".into(),
+            checked: checked.iter().map(|s| s.to_string()).collect(),
+            failing: failing.iter().map(|s| s.to_string()).collect(),
+            any_error: false,
+            full_check: false,
+            fell_back: false,
+            dirty_blobs: BTreeMap::new(),
+            config_hash: "cfg".into(),
+            tools: BTreeMap::new(),
+            now: "now".into(),
+        }
+    }
+
+    fn previous(baseline: &str, failed: &[&str]) -> Option<BranchState> {
+        Some(BranchState {
+            baseline_sha: Some(baseline.into()),
+            failed_files: failed.iter().map(|s| s.to_string()).collect(),
+            config_hash: Some("old".into()),
+            ..BranchState::default()
+        })
+    }
+
+    #[test]
+    fn green_moves_baseline_and_clears_checked_failures() {
+        let mut f = facts(&["a.py", "b.py"], &[]);
+        f.dirty_blobs.insert("a.py".into(), "blob-a".into());
+        let next = transition(previous("old", &["a.py"]), &f, |_| true);
+        assert_eq!(next.baseline_sha.as_deref(), Some("head"));
+        assert!(next.failed_files.is_empty());
+        assert_eq!(next.clean_blobs["a.py"], "blob-a");
+        assert_eq!(next.config_hash.as_deref(), Some("cfg"));
+    }
+
+    #[test]
+    fn green_run_keeps_what_it_did_not_check_unless_it_fell_back() {
+        let mut prev = previous("old", &[]).unwrap();
+        prev.clean_blobs.insert("kept.py".into(), "k".into());
+        prev.clean_blobs
+            .insert("rechecked.py".into(), "old-blob".into());
+        let mut f = facts(&["rechecked.py"], &[]);
+        f.dirty_blobs
+            .insert("rechecked.py".into(), "new-blob".into());
+        let next = transition(Some(prev.clone()), &f, |_| true);
+        assert_eq!(next.clean_blobs.len(), 2);
+        assert_eq!(next.clean_blobs["kept.py"], "k");
+        assert_eq!(next.clean_blobs["rechecked.py"], "new-blob");
+        f.fell_back = true;
+        let next = transition(Some(prev), &f, |_| true);
+        assert_eq!(
+            next.clean_blobs.keys().collect::<Vec<_>>(),
+            ["rechecked.py"]
+        );
+    }
+
+    #[test]
+    fn red_keeps_baseline_and_merges_failures() {
+        let next = transition(
+            previous("old", &["x.py", "a.py"]),
+            &facts(&["a.py", "b.py"], &["b.py"]),
+            |_| true,
+        );
+        assert_eq!(next.baseline_sha.as_deref(), Some("old"));
+        // a.py was re-checked and passed; x.py was not re-checked, so it stays.
+        assert_eq!(next.failed_files, ["b.py", "x.py"]);
+        assert_eq!(next.config_hash.as_deref(), Some("old"));
+    }
+
+    #[test]
+    fn red_full_check_takes_head_as_baseline() {
+        let mut f = facts(&["a.py", "b.py"], &["b.py"]);
+        f.full_check = true;
+        let next = transition(None, &f, |_| true);
+        assert_eq!(next.baseline_sha.as_deref(), Some("head"));
+        assert_eq!(next.failed_files, ["b.py"]);
+    }
+
+    #[test]
+    fn error_never_advances_and_forgets_nothing() {
+        let mut f = facts(&["a.py"], &[]);
+        f.any_error = true;
+        f.full_check = true;
+        let next = transition(previous("old", &["a.py"]), &f, |_| true);
+        assert_eq!(next.baseline_sha.as_deref(), Some("old"));
+        assert_eq!(next.failed_files, ["a.py"]);
+        assert_eq!(transition(None, &f, |_| true).baseline_sha, None);
+    }
+
+    #[test]
+    fn deleted_failed_files_are_pruned() {
+        let next = transition(
+            previous("old", &["gone.py"]),
+            &facts(&["a.py"], &["a.py"]),
+            |f| f != "gone.py",
+        );
+        assert_eq!(next.failed_files, ["a.py"]);
+    }
+}
