@@ -41,13 +41,18 @@ pub fn summary_line(report: &RunReport) -> String {
         } else {
             String::new()
         };
+        let fallback = match report.scope.fallback_reason {
+            Some(_) => format!(" ({scope})"),
+            None => String::new(),
+        };
         return format!(
-            "❌ {}/{} gates failed — {}{}: {}",
+            "❌ {}/{} gates failed — {}{}: {}{}",
             s.failed,
             s.gates,
             violations(s.total_violations),
             fixable,
-            names.join(", ")
+            names.join(", "),
+            fallback
         );
     }
     if s.passed == 0 {

@@ -16,12 +16,15 @@ pub use transition::{transition, RunFacts};
 pub const STATE_FILE: &str = ".st3/state.json";
 
 /// Whether a root-relative path is one of qg's own state files (the state,
-/// its lock, temp files, corrupt copies): never source, never in scope.
+/// its lock, temp files, corrupt copies, the `.gitignore` that hides them):
+/// never source, never in scope.
 pub fn is_state_file(path: &str) -> bool {
     let Some(name) = path.strip_prefix(".st3/") else {
         return false;
     };
-    name.starts_with("state.json") || (name.starts_with(".state.json.") && name.ends_with(".tmp"))
+    name == ".gitignore"
+        || name.starts_with("state.json")
+        || (name.starts_with(".state.json.") && name.ends_with(".tmp"))
 }
 
 /// qg's part of the state file.

@@ -73,6 +73,7 @@ impl StateStore {
         let dir = self.path.parent().expect("state file has a directory");
         fs::create_dir_all(dir)
             .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
+        ignore_state_files(dir);
         FileLock::acquire(&self.path.with_extension("json.lock"))
     }
 
@@ -156,6 +157,19 @@ impl StateStore {
             .map_err(|e| QgError::io(format!("cannot copy {} aside", self.path.display()), e))?;
         warn_aside(&self.path, why, &aside);
         Ok(())
+    }
+}
+
+/// State is per machine, never source: a `.st3/.gitignore` keeps it (and
+/// its lock, temp and corrupt copies) out of commits, so switching branches
+/// never trips over it. Written once; a user's own file is left alone.
+fn ignore_state_files(dir: &Path) {
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        let _ = fs::write(
+            ignore,
+            "# Created by qg: local state, not source.\nstate.json\nstate.json.*\n.state.json.*.tmp\n",
+        );
     }
 }
 

@@ -1,0 +1,718 @@
+//! The baseline state machine, scenario by scenario, in temp git repos. A
+//! fake checker flags every file containing `BAD`, so each scenario controls
+//! exactly which files fail.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Run;
+use serde_json::Value;
+
+/// A repo on `main` whose one gate runs the fake checker.
+struct Repo {
+    dir: tempfile::TempDir,
+    tools: tempfile::TempDir,
+}
+
+const CHECKER: &str = r#"#!/bin/sh
+out=""
+for f in "$@"; do
+  printf '%s\n' "$f" >> "$CHECK_LOG"
+  if grep -q BAD "$f"; then
+    out="$out${out:+,}{\"file\":\"$f\",\"line\":1,\"code\":\"BAD\",\"message\":\"bad\"}"
+  fi
+done
+echo "[$out]"
+[ -z "$out" ]
+"#;
+
+impl Repo {
+    fn new() -> Repo {
+        let repo = Repo {
+            dir: tempfile::Builder::new()
+                .prefix("qg-auto-")
+                .tempdir()
+                .unwrap(),
+            tools: tempfile::tempdir().unwrap(),
+        };
+        let checker = repo.tools.path().join("checker");
+        fs::write(&checker, CHECKER).unwrap();
+        fs::set_permissions(
+            &checker,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.write(".st3/quality.yaml", &repo.config());
+        repo.write("a.py", "a = 1\n");
+        repo.write("b.py", "b = 1\n");
+        repo.commit("initial");
+        repo
+    }
+
+    fn config(&self) -> String {
+        format!(
+            r#"version: "1"
+active_gates: [check]
+parent_branch: main
+artifact_logging: {{enabled: false}}
+gates:
+  check:
+    execution: {{command: ["{}"]}}
+    parsing:
+      strategy: json_violations
+      field_map: {{file: file, line: line, code: code, message: message}}
+    capabilities: {{file_types: [".py"]}}
+"#,
+            self.tools.path().join("checker").display()
+        )
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, contents: &str) {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, contents).unwrap();
+    }
+
+    fn remove(&self, relative: &str) {
+        fs::remove_file(self.path().join(relative)).unwrap();
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=qg",
+                "-c",
+                "user.email=qg@example.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn commit(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.head()
+    }
+
+    fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.tools.path().join("checked.log")
+    }
+
+    fn qg(&self, args: &[&str]) -> Run {
+        let _ = fs::remove_file(self.log_path());
+        Run::from(
+            Command::new(env!("CARGO_BIN_EXE_qg"))
+                .args(args)
+                .current_dir(self.path())
+                .env("CHECK_LOG", self.log_path())
+                .env_remove("VIRTUAL_ENV")
+                .env("CI", "true")
+                .output()
+                .unwrap(),
+        )
+    }
+
+    /// `qg run --format json` (auto scope).
+    fn run(&self) -> Value {
+        let run = self.qg(&["run", "--format", "json"]);
+        assert!(
+            run.code == 0 || run.code == 1,
+            "exit {}: {}{}",
+            run.code,
+            run.stdout,
+            run.stderr
+        );
+        run.json()
+    }
+
+    /// Files the checker was given in the last run.
+    fn checked(&self) -> Vec<String> {
+        let mut files: Vec<String> = fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn files(&self) -> Value {
+        let run = self.qg(&["files", "--format", "json"]);
+        run.assert_code(0);
+        run.json()
+    }
+
+    fn state(&self, branch: &str) -> Value {
+        let text = fs::read_to_string(self.path().join(".st3/state.json")).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap();
+        json["quality_gates"]["branches"][branch].clone()
+    }
+}
+
+fn paths(files: &Value) -> Vec<String> {
+    files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn reasons(files: &Value, path: &str) -> Value {
+    files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in {files}"))["reasons"]
+        .clone()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A repo whose last run was green at HEAD.
+fn green_repo() -> Repo {
+    let repo = Repo::new();
+    let json = repo.run();
+    assert_eq!(json["overall_pass"], true, "{json}");
+    repo
+}
+
+#[test]
+fn first_run_without_baseline_checks_the_project_and_records_head() {
+    let repo = Repo::new();
+    repo.write("b.py", "BAD\n");
+    let head = repo.commit("bad b");
+    let json = repo.run();
+    assert_eq!(json["scope"]["mode"], "project");
+    assert_eq!(
+        json["scope"]["fallback_reason"],
+        "no baseline for branch main"
+    );
+    assert!(json["summary_line"]
+        .as_str()
+        .unwrap()
+        .contains("(auto → project: no baseline for branch main)"));
+    assert_eq!(repo.checked(), ["a.py", "b.py"]);
+    // A red full run still records HEAD, so the next run is not a full one.
+    let state = repo.state("main");
+    assert_eq!(state["baseline_sha"], head.as_str());
+    assert_eq!(strings(&state["failed_files"]), ["b.py"]);
+    repo.run();
+    assert_eq!(repo.checked(), ["b.py"]);
+}
+
+#[test]
+fn green_run_moves_the_baseline() {
+    let repo = green_repo();
+    assert_eq!(repo.state("main")["baseline_sha"], repo.head().as_str());
+    repo.write("c.py", "c = 1\n");
+    let head = repo.commit("add c");
+    let files = repo.files();
+    assert_eq!(paths(&files), ["c.py"]);
+    assert_eq!(reasons(&files, "c.py"), serde_json::json!(["changed"]));
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert_eq!(repo.state("main")["baseline_sha"], head.as_str());
+    let json = repo.run();
+    assert!(
+        json["summary_line"]
+            .as_str()
+            .unwrap()
+            .starts_with("⏭️ nothing to check"),
+        "{json}"
+    );
+    assert!(repo.checked().is_empty());
+}
+
+#[test]
+fn red_run_keeps_the_baseline_and_records_failed_files() {
+    let repo = green_repo();
+    let baseline = repo.head();
+    repo.write("a.py", "BAD\n");
+    repo.commit("break a");
+    assert_eq!(repo.run()["overall_pass"], false);
+    let state = repo.state("main");
+    assert_eq!(state["baseline_sha"], baseline.as_str());
+    assert_eq!(strings(&state["failed_files"]), ["a.py"]);
+    let files = repo.files();
+    assert_eq!(
+        reasons(&files, "a.py"),
+        serde_json::json!(["changed", "failed_last_run"])
+    );
+}
+
+#[test]
+fn fixing_one_of_two_failed_files_keeps_only_the_other() {
+    let repo = green_repo();
+    repo.write("a.py", "BAD\n");
+    repo.write("b.py", "BAD\n");
+    repo.run();
+    assert_eq!(
+        strings(&repo.state("main")["failed_files"]),
+        ["a.py", "b.py"]
+    );
+    repo.write("a.py", "a = 2\n");
+    assert_eq!(repo.run()["overall_pass"], false);
+    assert_eq!(repo.checked(), ["a.py", "b.py"]);
+    assert_eq!(strings(&repo.state("main")["failed_files"]), ["b.py"]);
+    repo.write("b.py", "b = 2\n");
+    assert_eq!(repo.run()["overall_pass"], true);
+    let state = repo.state("main");
+    assert_eq!(strings(&state["failed_files"]), Vec::<String>::new());
+    assert_eq!(state["baseline_sha"], repo.head().as_str());
+}
+
+#[test]
+fn committed_staged_and_unstaged_edits_are_all_in_scope() {
+    let repo = green_repo();
+    repo.write("committed.py", "x = 1\n");
+    repo.commit("add committed");
+    repo.write("staged.py", "x = 1\n");
+    repo.git(&["add", "staged.py"]);
+    repo.write("a.py", "a = 3\n");
+    let files = repo.files();
+    assert_eq!(paths(&files), ["a.py", "committed.py", "staged.py"]);
+    for path in ["a.py", "committed.py", "staged.py"] {
+        assert_eq!(
+            reasons(&files, path),
+            serde_json::json!(["changed"]),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn untracked_files_are_in_scope_and_ignored_ones_are_not() {
+    let repo = green_repo();
+    repo.write(".gitignore", "ignored.py\n");
+    repo.commit("ignore");
+    repo.run();
+    repo.write("new/u.py", "u = 1\n");
+    repo.write("ignored.py", "BAD\n");
+    let files = repo.files();
+    assert_eq!(paths(&files), ["new/u.py"]);
+    assert_eq!(
+        reasons(&files, "new/u.py"),
+        serde_json::json!(["untracked"])
+    );
+}
+
+#[test]
+fn a_rename_counts_as_its_new_path() {
+    let repo = green_repo();
+    repo.git(&["mv", "a.py", "renamed.py"]);
+    assert_eq!(paths(&repo.files()), ["renamed.py"]);
+    repo.commit("rename");
+    assert_eq!(paths(&repo.files()), ["renamed.py"]);
+}
+
+#[test]
+fn a_deleted_failed_file_leaves_scope_and_state() {
+    let repo = green_repo();
+    repo.write("b.py", "BAD\n");
+    repo.run();
+    assert_eq!(strings(&repo.state("main")["failed_files"]), ["b.py"]);
+    repo.remove("b.py");
+    assert!(paths(&repo.files()).is_empty());
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert_eq!(
+        strings(&repo.state("main")["failed_files"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn edit_pass_edit_back_uses_clean_blobs() {
+    let repo = green_repo();
+    repo.write("a.py", "a = 'v1'\n");
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert_eq!(repo.checked(), ["a.py"]);
+    assert!(repo.state("main")["clean_blobs"]["a.py"].is_string());
+    // Unchanged since it passed: not re-checked.
+    repo.run();
+    assert!(repo.checked().is_empty());
+    // Broken, then restored to the content that passed: still re-checked,
+    // because it failed in between.
+    repo.write("a.py", "BAD\n");
+    assert_eq!(repo.run()["overall_pass"], false);
+    assert!(repo.state("main")["clean_blobs"].get("a.py").is_none());
+    repo.write("a.py", "a = 'v1'\n");
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert_eq!(repo.checked(), ["a.py"]);
+    repo.run();
+    assert!(repo.checked().is_empty());
+}
+
+#[test]
+fn switching_branches_keeps_both_baselines() {
+    let repo = green_repo();
+    let main_baseline = repo.head();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("f.py", "f = 1\n");
+    repo.commit("feature work");
+    // No baseline on feature yet: HEAD is ahead of main, so branch scope.
+    let json = repo.run();
+    assert_eq!(json["scope"]["mode"], "branch");
+    assert_eq!(
+        json["scope"]["fallback_reason"],
+        "no baseline for branch feature"
+    );
+    assert_eq!(repo.checked(), ["f.py"]);
+    repo.git(&["checkout", "-q", "main"]);
+    assert_eq!(repo.state("main")["baseline_sha"], main_baseline.as_str());
+    assert!(repo.state("feature")["baseline_sha"].is_string());
+    let json = repo.run();
+    assert!(
+        json["summary_line"].as_str().unwrap().starts_with("⏭️"),
+        "{json}"
+    );
+}
+
+#[test]
+fn amended_baseline_still_diffs_by_content_and_a_missing_one_falls_back() {
+    let repo = green_repo();
+    repo.write("a.py", "a = 'amended'\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "--amend", "-m", "amended"]);
+    // The old commit is still in the object store: its tree is the truth.
+    assert_eq!(paths(&repo.files()), ["a.py"]);
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    repo.git(&["gc", "-q", "--prune=now"]);
+    let files = repo.files();
+    assert_eq!(files["mode"], "project");
+    assert!(
+        files["fallback_reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer exists"),
+        "{files}"
+    );
+}
+
+#[test]
+fn editing_the_config_invalidates_the_baseline() {
+    let repo = green_repo();
+    let config = repo
+        .config()
+        .replace("version: \"1\"", "version: \"1\"\n# edited");
+    repo.write(".st3/quality.yaml", &config);
+    let files = repo.files();
+    assert_eq!(files["mode"], "project");
+    assert!(files["fallback_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("config changed since baseline"));
+}
+
+#[test]
+fn a_changed_tool_invalidates_the_baseline() {
+    let repo = green_repo();
+    let checker = repo.tools.path().join("checker");
+    fs::write(&checker, format!("{CHECKER}\n# upgraded\n")).unwrap();
+    let files = repo.files();
+    assert_eq!(files["mode"], "project");
+    assert_eq!(
+        files["fallback_reason"].as_str().unwrap(),
+        format!(
+            "the tool of gate check changed since baseline {}",
+            &repo.head()[..7]
+        )
+    );
+}
+
+#[test]
+fn detached_head_has_its_own_state_key() {
+    let repo = green_repo();
+    repo.git(&["checkout", "-q", "--detach"]);
+    repo.write("d.py", "d = 1\n");
+    let json = repo.run();
+    assert_eq!(
+        json["scope"]["fallback_reason"],
+        "no baseline for branch (detached HEAD)"
+    );
+    assert!(repo.state("(detached HEAD)")["baseline_sha"].is_string());
+    assert!(repo.state("main")["baseline_sha"].is_string());
+}
+
+#[test]
+fn paths_with_spaces_and_unicode() {
+    let repo = green_repo();
+    let name = "dir with space/ünïcödé 名前.py";
+    repo.write(name, "BAD\n");
+    let json = repo.run();
+    assert_eq!(json["gates"][0]["violations"][0]["file"], name);
+    assert_eq!(strings(&repo.state("main")["failed_files"]), [name]);
+    assert_eq!(
+        reasons(&repo.files(), name),
+        serde_json::json!(["untracked", "failed_last_run"])
+    );
+}
+
+#[test]
+fn foreign_keys_in_state_are_preserved() {
+    let repo = Repo::new();
+    let foreign = r#"{"editor": {"theme": "dark", "ratio": 1.50}, "list": [1, "two", null]}"#;
+    repo.write(".st3/state.json", foreign);
+    repo.run();
+    let text = fs::read_to_string(repo.path().join(".st3/state.json")).unwrap();
+    assert!(
+        text.contains(r#""editor": {"theme": "dark", "ratio": 1.50}"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""list": [1, "two", null]"#), "{text}");
+    assert!(repo.state("main")["baseline_sha"].is_string());
+}
+
+#[test]
+fn a_corrupt_state_file_is_moved_aside_and_never_means_nothing_to_check() {
+    let repo = green_repo();
+    repo.write(
+        ".st3/state.json",
+        "{\"quality_gates\": {\"version\": 1, \"branches\": ",
+    );
+    let run = repo.qg(&["run", "--format", "json"]);
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("unusable") && run.stderr.contains("state.json.corrupt-"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.json()["scope"]["mode"], "project");
+    assert_eq!(repo.checked(), ["a.py", "b.py"]);
+    let aside = fs::read_dir(repo.path().join(".st3"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("state.json.corrupt-")
+        })
+        .count();
+    assert_eq!(aside, 1);
+}
+
+#[test]
+fn twenty_concurrent_runs_leave_valid_state() {
+    let repo = Repo::new();
+    repo.write(".st3/state.json", r#"{"keep": "me"}"#);
+    repo.write("b.py", "BAD\n");
+    let children: Vec<_> = (0..20)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_qg"))
+                .args(["run", "--format", "json"])
+                .current_dir(repo.path())
+                .env("CHECK_LOG", repo.tools.path().join(format!("log{i}")))
+                .env("CI", "true")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = fs::read_to_string(repo.path().join(".st3/state.json")).unwrap();
+    let json: Value = serde_json::from_str(&text).expect("state.json is valid JSON");
+    assert_eq!(json["keep"], "me");
+    let state = &json["quality_gates"]["branches"]["main"];
+    assert_eq!(strings(&state["failed_files"]), ["b.py"]);
+    assert_eq!(state["baseline_sha"], repo.head().as_str());
+    let leftovers: Vec<_> = fs::read_dir(repo.path().join(".st3"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn no_state_flag_neither_writes_nor_moves_anything() {
+    let repo = Repo::new();
+    let run = repo.qg(&["run", "--no-state", "--format", "json"]);
+    run.assert_code(0);
+    assert!(!repo.path().join(".st3/state.json").exists());
+    let repo = green_repo();
+    let before = fs::read(repo.path().join(".st3/state.json")).unwrap();
+    repo.write("c.py", "c = 1\n");
+    repo.commit("c");
+    repo.qg(&["run", "--no-state"]).assert_code(0);
+    assert_eq!(
+        fs::read(repo.path().join(".st3/state.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn an_errored_gate_never_advances_the_baseline() {
+    let repo = green_repo();
+    let baseline = repo.head();
+    repo.write("c.py", "c = 1\n");
+    repo.commit("c");
+    let checker = repo.tools.path().join("checker");
+    fs::write(&checker, "#!/bin/sh\necho crashed >&2\nexit 3\n").unwrap();
+    let run = repo.qg(&["run", "--format", "json"]);
+    run.assert_code(2);
+    assert_eq!(repo.state("main")["baseline_sha"], baseline.as_str());
+}
+
+#[test]
+fn a_gate_subset_does_not_move_state() {
+    let repo = green_repo();
+    let before = fs::read(repo.path().join(".st3/state.json")).unwrap();
+    repo.write("c.py", "c = 1\n");
+    repo.qg(&["run", "--gate", "check"]).assert_code(0);
+    // --gate check is every active gate here, so state does move.
+    assert_ne!(
+        fs::read(repo.path().join(".st3/state.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn unborn_head_falls_back_to_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    drop(repo);
+    fs::write(dir.path().join("a.py"), "a = 1\n").unwrap();
+    let run = Run::from(
+        Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(["files", "--format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap(),
+    );
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["mode"], "project");
+    assert_eq!(json["fallback_reason"], "no commits yet (unborn HEAD)");
+    assert_eq!(paths(&json), ["a.py"]);
+}
+
+#[test]
+fn branch_scope_uses_the_merge_base_and_untracked_files() {
+    let repo = green_repo();
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    repo.write("t.py", "t = 1\n");
+    repo.commit("topic");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("m.py", "m = 1\n");
+    repo.commit("main moves on");
+    repo.git(&["checkout", "-q", "topic"]);
+    repo.write("u.py", "u = 1\n");
+    let run = repo.qg(&["files", "--scope", "branch", "--format", "json"]);
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["mode"], "branch");
+    // m.py changed on main after the merge-base: not this branch's change.
+    assert_eq!(paths(&json), ["t.py", "u.py"]);
+    let run = repo.qg(&["files", "--scope", "branch", "--parent", "nope"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("--parent nope: no such branch"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn branch_scope_without_a_merge_base_falls_back_to_project() {
+    // An orphan branch shares no history with main, as a shallow clone
+    // without the merge-base would not.
+    let repo = green_repo();
+    repo.git(&["checkout", "-q", "--orphan", "island"]);
+    repo.write("i.py", "i = 1\n");
+    repo.commit("island");
+    let run = repo.qg(&["files", "--scope", "branch", "--format", "json"]);
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["mode"], "project");
+    assert!(
+        json["fallback_reason"]
+            .as_str()
+            .unwrap()
+            .contains("no merge-base"),
+        "{json}"
+    );
+}
+
+#[test]
+fn state_show_and_reset() {
+    let repo = green_repo();
+    let run = repo.qg(&["state", "show"]);
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["branch"], "main");
+    assert_eq!(json["state"]["baseline_sha"], repo.head().as_str());
+    repo.qg(&["state", "reset"]).assert_code(0);
+    assert_eq!(repo.qg(&["state", "show"]).json()["state"], Value::Null);
+    assert_eq!(
+        repo.files()["fallback_reason"],
+        "no baseline for branch main"
+    );
+}
+
+#[test]
+fn dubious_ownership_is_a_clear_error() {
+    // Needs root to hand the repo to another user; CI runs as root.
+    if unsafe { libc_geteuid() } != 0 {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let repo = Repo::new();
+    let status = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(repo.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = repo.qg(&["files"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("dubious ownership") && run.stderr.contains("safe.directory"),
+        "{}",
+        run.stderr
+    );
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
