@@ -479,6 +479,40 @@ fn paths_with_spaces_and_unicode() {
 }
 
 #[test]
+fn absolute_tool_paths_are_matched_to_scope_files() {
+    let repo = green_repo();
+    let checker = repo.tools.path().join("checker");
+    // Like ruff and pyright: report absolute paths.
+    let absolute = CHECKER.replace("\"file\\\":\\\"$f\\\"", "\"file\\\":\\\"$PWD/$f\\\"");
+    assert_ne!(
+        absolute, CHECKER,
+        "the checker must now print absolute paths"
+    );
+    fs::write(&checker, absolute).unwrap();
+    repo.write("sub/x.py", "BAD\n");
+    let json = repo.run();
+    assert_eq!(
+        json["gates"][0]["violations"][0]["file"], "sub/x.py",
+        "{json}"
+    );
+    assert_eq!(strings(&repo.state("main")["failed_files"]), ["sub/x.py"]);
+}
+
+#[test]
+fn an_errored_run_names_the_fallback_too() {
+    let repo = Repo::new();
+    let checker = repo.tools.path().join("checker");
+    fs::write(&checker, "#!/bin/sh\nexit 3\n").unwrap();
+    let run = repo.qg(&["run"]);
+    run.assert_code(2);
+    let first = run.stdout.lines().next().unwrap();
+    assert!(
+        first.ends_with("(auto → project: no baseline for branch main)"),
+        "{first}"
+    );
+}
+
+#[test]
 fn foreign_keys_in_state_are_preserved() {
     let repo = Repo::new();
     let foreign = r#"{"editor": {"theme": "dark", "ratio": 1.50}, "list": [1, "two", null]}"#;

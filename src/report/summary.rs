@@ -21,12 +21,12 @@ pub fn summary_line(report: &RunReport) -> String {
         );
         if s.failed > 0 {
             line.push_str(&format!(
-                "; {} failed with {} ({})",
+                "; {} failed with {}",
                 s.failed,
-                violations(s.total_violations),
-                scope
+                violations(s.total_violations)
             ));
         }
+        line.push_str(&fallback_suffix(report, &scope));
         return line;
     }
     if s.failed > 0 {
@@ -41,10 +41,7 @@ pub fn summary_line(report: &RunReport) -> String {
         } else {
             String::new()
         };
-        let fallback = match report.scope.fallback_reason {
-            Some(_) => format!(" ({scope})"),
-            None => String::new(),
-        };
+        let fallback = fallback_suffix(report, &scope);
         return format!(
             "❌ {}/{} gates failed — {}{}: {}{}",
             s.failed,
@@ -79,6 +76,15 @@ pub fn summary_line(report: &RunReport) -> String {
         plural(report.scope.files.len(), "file"),
         scope
     )
+}
+
+/// ` (auto → project: why)` when the requested scope fell back, else nothing:
+/// a fallback is always named on the first line.
+fn fallback_suffix(report: &RunReport, scope: &str) -> String {
+    match report.scope.fallback_reason {
+        Some(_) => format!(" ({scope})"),
+        None => String::new(),
+    }
 }
 
 /// `auto`, or `auto → project: why` after a fallback.
