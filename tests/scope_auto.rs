@@ -172,14 +172,7 @@ gates:
     }
 }
 
-fn paths(files: &Value) -> Vec<String> {
-    files["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_string())
-        .collect()
-}
+use common::scope_paths as paths;
 
 fn reasons(files: &Value, path: &str) -> Value {
     files["files"]
@@ -726,7 +719,8 @@ fn state_show_and_reset() {
 #[test]
 fn dubious_ownership_is_a_clear_error() {
     // Needs root to hand the repo to another user; CI runs as root.
-    if unsafe { libc_geteuid() } != 0 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: not root");
         return;
     }
@@ -744,9 +738,4 @@ fn dubious_ownership_is_a_clear_error() {
         "{}",
         run.stderr
     );
-}
-
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
 }

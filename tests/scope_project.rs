@@ -14,14 +14,7 @@ fn files_json(project: &Project, args: &[&str]) -> Value {
     run.json()
 }
 
-fn paths(json: &Value) -> Vec<String> {
-    json["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_string())
-        .collect()
-}
+use common::scope_paths as paths;
 
 fn repo_with_every_kind_of_file() -> Project {
     let project = Project::empty();

@@ -223,3 +223,13 @@ gates:
 {extra_gate_yaml}"#
     )
 }
+
+/// The `path` of each entry of a `qg files --format json` listing.
+pub fn scope_paths(files: &Value) -> Vec<String> {
+    files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
