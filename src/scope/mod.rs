@@ -165,18 +165,19 @@ struct GitScope<'a> {
     repo: &'a Repository,
     config: &'a Config,
     request: &'a ScopeRequest,
+    head: git::Head,
 }
 
 impl GitScope<'_> {
     fn auto(&self, baseline: &Baseline<'_>) -> Result<Scope, QgError> {
-        let head = git::head(self.repo)?;
+        let head = &self.head;
         let Some(head_commit) = head.commit else {
             let reason = "no commits yet (unborn HEAD)".to_string();
             return project_scope(self.ws, self.config, ScopeMode::Auto, Some(reason));
         };
         let state = baseline.state;
         let failed = state.map(|s| s.failed_files.as_slice()).unwrap_or_default();
-        let mut scope = match self.trusted_baseline(&head, baseline) {
+        let mut scope = match self.trusted_baseline(head, baseline) {
             Ok(sha) => {
                 let oid = git2::Oid::from_str(&sha).expect("checked by trusted_baseline");
                 let tree = self.tree_of(oid)?;
@@ -251,7 +252,7 @@ impl GitScope<'_> {
         requested: ScopeMode,
         why_auto_fell_back: Option<String>,
     ) -> Result<Scope, QgError> {
-        let head = git::head(self.repo)?;
+        let head = &self.head;
         let join = |detail: String| match &why_auto_fell_back {
             Some(first) => format!("{first}; {detail}"),
             None => detail,
