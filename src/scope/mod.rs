@@ -149,6 +149,7 @@ pub fn resolve(
                 repo,
                 config,
                 request,
+                head: git::head(repo)?,
             };
             if requested == ScopeMode::Auto {
                 context.auto(baseline)
