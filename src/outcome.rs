@@ -88,6 +88,9 @@ pub struct GateResult {
     /// What broke.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<GateError>,
+    /// The gate's threshold: violations below it are reported, not failures.
+    #[serde(skip)]
+    pub fail_on: crate::violation::Severity,
 }
 
 impl GateResult {
@@ -125,6 +128,7 @@ impl GateResult {
             log: None,
             skip_reason: None,
             error: None,
+            fail_on: gate.fail_on,
         }
     }
 

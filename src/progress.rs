@@ -1,5 +1,6 @@
-//! Live per-gate progress on stderr (indicatif), shown only to a person at a
-//! terminal: never when stderr is piped or under CI.
+//! What the terminal sees while gates run: a live per-gate spinner (only for
+//! a person at a terminal: stderr is a TTY and `CI` is unset) and, with
+//! `--verbose`, each command as it is run.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -10,41 +11,67 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::config::Gate;
 use crate::exec::Observer;
+use crate::outcome::shell_quote;
 use crate::outcome::GateResult;
 
-/// Spinners for running gates.
-pub struct Progress {
+/// Observer for a terminal run.
+pub struct TerminalObserver {
+    spinners: Option<Spinners>,
+    verbose: bool,
+}
+
+struct Spinners {
     multi: MultiProgress,
     bars: Mutex<HashMap<String, ProgressBar>>,
 }
 
-impl Progress {
-    /// A progress display if stderr is a terminal and `CI` is unset.
-    pub fn for_terminal() -> Option<Progress> {
-        let wanted = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-        wanted.then(|| Progress {
+impl TerminalObserver {
+    /// `progress`: whether a spinner is wanted at all (`--no-progress`,
+    /// `--quiet` turn it off); it is shown only on an interactive terminal.
+    pub fn new(progress: bool, verbose: bool) -> TerminalObserver {
+        let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let spinners = (progress && interactive).then(|| Spinners {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
             bars: Mutex::new(HashMap::new()),
-        })
+        });
+        TerminalObserver { spinners, verbose }
     }
 }
 
-impl Observer for Progress {
-    fn gate_started(&self, gate: &Gate, files: usize) {
-        let bar = self.multi.add(ProgressBar::new_spinner());
+impl Observer for TerminalObserver {
+    fn gate_started(&self, gate: &Gate, files: usize, argv: &[String]) {
+        if self.verbose {
+            let line: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+            let text = format!("qg: {}: {}", gate.id, line.join(" "));
+            match &self.spinners {
+                Some(s) => s.multi.suspend(|| eprintln!("{text}")),
+                None => eprintln!("{text}"),
+            }
+        }
+        let Some(spinners) = &self.spinners else {
+            return;
+        };
+        let bar = spinners.multi.add(ProgressBar::new_spinner());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.set_message(format!("{} ({files} files)", gate.name));
         bar.enable_steady_tick(Duration::from_millis(100));
-        if let Ok(mut bars) = self.bars.lock() {
+        if let Ok(mut bars) = spinners.bars.lock() {
             bars.insert(gate.id.clone(), bar);
         }
     }
 
     fn gate_finished(&self, result: &GateResult) {
-        let bar = self.bars.lock().ok().and_then(|mut b| b.remove(&result.id));
+        let Some(spinners) = &self.spinners else {
+            return;
+        };
+        let bar = spinners
+            .bars
+            .lock()
+            .ok()
+            .and_then(|mut b| b.remove(&result.id));
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }

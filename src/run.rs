@@ -56,6 +56,10 @@ pub struct Summary {
 /// Everything a run found.
 #[derive(Debug, Clone)]
 pub struct RunReport {
+    /// The project root (canonical), for formats that need absolute URIs.
+    pub root: PathBuf,
+    /// The config file the run used, root-relative when inside the root.
+    pub config_origin: String,
     /// The resolved scope.
     pub scope: Scope,
     /// One result per gate, in config order.
@@ -77,6 +81,21 @@ impl RunReport {
             total_violations: self.gates.iter().map(|g| g.violations.len()).sum(),
             auto_fixable: self.gates.iter().map(GateResult::fixable_count).sum(),
         }
+    }
+
+    /// Every violation with its gate, sorted by file, position, code, gate.
+    pub fn findings(&self) -> Vec<(&GateResult, &crate::violation::Violation)> {
+        let mut all: Vec<_> = self
+            .gates
+            .iter()
+            .flat_map(|g| g.violations.iter().map(move |v| (g, v)))
+            .collect();
+        all.sort_by(|a, b| {
+            a.1.sort_key()
+                .cmp(&b.1.sort_key())
+                .then(a.0.id.cmp(&b.0.id))
+        });
+        all
     }
 
     /// True when no gate failed or errored.
@@ -172,6 +191,8 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
     let results = exec::run_all(&plans, &ctx, options.jobs, observer);
     let report = RunReport {
+        root: workspace.root.clone(),
+        config_origin: config.origin.clone(),
         scope: resolved.scope.clone(),
         gates: results,
         total_ms: started.elapsed().as_millis() as u64,

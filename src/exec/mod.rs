@@ -6,7 +6,7 @@ pub mod process;
 pub mod resolve;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -54,8 +54,8 @@ impl ExecContext<'_> {
 
 /// Hears about gates as they start and finish (progress display).
 pub trait Observer: Sync {
-    /// A gate's tool is about to start.
-    fn gate_started(&self, _gate: &Gate, _files: usize) {}
+    /// A gate's tool is about to start with this argv (program first).
+    fn gate_started(&self, _gate: &Gate, _files: usize, _argv: &[String]) {}
     /// A gate has its result.
     fn gate_finished(&self, _result: &GateResult) {}
 }
@@ -112,9 +112,10 @@ fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -
         Ok(tool) => tool,
         Err(e) => return unresolved(gate, e),
     };
-    observer.gate_started(gate, plan.files.len());
     let cwd = process::working_dir(ctx.root, gate.working_dir.as_deref());
     let args = arguments(gate, &plan.files, ctx.root);
+    let argv = display_argv(&tool, &args);
+    observer.gate_started(gate, plan.files.len(), &argv);
     let env = environment(gate, &tool, ctx);
     let invocation = process::Invocation {
         program: &tool.path,
@@ -132,8 +133,15 @@ fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -
     };
     let paths = PathContext::new(ctx.root, &cwd);
     let mut result = outcome::judge(gate, &plan.files, &finished, &paths);
-    result.log = write_log(gate, &tool, &args, &cwd, &finished, ctx);
+    result.log = write_log(gate, &argv, &tool, &cwd, &finished, ctx);
     result
+}
+
+/// The argv as text, program resolved (for `--verbose` and the log).
+fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
+    std::iter::once(tool.path.display().to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect()
 }
 
 fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
@@ -206,22 +214,19 @@ fn environment(
 
 fn write_log(
     gate: &Gate,
+    argv: &[String],
     tool: &ResolvedTool,
-    args: &[OsString],
-    cwd: &PathBuf,
+    cwd: &Path,
     finished: &process::Finished,
     ctx: &ExecContext<'_>,
 ) -> Option<String> {
     if !ctx.logging.enabled {
         return None;
     }
-    let argv: Vec<String> = std::iter::once(gate.command[0].clone())
-        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
-        .collect();
     let entry = artifacts::LogEntry {
         gate_id: &gate.id,
         gate_name: &gate.name,
-        argv: &argv,
+        argv,
         program: &tool.path,
         cwd,
         finished,

@@ -1,19 +1,40 @@
-//! Renderers of a [`RunReport`]. Each one is a pure function of the report.
+//! Renderers of a [`RunReport`]. Each one is a pure function of the report;
+//! ruff's `--output-format` set is the model for what each ecosystem expects.
 
+pub mod concise;
+pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod sarif;
+pub mod step_summary;
 pub mod summary;
 pub mod terminal;
 
-use crate::run::RunReport;
+use std::collections::HashMap;
 
-/// `--format` values.
+use crate::outcome::GateResult;
+use crate::run::RunReport;
+use crate::violation::Violation;
+
+/// `--format` / `--report` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Summary line, then violations grouped by file, then gate statuses.
     Human,
     /// Compact JSON for agents and scripts.
     Json,
+    /// `path:line:col: severity: message [code]`, one per line, for editors.
+    Concise,
+    /// GitHub Actions workflow-command annotations.
+    Github,
+    /// SARIF 2.1.0 for code-scanning upload.
+    Sarif,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// JUnit XML for GitLab, Jenkins and other test report viewers.
+    Junit,
 }
 
 /// Renders the report in `format`. `color` applies to human output only.
@@ -21,5 +42,70 @@ pub fn render(report: &RunReport, format: Format, color: bool) -> String {
     match format {
         Format::Human => human::render(report, color),
         Format::Json => json::render(report),
+        Format::Concise => concise::render(report),
+        Format::Github => github::render(report),
+        Format::Sarif => sarif::render(report),
+        Format::Gitlab => gitlab::render(report),
+        Format::Junit => junit::render(report),
     }
+}
+
+/// A finding with its stable fingerprint.
+pub struct Finding<'a> {
+    /// The gate that reported it.
+    pub gate: &'a GateResult,
+    /// The violation.
+    pub violation: &'a Violation,
+    /// Stable identity: hash of gate, file, code, message and the occurrence
+    /// index among identical findings in that file. No line numbers, so an
+    /// unrelated edit that shifts lines keeps it; the index keeps repeats of
+    /// one rule in one file distinct.
+    pub fingerprint: String,
+}
+
+/// Every finding of the report, sorted, with fingerprints.
+pub fn findings(report: &RunReport) -> Vec<Finding<'_>> {
+    let mut seen: HashMap<(String, &str, &str, &str), usize> = HashMap::new();
+    report
+        .findings()
+        .into_iter()
+        .map(|(gate, violation)| {
+            let file = violation.file.as_deref().unwrap_or("");
+            let code = violation.code.as_deref().unwrap_or("");
+            let key = (gate.id.clone(), file, code, violation.message.as_str());
+            let occurrence = seen.entry(key).or_insert(0);
+            let identity = format!(
+                "qg/v1\0{}\0{file}\0{code}\0{}\0{occurrence}",
+                gate.id, violation.message
+            );
+            *occurrence += 1;
+            Finding {
+                gate,
+                violation,
+                fingerprint: stable_hash(&identity),
+            }
+        })
+        .collect()
+}
+
+/// SHA-1 (as git computes a blob id): stable across platforms and versions.
+fn stable_hash(text: &str) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
+        .map(|oid| oid.to_string())
+        .unwrap_or_default()
+}
+
+/// The path reports point at for findings that belong to no file (an
+/// errored gate, an `exit_code` failure): the config that defines the gate.
+pub fn config_path(report: &RunReport) -> &str {
+    if report.config_origin.starts_with('<') {
+        crate::config::PROJECT_CONFIG
+    } else {
+        &report.config_origin
+    }
+}
+
+/// `code` or, for findings without one, the gate id.
+pub fn rule_id<'a>(gate: &'a GateResult, violation: &'a Violation) -> &'a str {
+    violation.code.as_deref().unwrap_or(&gate.id)
 }

@@ -1,0 +1,65 @@
+//! `qg files`: the resolved scope, without running any tool.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{current_dir, print_stdout, ScopeArgs};
+use crate::error::QgError;
+use crate::run;
+use crate::scope::{ScopeFile, ScopeMode};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum FilesFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct FilesArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: FilesFormat,
+}
+
+#[derive(Serialize)]
+struct FilesJson<'a> {
+    mode: ScopeMode,
+    requested: ScopeMode,
+    baseline_sha: Option<&'a str>,
+    fallback_reason: Option<&'a str>,
+    files: &'a [ScopeFile],
+}
+
+pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
+    let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
+    let scope = run::resolve_scope(&workspace, &config, &args.scope.request())?.scope;
+    let text = match args.format {
+        FilesFormat::Text => {
+            if let Some(reason) = &scope.fallback_reason {
+                eprintln!(
+                    "qg: {} → {}: {reason}",
+                    scope.requested.as_str(),
+                    scope.mode.as_str()
+                );
+            }
+            scope.paths().map(|p| format!("{p}\n")).collect()
+        }
+        FilesFormat::Json => {
+            let json = FilesJson {
+                mode: scope.mode,
+                requested: scope.requested,
+                baseline_sha: scope.baseline_sha.as_deref(),
+                fallback_reason: scope.fallback_reason.as_deref(),
+                files: &scope.files,
+            };
+            format!(
+                "{}\n",
+                serde_json::to_string(&json).expect("scope serializes")
+            )
+        }
+    };
+    print_stdout(&text);
+    Ok(0)
+}

@@ -1,0 +1,100 @@
+//! Command-line interface: parses flags, calls the library, renders, exits.
+//! One file per subcommand.
+
+mod files;
+mod run;
+mod state;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+use crate::error::QgError;
+use crate::scope::{ScopeMode, ScopeRequest};
+
+/// qg — fast, honest quality gates for Python projects.
+#[derive(Debug, Parser)]
+#[command(name = "qg", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the configured gates on the resolved scope.
+    Run(run::RunArgs),
+    /// Print the resolved scope without running any tool.
+    Files(files::FilesArgs),
+    /// Show or reset this branch's baseline state (.st3/state.json).
+    State {
+        #[command(subcommand)]
+        action: state::StateAction,
+    },
+    /// Print a shell completion script (bash, zsh, fish, …) to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Flags every scope-resolving command shares.
+#[derive(Debug, Args)]
+struct ScopeArgs {
+    /// Which files to check. Paths imply `files`.
+    #[arg(long, value_enum)]
+    scope: Option<ScopeMode>,
+    /// Files or directories to check (directories expand recursively).
+    paths: Vec<PathBuf>,
+    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Parent branch for `branch` scope (default: config parent_branch,
+    /// origin/HEAD, main, master).
+    #[arg(long, value_name = "REF")]
+    parent: Option<String>,
+}
+
+impl ScopeArgs {
+    fn request(&self) -> ScopeRequest {
+        ScopeRequest {
+            mode: self.scope,
+            paths: self.paths.clone(),
+            parent: self.parent.clone(),
+        }
+    }
+}
+
+/// Runs the CLI and returns the process exit status.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::command(args),
+        Command::Files(args) => files::command(args),
+        Command::State { action } => state::command(action),
+        Command::Completions { shell } => {
+            let mut stdout = std::io::stdout();
+            clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);
+            Ok(0)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("qg: error: {e}");
+            2
+        }
+    }
+}
+
+fn current_dir() -> Result<PathBuf, QgError> {
+    std::env::current_dir().map_err(|e| QgError::io("cannot read the current directory", e))
+}
+
+/// Writes to stdout, ignoring a closed pipe (`qg run | head`).
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}

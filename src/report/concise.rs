@@ -1,0 +1,45 @@
+//! `--format concise`: one finding per line, `path:line:col: severity:
+//! message [code]`, the shape compilers print and every editor's problem
+//! matcher understands. File-level findings drop `line:col`. Newlines in
+//! messages are shown as `\n` so each finding stays on one line.
+
+use std::fmt::Write;
+
+use super::summary::summary_line;
+use super::terminal::neutralize;
+use super::{findings, rule_id};
+use crate::run::RunReport;
+
+/// Renders the report.
+pub fn render(report: &RunReport) -> String {
+    let mut out = format!("{}\n", summary_line(report));
+    for finding in findings(report) {
+        let v = finding.violation;
+        let location = match (&v.file, v.line, v.column) {
+            (Some(file), Some(line), Some(col)) => format!("{file}:{line}:{col}:"),
+            (Some(file), Some(line), None) => format!("{file}:{line}:"),
+            (Some(file), None, _) => format!("{file}:"),
+            (None, ..) => format!("qg: {}:", finding.gate.id),
+        };
+        let message = one_line(&v.message);
+        let code = rule_id(finding.gate, v);
+        let _ = writeln!(
+            out,
+            "{} {}: {} [{}]",
+            neutralize(&location),
+            v.severity.as_str(),
+            neutralize(&message),
+            neutralize(code)
+        );
+    }
+    for gate in &report.gates {
+        if let Some(error) = &gate.error {
+            let _ = writeln!(out, "qg: {}: error: {}", gate.id, one_line(&error.message));
+        }
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.trim_end().replace("\r\n", "\n").replace('\n', "\\n")
+}

@@ -1,0 +1,110 @@
+//! `--format github`: GitHub Actions workflow commands, escaped exactly as
+//! the Actions toolkit (`@actions/core`) escapes them.
+
+use std::fmt::Write;
+
+use super::summary::summary_line;
+use super::{config_path, findings, rule_id};
+use crate::run::RunReport;
+use crate::violation::Severity;
+
+/// Renders one annotation per finding, and one per errored gate.
+pub fn render(report: &RunReport) -> String {
+    let mut out = format!("{}\n", summary_line(report));
+    for finding in findings(report) {
+        let v = finding.violation;
+        let mut properties: Vec<(&str, String)> = Vec::new();
+        if let Some(file) = &v.file {
+            properties.push(("file", file.clone()));
+            if let Some(line) = v.line {
+                properties.push(("line", line.to_string()));
+                let end_line = v.end_line.unwrap_or(line);
+                // Columns only make sense on a single-line range.
+                if end_line == line {
+                    if let Some(col) = v.column {
+                        properties.push(("col", col.to_string()));
+                    }
+                    if let Some(end_col) = v.end_column {
+                        properties.push(("endColumn", end_col.to_string()));
+                    }
+                } else {
+                    properties.push(("endLine", end_line.to_string()));
+                }
+            }
+        }
+        let title = format!("{} ({})", rule_id(finding.gate, v), finding.gate.name);
+        properties.push(("title", title));
+        let command = match v.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let _ = writeln!(
+            out,
+            "{}",
+            workflow_command(command, &properties, &v.message)
+        );
+    }
+    for gate in &report.gates {
+        if let Some(error) = &gate.error {
+            let properties = [
+                ("file", config_path(report).to_string()),
+                ("title", format!("qg: gate {} errored", gate.name)),
+            ];
+            let _ = writeln!(
+                out,
+                "{}",
+                workflow_command("error", &properties, &error.message)
+            );
+        }
+    }
+    out
+}
+
+/// `::command key=value,…::message`.
+pub fn workflow_command(command: &str, properties: &[(&str, String)], message: &str) -> String {
+    let props: Vec<String> = properties
+        .iter()
+        .map(|(k, v)| format!("{k}={}", escape_property(v)))
+        .collect();
+    let props = if props.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", props.join(","))
+    };
+    format!("::{command}{props}::{}", escape_data(message))
+}
+
+/// `escapeData` of @actions/core: `%`, CR, LF.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// `escapeProperty` of @actions/core: `escapeData` plus `:` and `,`.
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_matches_the_actions_toolkit() {
+        assert_eq!(
+            escape_data("100% done\r\nnext: a, b"),
+            "100%25 done%0D%0Anext: a, b"
+        );
+        assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(
+            workflow_command(
+                "error",
+                &[("file", "a,b.py".into()), ("line", "3".into())],
+                "x%y"
+            ),
+            "::error file=a%2Cb.py,line=3::x%25y"
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! `--format gitlab`: GitLab Code Quality JSON (the `codequality` report of a
+//! CI job). Every finding has a location; an errored gate is a `blocker` on
+//! the config that defines it, so a broken tool cannot look like clean code.
+
+use serde_json::{json, Value};
+
+use super::{config_path, findings, rule_id};
+use crate::run::RunReport;
+use crate::violation::Severity;
+
+/// Renders the Code Quality array.
+pub fn render(report: &RunReport) -> String {
+    let mut issues: Vec<Value> = findings(report)
+        .iter()
+        .map(|f| {
+            let v = f.violation;
+            let path = v.file.as_deref().unwrap_or_else(|| config_path(report));
+            json!({
+                "description": description(&v.message, v.hint.as_deref()),
+                "check_name": format!("{}/{}", f.gate.id, rule_id(f.gate, v)),
+                "fingerprint": f.fingerprint,
+                "severity": severity(v.severity),
+                "location": {"path": path, "lines": {"begin": v.line.unwrap_or(1)}},
+            })
+        })
+        .collect();
+    for gate in &report.gates {
+        if let Some(error) = &gate.error {
+            let identity = format!("qg/v1/error\0{}", gate.id);
+            issues.push(json!({
+                "description": format!("qg: gate {} errored: {}", gate.name, error.message),
+                "check_name": format!("{}/error", gate.id),
+                "fingerprint": super::stable_hash(&identity),
+                "severity": "blocker",
+                "location": {"path": config_path(report), "lines": {"begin": 1}},
+            }));
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&issues).expect("report serializes");
+    text.push('\n');
+    text
+}
+
+fn description(message: &str, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => format!("{message}\n{hint}"),
+        None => message.to_string(),
+    }
+}
+
+/// GitLab's scale is info|minor|major|critical|blocker.
+fn severity(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "major",
+        Severity::Warning => "minor",
+        Severity::Info => "info",
+    }
+}

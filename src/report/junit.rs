@@ -1,0 +1,196 @@
+//! `--format junit`: JUnit XML as GitLab and Jenkins read it. One suite per
+//! gate; each failing finding is a failed test with a unique name (GitLab
+//! keeps only the first of duplicate names); a gate with no failures is one
+//! passing test; an errored gate is an `<error>`; a skipped gate `<skipped>`.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::{findings, rule_id, Finding};
+use crate::outcome::GateResult;
+use crate::run::RunReport;
+
+/// Renders the XML document.
+pub fn render(report: &RunReport) -> String {
+    let all = findings(report);
+    let mut suites = String::new();
+    let (mut tests, mut failures, mut errors) = (0, 0, 0);
+    for gate in &report.gates {
+        let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
+        let suite = Suite::of(gate, &mine);
+        tests += suite.tests;
+        failures += suite.failures;
+        errors += suite.errors;
+        suites.push_str(&suite.xml);
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"qg\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">\n{suites}</testsuites>\n",
+        seconds(report.total_ms)
+    )
+}
+
+struct Suite {
+    xml: String,
+    tests: usize,
+    failures: usize,
+    errors: usize,
+}
+
+impl Suite {
+    fn of(gate: &GateResult, mine: &[&Finding<'_>]) -> Suite {
+        let class = attr(&gate.id);
+        let mut cases = String::new();
+        let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+        if let Some(error) = &gate.error {
+            tests += 1;
+            errors += 1;
+            let _ = writeln!(
+                cases,
+                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>",
+                seconds(gate.duration_ms),
+                attr(&format!("{:?}", error.kind).to_lowercase()),
+                attr(&error.message),
+                text(&error.stderr_tail)
+            );
+        } else if let Some(reason) = &gate.skip_reason {
+            tests += 1;
+            skipped += 1;
+            let _ = writeln!(
+                cases,
+                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                attr(reason)
+            );
+        } else if mine.is_empty() {
+            tests += 1;
+            let _ = writeln!(
+                cases,
+                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\"/>",
+                seconds(gate.duration_ms)
+            );
+        }
+        // Every finding is a test: a failure at or above `fail_on`, else a
+        // passing test that carries the note in its output.
+        let mut used: HashMap<String, usize> = HashMap::new();
+        for finding in mine {
+            let name = unique_name(finding, &mut used);
+            let failing = finding.violation.fails_at(gate.fail_on);
+            tests += 1;
+            failures += usize::from(failing);
+            cases.push_str(&finding_case(&class, &name, finding, failing));
+        }
+        let xml = format!(
+            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">\n{cases}  </testsuite>\n",
+            attr(&gate.name),
+            seconds(gate.duration_ms)
+        );
+        Suite {
+            xml,
+            tests,
+            failures,
+            errors,
+        }
+    }
+}
+
+fn finding_case(class: &str, name: &str, finding: &Finding<'_>, failing: bool) -> String {
+    let v = finding.violation;
+    let file_attrs = match (&v.file, v.line) {
+        (Some(file), Some(line)) => format!(" file=\"{}\" line=\"{line}\"", attr(file)),
+        (Some(file), None) => format!(" file=\"{}\"", attr(file)),
+        _ => String::new(),
+    };
+    let mut body = v.message.clone();
+    if let Some(hint) = &v.hint {
+        body.push('\n');
+        body.push_str(hint);
+    }
+    let inner = if failing {
+        format!(
+            "<failure type=\"{}\" message=\"{}\">{}</failure>",
+            attr(rule_id(finding.gate, v)),
+            attr(&format!(
+                "{}: {}",
+                v.severity.as_str(),
+                first_line(&v.message)
+            )),
+            text(&body)
+        )
+    } else {
+        format!(
+            "<system-out>{}: {}</system-out>",
+            v.severity.as_str(),
+            text(&body)
+        )
+    };
+    format!(
+        "    <testcase classname=\"{class}\" name=\"{}\"{file_attrs} time=\"0\">\n      {inner}\n    </testcase>\n",
+        attr(name)
+    )
+}
+
+/// `path:line:col code`, with ` (2)`, ` (3)` … for repeats.
+fn unique_name(finding: &Finding<'_>, used: &mut HashMap<String, usize>) -> String {
+    let v = finding.violation;
+    let mut base = v.file.clone().unwrap_or_else(|| finding.gate.id.clone());
+    if let Some(line) = v.line {
+        base.push_str(&format!(":{line}"));
+        if let Some(col) = v.column {
+            base.push_str(&format!(":{col}"));
+        }
+    }
+    base.push(' ');
+    base.push_str(rule_id(finding.gate, v));
+    let count = used.entry(base.clone()).or_insert(0);
+    *count += 1;
+    if *count == 1 {
+        base
+    } else {
+        format!("{base} ({count})")
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.3}", ms as f64 / 1000.0)
+}
+
+/// Escapes text content; characters XML 1.0 cannot carry become `\u{…}`.
+fn text(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {
+                out.push_str(&c.escape_unicode().to_string())
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes an attribute value (quotes and line breaks too).
+fn attr(value: &str) -> String {
+    text(value)
+        .replace('"', "&quot;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(attr("a\"<b>&\n\u{1b}"), "a&quot;&lt;b&gt;&amp;&#10;\\u{1b}");
+        assert_eq!(text("x\u{0}y"), "x\\u{0}y");
+    }
+}

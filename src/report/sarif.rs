@@ -1,0 +1,205 @@
+//! `--format sarif`: SARIF 2.1.0 as GitHub code scanning accepts it: one run
+//! per gate (distinct `tool.driver.name`), every reported code in `rules`,
+//! root-relative URIs under `%SRCROOT%`, 1-based regions, stable
+//! `partialFingerprints`, and each gate's health in `invocations`.
+
+use std::collections::BTreeMap;
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use serde_json::{json, Value};
+
+use super::{findings, rule_id, Finding};
+use crate::outcome::{GateResult, GateStatus};
+use crate::run::RunReport;
+use crate::violation::{Severity, Violation};
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+const ROOT_ID: &str = "%SRCROOT%";
+
+/// Characters a URI path may not carry raw (RFC 3986): everything but
+/// unreserved characters, `/` and sub-delims that are safe in paths.
+const PATH: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// Renders the whole log (pretty-printed: SARIF files are read by people too).
+pub fn render(report: &RunReport) -> String {
+    let all = findings(report);
+    let runs: Vec<Value> = report
+        .gates
+        .iter()
+        .map(|gate| {
+            let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
+            run(report, gate, &mine)
+        })
+        .collect();
+    let log = json!({"$schema": SCHEMA, "version": "2.1.0", "runs": runs});
+    let mut text = serde_json::to_string_pretty(&log).expect("SARIF serializes");
+    text.push('\n');
+    text
+}
+
+fn run(report: &RunReport, gate: &GateResult, mine: &[&Finding<'_>]) -> Value {
+    let mut rules: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    for finding in mine {
+        let url = finding.violation.url.as_deref();
+        let entry = rules.entry(rule_id(gate, finding.violation)).or_insert(url);
+        if entry.is_none() {
+            *entry = url;
+        }
+    }
+    let index: BTreeMap<&str, usize> = rules.keys().enumerate().map(|(i, id)| (*id, i)).collect();
+    let rules: Vec<Value> = rules
+        .iter()
+        .map(|(id, url)| {
+            let mut rule =
+                json!({"id": id, "shortDescription": {"text": format!("{} rule {id}", gate.name)}});
+            if let Some(url) = url {
+                rule["helpUri"] = json!(url);
+            }
+            rule
+        })
+        .collect();
+    let results: Vec<Value> = mine
+        .iter()
+        .map(|f| result(gate, f, index[rule_id(gate, f.violation)]))
+        .collect();
+    json!({
+        "tool": {"driver": {
+            "name": format!("qg/{}", gate.id),
+            "fullName": gate.name,
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }},
+        "automationDetails": {"id": format!("qg/{}/", gate.id)},
+        "originalUriBaseIds": {ROOT_ID: {"uri": root_uri(report)}},
+        "invocations": [invocation(gate)],
+        "results": results,
+    })
+}
+
+fn result(gate: &GateResult, finding: &Finding<'_>, rule_index: usize) -> Value {
+    let v = finding.violation;
+    let mut result = json!({
+        "ruleId": rule_id(gate, v),
+        "ruleIndex": rule_index,
+        "level": level(v.severity),
+        "message": {"text": message_text(v)},
+        "partialFingerprints": {"qgFindingHash/v1": finding.fingerprint},
+    });
+    if let Some(file) = &v.file {
+        let mut physical =
+            json!({"artifactLocation": {"uri": encode_path(file), "uriBaseId": ROOT_ID}});
+        if let Some(region) = region(v) {
+            physical["region"] = region;
+        }
+        result["locations"] = json!([{"physicalLocation": physical}]);
+    }
+    if v.fixable == Some(true) {
+        result["properties"] = json!({"fixable": true});
+    }
+    result
+}
+
+/// SARIF forbids an empty message; a hint (mypy's notes) travels with it.
+fn message_text(v: &Violation) -> String {
+    let text = if v.message.is_empty() {
+        "(no message)"
+    } else {
+        &v.message
+    };
+    match &v.hint {
+        Some(hint) => format!("{text}\n{hint}"),
+        None => text.to_string(),
+    }
+}
+
+/// 1-based region; none for file-level findings.
+fn region(v: &Violation) -> Option<Value> {
+    let line = v.line?;
+    let mut region = json!({"startLine": line});
+    if let Some(col) = v.column {
+        region["startColumn"] = json!(col);
+    }
+    if let Some(end_line) = v.end_line.filter(|e| *e >= line) {
+        region["endLine"] = json!(end_line);
+    }
+    if let (Some(end_col), Some(col)) = (v.end_column, v.column) {
+        let same_line = v.end_line.is_none_or(|e| e == line);
+        if !same_line || end_col >= col {
+            region["endColumn"] = json!(end_col);
+        }
+    }
+    Some(region)
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// Whether the tool ran properly, and why not.
+fn invocation(gate: &GateResult) -> Value {
+    let mut invocation = json!({"executionSuccessful": gate.status != GateStatus::Error});
+    if let Some(error) = &gate.error {
+        if let Some(code) = error.exit_code {
+            invocation["exitCode"] = json!(code);
+        }
+        invocation["toolExecutionNotifications"] = json!([{
+            "level": "error",
+            "message": {"text": error.message},
+        }]);
+    }
+    if let Some(reason) = &gate.skip_reason {
+        invocation["toolExecutionNotifications"] = json!([{
+            "level": "note",
+            "message": {"text": format!("skipped: {reason}")},
+        }]);
+    }
+    invocation
+}
+
+fn encode_path(path: &str) -> String {
+    utf8_percent_encode(path, PATH).to_string()
+}
+
+fn root_uri(report: &RunReport) -> String {
+    let root = crate::parse::paths::to_slash(&report.root);
+    let root = root.trim_end_matches('/');
+    let root = if root.starts_with('/') {
+        root.to_string()
+    } else {
+        format!("/{root}")
+    };
+    format!("file://{}/", encode_path(&root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_percent_encoded() {
+        assert_eq!(
+            encode_path("dir with space/ü.py"),
+            "dir%20with%20space/%C3%BC.py"
+        );
+        assert_eq!(encode_path("a#b%c.py"), "a%23b%25c.py");
+    }
+}

@@ -1,0 +1,88 @@
+//! The GitHub Actions job summary: markdown appended to the file named by
+//! `GITHUB_STEP_SUMMARY`, kept within GitHub's 1 MiB limit per step.
+
+use std::fmt::Write;
+
+use super::findings;
+use super::summary::summary_line;
+use crate::outcome::GateStatus;
+use crate::run::RunReport;
+
+/// GitHub's limit for one step's summary.
+pub const LIMIT_BYTES: usize = 1024 * 1024;
+
+/// Markdown for the run, at most `budget` bytes (the space the step's
+/// summary file has left).
+pub fn render(report: &RunReport, budget: usize) -> String {
+    let mut out = format!("### {}\n\n", cell(&summary_line(report)));
+    out.push_str("| Gate | Status | Violations | Files | Time |\n|---|---|---|---|---|\n");
+    for gate in &report.gates {
+        let status = match gate.status {
+            GateStatus::Passed => "✅ passed".to_string(),
+            GateStatus::Failed => "❌ failed".to_string(),
+            GateStatus::Error => format!(
+                "⚠️ error: {}",
+                cell(gate.error.as_ref().map_or("", |e| e.short.as_str()))
+            ),
+            GateStatus::Skipped => "⏭️ skipped".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {status} | {} | {} | {:.2} s |",
+            cell(&gate.name),
+            gate.violations.len(),
+            gate.files_checked,
+            gate.duration_ms as f64 / 1000.0
+        );
+    }
+    let all = findings(report);
+    if all.is_empty() || out.len() >= budget {
+        return truncate_to(out, budget);
+    }
+    out.push_str("\n#### Violations\n\n| File | Line | Severity | Code | Message | Gate |\n|---|---|---|---|---|---|\n");
+    let mut shown = 0;
+    for finding in &all {
+        let v = finding.violation;
+        let row = format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            cell(v.file.as_deref().unwrap_or("")),
+            v.line.map(|l| l.to_string()).unwrap_or_default(),
+            v.severity.as_str(),
+            cell(super::rule_id(finding.gate, v)),
+            cell(&v.message),
+            cell(&finding.gate.id)
+        );
+        // Leave room for the closing line.
+        if out.len() + row.len() + 80 > budget {
+            break;
+        }
+        out.push_str(&row);
+        shown += 1;
+    }
+    if shown < all.len() {
+        let _ = writeln!(
+            out,
+            "\n…and {} more: the full list is in the job log and the SARIF/JSON reports.",
+            all.len() - shown
+        );
+    }
+    truncate_to(out, budget)
+}
+
+/// A markdown table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace("\r\n", " ")
+        .replace(['\n', '\r'], " ")
+}
+
+fn truncate_to(mut text: String, budget: usize) -> String {
+    if text.len() > budget {
+        let mut cut = budget;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
