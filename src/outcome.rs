@@ -24,7 +24,7 @@ pub enum GateStatus {
 
 /// What kind of breakage made a gate `error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "&'static str")]
 pub enum ErrorKind {
     /// The program is not installed where qg looked.
     NotFound,
@@ -42,6 +42,28 @@ pub enum ErrorKind {
     UnparseableOutput,
     /// It signalled violations but none could be parsed.
     NoViolationsParsed,
+}
+
+impl ErrorKind {
+    /// The snake_case name used in JSON and every other format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::NotExecutable => "not_executable",
+            ErrorKind::SpawnFailed => "spawn_failed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Signal => "signal",
+            ErrorKind::UnexpectedExitCode => "unexpected_exit_code",
+            ErrorKind::UnparseableOutput => "unparseable_output",
+            ErrorKind::NoViolationsParsed => "no_violations_parsed",
+        }
+    }
+}
+
+impl From<ErrorKind> for &'static str {
+    fn from(kind: ErrorKind) -> Self {
+        kind.as_str()
+    }
 }
 
 /// Evidence attached to an `error` gate.
@@ -226,7 +248,7 @@ fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) -> String {
     match kind {
         ErrorKind::Timeout => format!("timed out after {}s", gate.timeout.as_secs_f64()),
         ErrorKind::Signal => "killed by a signal".to_string(),
-        ErrorKind::UnexpectedExitCode => format!("crashed (exit code {code})"),
+        ErrorKind::UnexpectedExitCode => format!("unexpected exit code {code}"),
         ErrorKind::UnparseableOutput => "unparseable output".to_string(),
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")

@@ -48,7 +48,7 @@ impl Suite {
                 cases,
                 "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>",
                 seconds(gate.duration_ms),
-                attr(&format!("{:?}", error.kind).to_lowercase()),
+                error.kind.as_str(),
                 attr(&error.message),
                 text(&error.stderr_tail)
             );
