@@ -261,6 +261,9 @@ fn gitlab_fingerprints_are_distinct_and_survive_unrelated_edits() {
     assert_eq!(fingerprints(&fixture.report()), before);
 }
 
+/// What the matcher captures: file, line, column, severity, code.
+type MatchedLine = (String, Option<u64>, Option<u64>, String, String);
+
 /// The VS Code problem matcher regex published in the README.
 fn readme_matcher() -> regex::Regex {
     let readme =
@@ -292,7 +295,7 @@ fn readme_problem_matcher_parses_concise_output() {
             caps[6].to_string(),
         ));
     }
-    let expected: Vec<(String, Option<u64>, Option<u64>, String, String)> = report
+    let expected: Vec<MatchedLine> = report
         .findings()
         .iter()
         .map(|(gate, v)| {
