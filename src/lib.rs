@@ -7,9 +7,11 @@
 
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod globs;
+pub mod init;
 pub mod outcome;
 pub mod parse;
 pub mod plan;

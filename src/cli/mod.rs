@@ -1,7 +1,9 @@
 //! Command-line interface: parses flags, calls the library, renders, exits.
 //! One file per subcommand.
 
+mod doctor;
 mod files;
+mod init;
 mod run;
 mod state;
 
@@ -32,6 +34,10 @@ enum Command {
         #[command(subcommand)]
         action: state::StateAction,
     },
+    /// Write a .st3/quality.yaml tailored to this project.
+    Init(init::InitArgs),
+    /// Check that every active gate's tool, the config, git and the state are in order.
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, …) to stdout.
     Completions {
         /// The shell.
@@ -73,6 +79,8 @@ pub fn main() -> i32 {
         Command::Run(args) => run::command(args),
         Command::Files(args) => files::command(args),
         Command::State { action } => state::command(action),
+        Command::Init(args) => init::command(args),
+        Command::Doctor(args) => doctor::command(args),
         Command::Completions { shell } => {
             let mut stdout = std::io::stdout();
             clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);

@@ -48,6 +48,27 @@ impl StateStore {
         Ok(state.branches.get(branch).cloned())
     }
 
+    /// Read-only check for `qg doctor`: `None` when there is no file, the
+    /// branches with a baseline when it is sound, or what is wrong with it.
+    pub fn health(&self) -> Result<Option<Vec<String>>, String> {
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let document: Document =
+            serde_json::from_slice(&bytes).map_err(|e| format!("not a JSON object ({e})"))?;
+        let Some(raw) = document.get(OWN_KEY) else {
+            return Ok(Some(Vec::new()));
+        };
+        let state: QgState = serde_json::from_str(raw.get())
+            .map_err(|e| format!("its {OWN_KEY} key is malformed ({e})"))?;
+        if state.version != 1 {
+            return Err(format!("its {OWN_KEY} has version {}", state.version));
+        }
+        Ok(Some(state.branches.into_keys().collect()))
+    }
+
     /// Applies `change` to this branch's entry under the lock and writes the
     /// result atomically. `None` from `change` removes the entry.
     pub fn update_branch<F>(&self, branch: &str, change: F) -> Result<(), QgError>

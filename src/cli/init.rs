@@ -1,0 +1,55 @@
+//! `qg init`.
+
+use clap::Args;
+
+use super::current_dir;
+use crate::error::QgError;
+use crate::workspace::Workspace;
+
+#[derive(Debug, Args)]
+pub(super) struct InitArgs {
+    /// Overwrite an existing .st3/quality.yaml.
+    #[arg(long)]
+    force: bool,
+}
+
+pub(super) fn command(args: InitArgs) -> Result<i32, QgError> {
+    let workspace = Workspace::discover(&current_dir()?)?;
+    let outcome = crate::init::init(&workspace.root, args.force)?;
+    let shown = outcome
+        .config_path
+        .strip_prefix(&workspace.root)
+        .unwrap_or(&outcome.config_path);
+    eprintln!(
+        "qg: wrote {} ({})",
+        shown.display(),
+        outcome.inspection.layout
+    );
+    for tool in &outcome.inspection.tools {
+        let state = if tool.active() {
+            "active"
+        } else {
+            "not active"
+        };
+        let why = match (&tool.installed, tool.configured_in.is_empty()) {
+            (Some(_), true) => "installed".to_string(),
+            (Some(_), false) => {
+                format!("installed, configured in {}", tool.configured_in.join(", "))
+            }
+            (None, false) => format!(
+                "configured in {}, not installed",
+                tool.configured_in.join(", ")
+            ),
+            (None, true) => "not installed, not configured".to_string(),
+        };
+        eprintln!("  {}: {state} ({why})", tool.gate);
+    }
+    if !outcome.gitignore_added.is_empty() {
+        eprintln!(
+            "qg: added to .gitignore: {}",
+            outcome.gitignore_added.join(", ")
+        );
+    }
+    eprintln!("qg: next: `qg doctor` to check the tools, then `qg run`");
+    Ok(0)
+}

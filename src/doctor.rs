@@ -1,0 +1,224 @@
+//! `qg doctor`: is everything qg needs in place? For each active gate, the
+//! executable it resolves to and its version; whether the config is valid;
+//! the git repository and the state file. Everything missing comes with the
+//! exact command that fixes it. Read-only: it changes nothing.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::{self, Config};
+use crate::exec::process::{self, Termination};
+use crate::exec::resolve::ResolveError;
+use crate::exec::ExecContext;
+use crate::state::StateStore;
+use crate::workspace::Workspace;
+
+/// How one check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Health {
+    /// Fine.
+    Ok,
+    /// Works, with a limitation worth knowing.
+    Warning,
+    /// Broken: qg run would error or misbehave.
+    Error,
+}
+
+/// One line of the diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// What was checked (`config`, a gate id, `git`, `state`).
+    pub name: String,
+    /// Outcome.
+    pub status: Health,
+    /// What was found.
+    pub detail: String,
+    /// The command (or edit) that fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(name: &str, status: Health, detail: String, fix: Option<String>) -> Check {
+        Check {
+            name: name.to_string(),
+            status,
+            detail,
+            fix,
+        }
+    }
+}
+
+/// The whole diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnosis {
+    /// True when no check is an error.
+    pub ok: bool,
+    /// The project root.
+    pub root: String,
+    /// Every check, in order.
+    pub checks: Vec<Check>,
+}
+
+/// Diagnoses the project around `cwd` with `config_path` (or the usual lookup).
+pub fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
+    let mut checks = Vec::new();
+    let workspace = match Workspace::discover(cwd) {
+        Ok(ws) => ws,
+        Err(e) => {
+            // The message itself names the fix (e.g. the safe.directory command).
+            checks.push(Check::new("git", Health::Error, e.to_string(), None));
+            return finish(cwd.display().to_string(), checks);
+        }
+    };
+    match config::load(&workspace.root, config_path) {
+        Ok(config) => {
+            let active = config.active_gates.len();
+            let detail = format!(
+                "{}: {} gates defined, {active} active",
+                config.origin,
+                config.gates.len()
+            );
+            checks.push(Check::new("config", Health::Ok, detail, None));
+            checks.extend(gate_checks(&workspace.root, &config));
+        }
+        Err(e) => checks.push(Check::new(
+            "config",
+            Health::Error,
+            e.to_string(),
+            Some("fix the key the message names (see README, Configuration)".into()),
+        )),
+    }
+    checks.push(git_check(&workspace));
+    checks.push(state_check(&workspace));
+    finish(workspace.root.display().to_string(), checks)
+}
+
+fn finish(root: String, checks: Vec<Check>) -> Diagnosis {
+    Diagnosis {
+        ok: checks.iter().all(|c| c.status != Health::Error),
+        root,
+        checks,
+    }
+}
+
+fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
+    let ctx = ExecContext::from_env(root, &config.artifact_logging);
+    config
+        .active_gates
+        .iter()
+        .map(|id| {
+            let gate = &config.gates[id];
+            let program = &gate.command[0];
+            match ctx.resolve(gate) {
+                Ok(tool) => {
+                    let version = version_of(&tool.path, root);
+                    let detail = format!("{} ({version})", tool.path.display());
+                    Check::new(id, Health::Ok, detail, None)
+                }
+                Err(ResolveError::NotFound { .. }) => Check::new(
+                    id,
+                    Health::Error,
+                    format!("`{program}` not found in the project's virtualenv or PATH"),
+                    Some(gate.install_hint.clone().unwrap_or_else(|| {
+                        format!("install `{program}`, or fix gates.{id}.execution.command")
+                    })),
+                ),
+                Err(ResolveError::NotExecutable(path)) => Check::new(
+                    id,
+                    Health::Error,
+                    format!("{} is not executable", path.display()),
+                    Some(format!("chmod +x {}", path.display())),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// First line of `<tool> --version`, or why there is none.
+fn version_of(program: &Path, root: &Path) -> String {
+    let args = [std::ffi::OsString::from("--version")];
+    let invocation = process::Invocation {
+        program,
+        args: &args,
+        cwd: root,
+        env: &[],
+        timeout: Duration::from_secs(20),
+    };
+    match process::run(&invocation) {
+        Ok(done) if done.termination == Termination::Exited(0) => {
+            let out = if done.stdout.is_empty() {
+                &done.stderr
+            } else {
+                &done.stdout
+            };
+            let text = String::from_utf8_lossy(out);
+            text.lines()
+                .next()
+                .unwrap_or("no version printed")
+                .trim()
+                .to_string()
+        }
+        Ok(_) => "`--version` failed".to_string(),
+        Err(e) => format!("cannot run: {e}"),
+    }
+}
+
+fn git_check(workspace: &Workspace) -> Check {
+    let Some(repo) = &workspace.repo else {
+        return Check::new(
+            "git",
+            Health::Warning,
+            "not a git repository: only --scope project and explicit paths work".into(),
+            Some("git init".into()),
+        );
+    };
+    match crate::scope::git::head(repo) {
+        Ok(head) => {
+            let at = head
+                .commit
+                .map(|c| format!("at {}", &c.to_string()[..7]))
+                .unwrap_or_else(|| "with no commits yet".into());
+            Check::new(
+                "git",
+                Health::Ok,
+                format!("branch {} {at}", head.branch),
+                None,
+            )
+        }
+        Err(e) => Check::new("git", Health::Error, e.to_string(), None),
+    }
+}
+
+fn state_check(workspace: &Workspace) -> Check {
+    let store = StateStore::new(&workspace.root);
+    match store.health() {
+        Ok(None) => Check::new(
+            "state",
+            Health::Ok,
+            "no state yet (the first auto run checks the project)".into(),
+            None,
+        ),
+        Ok(Some(branches)) => Check::new(
+            "state",
+            Health::Ok,
+            format!(
+                "{} readable; baselines for: {}",
+                store.path().display(),
+                branches.join(", ")
+            ),
+            None,
+        ),
+        Err(why) => Check::new(
+            "state",
+            Health::Error,
+            format!("{} is unusable: {why}", store.path().display()),
+            Some(
+                "qg state reset --all-branches (the next run keeps a copy of the old file)".into(),
+            ),
+        ),
+    }
+}

@@ -1,0 +1,390 @@
+//! `qg init`: inspect a project and write a commented `.st3/quality.yaml`
+//! tailored to it, plus `.gitignore` entries for qg's state and logs.
+//!
+//! Tools are recognized by convention from each default gate's program name
+//! (`[tool.<name>]` in pyproject.toml, `<name>.toml`, `<name>.ini`,
+//! `<name>config.json`, a `[<name>]` section of setup.cfg), so no tool is
+//! named here; the gate definitions are copied from the embedded default.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, EMBEDDED_DEFAULT, PROJECT_CONFIG};
+use crate::error::QgError;
+use crate::exec::ExecContext;
+
+/// What `qg init` found out about a gate's tool.
+#[derive(Debug, Clone)]
+pub struct ToolFinding {
+    /// Gate id.
+    pub gate: String,
+    /// Program name (`command[0]`).
+    pub program: String,
+    /// Where it resolves, if installed.
+    pub installed: Option<PathBuf>,
+    /// The tool's own config files or sections found in the project.
+    pub configured_in: Vec<String>,
+    /// How to install it.
+    pub install_hint: Option<String>,
+}
+
+impl ToolFinding {
+    /// A gate is activated when its tool is installed or the project
+    /// configures it (then it is meant to be used and will be installed).
+    pub fn active(&self) -> bool {
+        self.installed.is_some() || !self.configured_in.is_empty()
+    }
+}
+
+/// What `qg init` learned about the project.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// Per default gate.
+    pub tools: Vec<ToolFinding>,
+    /// `src` layout, flat packages, or loose modules.
+    pub layout: String,
+    /// Directories that hold Python code.
+    pub source_dirs: Vec<String>,
+    /// Generated or third-party directories present (to exclude).
+    pub excluded_dirs: Vec<String>,
+    /// Parent branch, when one resolves.
+    pub parent_branch: Option<String>,
+}
+
+/// What `qg init` did.
+#[derive(Debug)]
+pub struct InitOutcome {
+    /// The config written.
+    pub config_path: PathBuf,
+    /// Lines appended to `.gitignore`.
+    pub gitignore_added: Vec<String>,
+    /// The inspection it was tailored from.
+    pub inspection: Inspection,
+}
+
+/// Directories that are never source, when present.
+const NOT_SOURCE: [&str; 10] = [
+    ".venv",
+    "venv",
+    "env",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "docs/_build",
+];
+
+/// `.gitignore` lines for qg's local files.
+const GITIGNORE: [&str; 2] = [".st3/state.json*", ".st3/logs/"];
+
+/// Inspects the project and writes its config; refuses to overwrite one
+/// unless `force`.
+pub fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
+    let config_path = root.join(PROJECT_CONFIG);
+    if config_path.exists() && !force {
+        return Err(QgError::Usage(format!(
+            "{PROJECT_CONFIG} already exists; pass --force to overwrite it"
+        )));
+    }
+    let inspection = inspect(root)?;
+    let text = render(&inspection);
+    config::parse(&text, PROJECT_CONFIG)
+        .map_err(|e| QgError::Io(format!("qg init generated an invalid config (a bug): {e}")))?;
+    let dir = config_path.parent().expect("config has a directory");
+    std::fs::create_dir_all(dir)
+        .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
+    std::fs::write(&config_path, text)
+        .map_err(|e| QgError::io(format!("cannot write {}", config_path.display()), e))?;
+    let gitignore_added = extend_gitignore(root)?;
+    Ok(InitOutcome {
+        config_path,
+        gitignore_added,
+        inspection,
+    })
+}
+
+/// Looks at the project without changing anything.
+pub fn inspect(root: &Path) -> Result<Inspection, QgError> {
+    let default = config::parse(EMBEDDED_DEFAULT, "<embedded default>")?;
+    let pyproject = read_toml(&root.join("pyproject.toml"));
+    let setup_cfg = std::fs::read_to_string(root.join("setup.cfg")).unwrap_or_default();
+    let ctx = ExecContext::from_env(root, &default.artifact_logging);
+    let tools = default
+        .active_gates
+        .iter()
+        .map(|id| {
+            let gate = &default.gates[id];
+            let program = gate.command[0].clone();
+            ToolFinding {
+                gate: id.clone(),
+                installed: ctx.resolve(gate).ok().map(|t| t.path),
+                configured_in: tool_configs(root, &program, pyproject.as_ref(), &setup_cfg),
+                install_hint: gate.install_hint.clone(),
+                program,
+            }
+        })
+        .collect();
+    let (layout, source_dirs) = layout(root);
+    let excluded_dirs = NOT_SOURCE
+        .iter()
+        .filter(|d| root.join(d).is_dir())
+        .map(|d| d.to_string())
+        .collect();
+    Ok(Inspection {
+        tools,
+        layout,
+        source_dirs,
+        excluded_dirs,
+        parent_branch: parent_branch(root),
+    })
+}
+
+fn read_toml(path: &Path) -> Option<toml::Table> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.parse::<toml::Table>().ok()
+}
+
+/// Where the project configures `program`, by the common conventions.
+fn tool_configs(
+    root: &Path,
+    program: &str,
+    pyproject: Option<&toml::Table>,
+    setup_cfg: &str,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let in_pyproject = pyproject
+        .and_then(|t| t.get("tool"))
+        .and_then(|t| t.get(program))
+        .is_some();
+    if in_pyproject {
+        found.push(format!("pyproject.toml [tool.{program}]"));
+    }
+    for name in [
+        format!("{program}.toml"),
+        format!(".{program}.toml"),
+        format!("{program}.ini"),
+        format!(".{program}.ini"),
+        format!("{program}config.json"),
+    ] {
+        if root.join(&name).is_file() {
+            found.push(name);
+        }
+    }
+    let section = format!("[{program}]");
+    if setup_cfg.lines().any(|l| l.trim() == section) {
+        found.push(format!("setup.cfg {section}"));
+    }
+    found
+}
+
+/// `src` layout, flat packages, or loose modules, with the code directories.
+fn layout(root: &Path) -> (String, Vec<String>) {
+    let mut dirs: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.') && !NOT_SOURCE.contains(&name.as_str()))
+        .filter(|name| has_python(&root.join(name), 3))
+        .collect();
+    dirs.sort();
+    let layout = if dirs.iter().any(|d| d == "src") {
+        "src layout (packages under src/)"
+    } else if dirs
+        .iter()
+        .any(|d| root.join(d).join("__init__.py").is_file())
+    {
+        "flat layout (packages at the top level)"
+    } else {
+        "loose modules"
+    };
+    (layout.to_string(), dirs)
+}
+
+fn has_python(dir: &Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            depth > 0 && has_python(&path, depth - 1)
+        } else {
+            path.extension().is_some_and(|x| x == "py" || x == "pyi")
+        }
+    })
+}
+
+fn parent_branch(root: &Path) -> Option<String> {
+    let repo = git2::Repository::open(root).ok()?;
+    crate::scope::git::resolve_parent(&repo, None, None)
+        .ok()
+        .flatten()
+        .map(|p| p.name)
+}
+
+/// The commented config text.
+pub fn render(inspection: &Inspection) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# qg configuration, written by `qg init` for this project."
+    );
+    let _ = writeln!(
+        out,
+        "# Reference: qg's README, \"Configuration\". Edit freely; `qg doctor` checks it."
+    );
+    let _ = writeln!(out, "#");
+    let _ = writeln!(out, "# Layout: {}.", inspection.layout);
+    for tool in &inspection.tools {
+        let _ = writeln!(out, "# {}", describe(tool));
+    }
+    let _ = writeln!(out, "version: \"1\"");
+    let mut active: Vec<&str> = inspection
+        .tools
+        .iter()
+        .filter(|t| t.active())
+        .map(|t| t.gate.as_str())
+        .collect();
+    if active.is_empty() {
+        let _ = writeln!(
+            out,
+            "# No tool is installed or configured yet: every default gate is active,"
+        );
+        let _ = writeln!(out, "# and `qg run` will say what to install.");
+        active = inspection.tools.iter().map(|t| t.gate.as_str()).collect();
+    }
+    let _ = writeln!(out, "active_gates: [{}]", active.join(", "));
+    render_scope(&mut out, inspection);
+    if let Some(parent) = &inspection.parent_branch {
+        let _ = writeln!(out, "\n# For --scope branch (and auto's first run on a new branch).\nparent_branch: {parent}");
+    }
+    let _ = writeln!(
+        out,
+        "\nartifact_logging: {{enabled: true, output_dir: \".st3/logs\", max_files: 200}}\n"
+    );
+    out.push_str(default_gates_section());
+    out
+}
+
+fn describe(tool: &ToolFinding) -> String {
+    let installed = match &tool.installed {
+        Some(path) => format!("installed at {}", path.display()),
+        None => format!(
+            "not installed{}",
+            tool.install_hint
+                .as_ref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default()
+        ),
+    };
+    let configured = if tool.configured_in.is_empty() {
+        "no project config".to_string()
+    } else {
+        format!("configured in {}", tool.configured_in.join(", "))
+    };
+    let verdict = if tool.active() {
+        "active"
+    } else {
+        "not active"
+    };
+    format!(
+        "{}: `{}` {installed}; {configured} → {verdict}",
+        tool.gate, tool.program
+    )
+}
+
+fn render_scope(out: &mut String, inspection: &Inspection) {
+    let _ = writeln!(out, "\nproject_scope:");
+    let _ = writeln!(out, "  include_globs: [\"**/*.py\", \"**/*.pyi\"]");
+    if !inspection.source_dirs.is_empty() {
+        let _ = writeln!(
+            out,
+            "  # Python code found in: {}",
+            inspection.source_dirs.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  # Excluded from every scope (files git ignores are never checked anyway)."
+    );
+    let _ = writeln!(out, "  exclude_globs:");
+    let mut excluded: Vec<String> = inspection.excluded_dirs.clone();
+    for always in [".venv", "venv", "build", "dist", "**/__pycache__"] {
+        if !excluded.iter().any(|d| d == always) {
+            excluded.push(always.to_string());
+        }
+    }
+    for dir in excluded {
+        let _ = writeln!(out, "    - \"{dir}/**\"");
+    }
+}
+
+/// The `gates:` section of the embedded default, comments included.
+fn default_gates_section() -> &'static str {
+    let start = EMBEDDED_DEFAULT
+        .find("\ngates:")
+        .expect("the embedded default has a gates section");
+    &EMBEDDED_DEFAULT[start + 1..]
+}
+
+/// Appends qg's lines to `.gitignore` (creating it), skipping those present.
+fn extend_gitignore(root: &Path) -> Result<Vec<String>, QgError> {
+    let path = root.join(".gitignore");
+    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    let present: Vec<&str> = existing.lines().map(str::trim).collect();
+    let missing: Vec<String> = GITIGNORE
+        .iter()
+        .filter(|line| !present.contains(line))
+        .map(|l| l.to_string())
+        .collect();
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    let mut text = existing.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# qg: local state and logs\n");
+    for line in &missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&path, text)
+        .map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))?;
+    Ok(missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gates_section_is_the_tail_of_the_default() {
+        assert!(default_gates_section().starts_with("gates:\n"));
+    }
+
+    #[test]
+    fn tool_configs_by_convention() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("lint.toml"), "").unwrap();
+        std::fs::write(tmp.path().join("checkconfig.json"), "{}").unwrap();
+        let pyproject: toml::Table = "[tool.lint]\nx = 1\n".parse().unwrap();
+        let found = tool_configs(tmp.path(), "lint", Some(&pyproject), "[metadata]\n[lint]\n");
+        assert_eq!(
+            found,
+            [
+                "pyproject.toml [tool.lint]",
+                "lint.toml",
+                "setup.cfg [lint]"
+            ]
+        );
+        assert_eq!(
+            tool_configs(tmp.path(), "check", None, ""),
+            ["checkconfig.json"]
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! `qg init` on three project layouts, and `qg doctor`.
+
+mod common;
+
+use std::fs;
+
+use common::{copy_dir, repo_dir, Project};
+
+fn init_fixture(name: &str) -> Project {
+    let project = Project::empty();
+    copy_dir(&repo_dir().join("fixtures/init").join(name), project.path());
+    let gitignore = project.path().join("gitignore.txt");
+    if gitignore.exists() {
+        fs::rename(&gitignore, project.path().join(".gitignore")).unwrap();
+    }
+    project.git_init();
+    project
+}
+
+fn config_of(project: &Project) -> (String, qg::config::Config) {
+    let text = fs::read_to_string(project.path().join(".st3/quality.yaml")).unwrap();
+    let config = qg::config::parse(&text, ".st3/quality.yaml").expect("generated config is valid");
+    (text, config)
+}
+
+#[test]
+fn src_layout_with_pyproject_config_and_one_installed_tool() {
+    let project = init_fixture("src_layout");
+    project.fake_tool("ruff", "echo 'ruff 9.9.9'");
+    let run = project.qg(&["init"]);
+    run.assert_code(0);
+    let (text, config) = config_of(&project);
+    // ruff is installed (and configured); mypy is configured; pyright neither.
+    assert_eq!(config.active_gates, ["ruff_format", "ruff_check", "mypy"]);
+    assert!(text.contains("# Layout: src layout"), "{text}");
+    assert!(
+        text.contains("configured in pyproject.toml [tool.mypy]"),
+        "{text}"
+    );
+    assert!(text.contains("pyright: `pyright` not installed (pip install 'pyright[nodejs]'); no project config → not active"), "{text}");
+    assert!(
+        text.contains("# Python code found in: src, tests"),
+        "{text}"
+    );
+    let gitignore = fs::read_to_string(project.path().join(".gitignore")).unwrap();
+    assert_eq!(
+        gitignore,
+        "# qg: local state and logs\n.st3/state.json*\n.st3/logs/\n"
+    );
+    // The written config is the one qg then uses.
+    let files = project.qg(&["files", "--scope", "project"]);
+    files.assert_code(0);
+    assert_eq!(files.stdout, "src/app/__init__.py\ntests/test_app.py\n");
+}
+
+#[test]
+fn flat_layout_with_tool_config_files_and_an_existing_gitignore() {
+    let project = init_fixture("flat");
+    project.write(".venv/lib/site.py", "x = 1\n");
+    project.qg(&["init"]).assert_code(0);
+    let (text, config) = config_of(&project);
+    assert_eq!(config.active_gates, ["mypy", "pyright"]);
+    assert!(text.contains("# Layout: flat layout"), "{text}");
+    assert!(text.contains("configured in mypy.ini"), "{text}");
+    assert!(text.contains("configured in pyrightconfig.json"), "{text}");
+    assert!(text.contains("    - \".venv/**\""), "{text}");
+    // Only the missing line is added; nothing is duplicated.
+    let gitignore = fs::read_to_string(project.path().join(".gitignore")).unwrap();
+    assert_eq!(
+        gitignore,
+        "node_modules/\n.st3/logs/\n# qg: local state and logs\n.st3/state.json*\n"
+    );
+    project.qg(&["init", "--force"]).assert_code(0);
+    let again = fs::read_to_string(project.path().join(".gitignore")).unwrap();
+    assert_eq!(again, gitignore);
+}
+
+#[test]
+fn loose_scripts_with_nothing_installed_get_every_default_gate() {
+    let project = init_fixture("scripts");
+    project.qg(&["init"]).assert_code(0);
+    let (text, config) = config_of(&project);
+    assert_eq!(
+        config.active_gates,
+        ["ruff_format", "ruff_check", "mypy", "pyright"]
+    );
+    assert!(text.contains("# Layout: loose modules"), "{text}");
+    assert!(
+        text.contains("No tool is installed or configured yet"),
+        "{text}"
+    );
+    assert!(
+        text.contains("parent_branch: master") || text.contains("parent_branch: main"),
+        "{text}"
+    );
+}
+
+#[test]
+fn init_refuses_to_overwrite_without_force() {
+    let project = init_fixture("scripts");
+    project.write(".st3/quality.yaml", "# mine\n");
+    let run = project.qg(&["init"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("already exists; pass --force"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        fs::read_to_string(project.path().join(".st3/quality.yaml")).unwrap(),
+        "# mine\n"
+    );
+    project.qg(&["init", "--force"]).assert_code(0);
+    assert!(config_of(&project).0.starts_with("# qg configuration"));
+}
+
+#[test]
+fn doctor_names_the_missing_tool_and_its_fix() {
+    let project = init_fixture("scripts");
+    project.fake_tool("ruff", "echo 'ruff 9.9.9'");
+    let run = project.qg(&["doctor", "--format", "json"]);
+    run.assert_code(1);
+    let json = run.json();
+    assert_eq!(json["ok"], false);
+    let check = |name: &str| {
+        json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no check {name}: {json}"))
+            .clone()
+    };
+    assert_eq!(check("ruff_check")["status"], "ok");
+    assert!(check("ruff_check")["detail"]
+        .as_str()
+        .unwrap()
+        .ends_with("bin/ruff (ruff 9.9.9)"));
+    assert_eq!(check("mypy")["status"], "error");
+    assert_eq!(check("mypy")["fix"], "pip install mypy");
+    assert_eq!(check("pyright")["fix"], "pip install 'pyright[nodejs]'");
+    assert_eq!(check("config")["status"], "ok");
+    assert_eq!(check("git")["status"], "ok");
+    let human = project.qg(&["doctor"]);
+    human.assert_code(1);
+    assert!(
+        human.stdout.contains("✗ mypy") && human.stdout.contains("fix: pip install mypy"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn doctor_is_happy_when_everything_is_there_and_never_touches_state() {
+    let project = init_fixture("scripts");
+    for tool in ["ruff", "mypy", "pyright"] {
+        project.fake_tool(tool, &format!("echo '{tool} 1.0'"));
+    }
+    project.qg(&["doctor"]).assert_code(0);
+    project.write(".st3/state.json", "{broken");
+    let run = project.qg(&["doctor", "--format", "json"]);
+    run.assert_code(1);
+    assert!(run.stdout.contains("unusable"), "{}", run.stdout);
+    assert_eq!(
+        fs::read_to_string(project.path().join(".st3/state.json")).unwrap(),
+        "{broken"
+    );
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: []\ngates: {}\n",
+    );
+    let run = project.qg(&["doctor", "--format", "json"]);
+    run.assert_code(1);
+    assert_eq!(run.json()["checks"][0]["status"], "error");
+}
+
+#[test]
+fn completions_are_generated() {
+    let project = Project::empty();
+    for shell in ["bash", "zsh", "fish"] {
+        let run = project.qg(&["completions", shell]);
+        run.assert_code(0);
+        assert!(
+            run.stdout.contains("qg") && run.stdout.contains("doctor"),
+            "{shell}"
+        );
+    }
+}
