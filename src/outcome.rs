@@ -286,7 +286,14 @@ fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String 
         .filter_map(|v| v.file.as_deref())
         .collect();
     files.dedup();
-    let quoted: Vec<String> = files.iter().map(|f| shell_quote(f)).collect();
+    // A file named like an option must not become one when the hint is pasted.
+    let quoted: Vec<String> = files
+        .iter()
+        .map(|f| match f.starts_with('-') {
+            true => shell_quote(&format!("./{f}")),
+            false => shell_quote(f),
+        })
+        .collect();
     hint.replace("{files}", &quoted.join(" "))
 }
 
@@ -296,13 +303,8 @@ pub fn shell_quote(word: &str) -> String {
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
-    let word = if word.starts_with('-') {
-        format!("./{word}")
-    } else {
-        word.to_string()
-    };
     if safe {
-        word
+        word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
@@ -336,7 +338,7 @@ mod tests {
         assert_eq!(shell_quote("pkg/a.py"), "pkg/a.py");
         assert_eq!(shell_quote("my file.py"), "'my file.py'");
         assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
-        assert_eq!(shell_quote("-x.py"), "./-x.py");
+        assert_eq!(shell_quote("--opt"), "--opt");
     }
 
     #[test]
