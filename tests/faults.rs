@@ -188,20 +188,22 @@ fn tool_reading_stdin_gets_eof_immediately() {
 
 #[test]
 fn files_are_passed_as_argv_and_dash_names_cannot_become_options() {
-    let project = project_with("printf '%s\\n' \"$@\" > args.txt; echo '[]'", "");
+    let script =
+        r#"printf '%s\n' "$@" > args.txt; echo '[{"file":"./-rf.py","message":"m"}]'; exit 1"#;
+    let project = project_with(script, "");
     project.write("-rf.py", "x = 1\n");
     project.write("sub dir/b.py", "x = 1\n");
     project.write("notes.txt", "not python\n");
-    project.write(
-        "c.yaml",
-        &one_gate_config(
-            "[\"fake\", \"--flag\"]",
-            "    capabilities: {file_types: [\".py\"]}\n",
-        ),
-    );
-    run_json(&project).assert_code(0);
+    let extra = "    capabilities: {file_types: [\".py\"]}\n    fix_hint: \"fix {files}\"\n";
+    project.write("c.yaml", &one_gate_config("[\"fake\", \"--flag\"]", extra));
+    let run = run_json(&project);
+    run.assert_code(1);
     let args = std::fs::read_to_string(project.path().join("args.txt")).unwrap();
     assert_eq!(args, "--flag\n./-rf.py\na.py\nsub dir/b.py\n");
+    // The tool's `./-rf.py` is normalized; the fix hint guards the dash again.
+    let gate = run.gate("fake");
+    assert_eq!(gate["violations"][0]["file"], "-rf.py");
+    assert_eq!(gate["fix_hint"], "fix ./-rf.py");
 }
 
 #[test]
