@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::json_stream::for_each_at;
 use super::{shift, ParseFailure, PathContext, SpecError};
 use crate::config::schema::{Field, OutputStream};
 use crate::violation::{Severity, Violation};
@@ -82,56 +83,32 @@ impl JsonSpec {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let doc: Value = serde_json::from_slice(line).map_err(|e| {
-                    ParseFailure(format!("output line {} is not JSON: {e}", index + 1))
-                })?;
-                self.collect(&doc, paths, &mut violations)?;
+                self.collect(line, paths, &mut violations)
+                    .map_err(|e| ParseFailure(format!("output line {} is not usable: {e}", index + 1)))?;
             }
         } else {
-            let doc: Value = serde_json::from_slice(bytes)
-                .map_err(|e| ParseFailure(format!("output is not valid JSON: {e}")))?;
-            self.collect(&doc, paths, &mut violations)?;
+            self.collect(bytes, paths, &mut violations)
+                .map_err(|e| ParseFailure(format!("output is not usable JSON: {e}")))?;
         }
         Ok(violations)
     }
 
-    fn collect(
-        &self,
-        doc: &Value,
-        paths: &PathContext,
-        out: &mut Vec<Violation>,
-    ) -> Result<(), ParseFailure> {
-        let found = doc.pointer(&self.violations_pointer).ok_or_else(|| {
-            ParseFailure(format!(
-                "output has nothing at violations_path `{}`",
-                self.violations_pointer
-            ))
+    /// Streams the violations of one JSON document into `out`.
+    fn collect(&self, bytes: &[u8], paths: &PathContext, out: &mut Vec<Violation>) -> Result<(), String> {
+        let found = for_each_at(bytes, &self.violations_pointer, |item| {
+            out.push(self.violation(&item, paths)?);
+            Ok(())
         })?;
-        match found {
-            Value::Array(items) => {
-                out.reserve(items.len());
-                for item in items {
-                    out.push(self.violation(item, paths)?);
-                }
-            }
-            Value::Object(_) => out.push(self.violation(found, paths)?),
-            other => {
-                return Err(ParseFailure(format!(
-                    "violations_path `{}` holds {}, not an array of objects",
-                    self.violations_pointer,
-                    kind_of(other)
-                )))
-            }
+        if found {
+            Ok(())
+        } else {
+            Err(format!("nothing at violations_path `{}`", self.violations_pointer))
         }
-        Ok(())
     }
 
-    fn violation(&self, item: &Value, paths: &PathContext) -> Result<Violation, ParseFailure> {
+    fn violation(&self, item: &Value, paths: &PathContext) -> Result<Violation, String> {
         if !item.is_object() {
-            return Err(ParseFailure(format!(
-                "a violation is {}, not an object",
-                kind_of(item)
-            )));
+            return Err(format!("a violation is {}, not an object", kind_of(item)));
         }
         let text = |field| self.get(item, field).and_then(value_text);
         let number = |field| self.get(item, field).and_then(value_number);

@@ -5,6 +5,7 @@
 //! bytes in, violations out, or a [`ParseFailure`] that makes the gate `error`.
 
 pub mod json;
+mod json_stream;
 pub mod paths;
 pub mod text;
 
