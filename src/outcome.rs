@@ -101,9 +101,16 @@ pub struct GateResult {
     /// The command that fixes or re-checks the failing files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_hint: Option<String>,
-    /// Root-relative path of the artifact log.
+    /// Root-relative path of the artifact log (of the first batch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// Logs of the further batches, when the files were split.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub batch_logs: Vec<String>,
+    /// Violations a `project_wide` gate found outside the scoped files and
+    /// did not report.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_scope: usize,
     /// Why the gate did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_reason: Option<String>,
@@ -148,6 +155,8 @@ impl GateResult {
             violations: Vec::new(),
             fix_hint: None,
             log: None,
+            batch_logs: Vec::new(),
+            outside_scope: 0,
             skip_reason: None,
             error: None,
             fail_on: gate.fail_on,
@@ -222,16 +231,68 @@ pub fn judge(
         );
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
-    violations.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    if violations.iter().any(|v| v.fails_at(gate.fail_on)) {
-        result.status = GateStatus::Failed;
-        result.fix_hint = gate
+    result.violations = violations;
+    settle(gate, &mut result);
+    result
+}
+
+/// Sorts the violations and, unless the gate errored, decides passed or
+/// failed from them (with the fix hint for a failure).
+fn settle(gate: &Gate, result: &mut GateResult) {
+    result
+        .violations
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    if result.status == GateStatus::Error {
+        return;
+    }
+    let failed = result.violations.iter().any(|v| v.fails_at(gate.fail_on));
+    result.status = if failed {
+        GateStatus::Failed
+    } else {
+        GateStatus::Passed
+    };
+    result.fix_hint = match failed {
+        true => gate
             .fix_hint
             .as_deref()
-            .map(|hint| render_fix_hint(hint, &violations, gate));
+            .map(|hint| render_fix_hint(hint, &result.violations, gate)),
+        false => None,
+    };
+}
+
+/// One result from the results of a gate's batches: an error in any batch
+/// makes the gate an error (the other batches' violations are kept).
+pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
+    if parts.len() == 1 {
+        return parts.into_iter().next().expect("one part");
     }
-    result.violations = violations;
+    let mut merged = GateResult::empty(gate, GateStatus::Passed);
+    for part in parts {
+        merged.files_checked += part.files_checked;
+        merged.violations.extend(part.violations);
+        if merged.error.is_none() && part.status == GateStatus::Error {
+            merged.status = GateStatus::Error;
+            merged.error = part.error;
+        }
+        match (&merged.log, part.log) {
+            (None, log) => merged.log = log,
+            (Some(_), Some(log)) => merged.batch_logs.push(log),
+            (Some(_), None) => {}
+        }
+    }
+    settle(gate, &mut merged);
+    merged
+}
+
+/// Keeps only violations in `keep` (and file-less ones): a `project_wide`
+/// gate reports on the scoped files alone; the rest is counted, not lost.
+pub fn restrict(gate: &Gate, result: &mut GateResult, keep: &std::collections::BTreeSet<String>) {
+    let before = result.violations.len();
     result
+        .violations
+        .retain(|v| v.file.as_ref().is_none_or(|f| keep.contains(f)));
+    result.outside_scope = before - result.violations.len();
+    settle(gate, result);
 }
 
 impl GateResult {
@@ -308,6 +369,10 @@ pub fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The last lines of a stream, for the error summary (the log has it all).

@@ -1,5 +1,7 @@
 //! The planner: which of the scope's files each gate gets, or why it is skipped.
 
+use std::collections::BTreeSet;
+
 use crate::config::{Config, Gate};
 use crate::error::QgError;
 use crate::scope::Scope;
@@ -14,6 +16,9 @@ pub struct GatePlan<'c> {
     pub files: Vec<String>,
     /// Set when the gate has nothing to do.
     pub skip_reason: Option<String>,
+    /// For a `project_wide` gate: the scoped files whose violations are
+    /// reported (the tool itself runs on `files`, the whole project).
+    pub report_only: Option<BTreeSet<String>>,
 }
 
 /// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
@@ -44,8 +49,38 @@ pub fn select_gates<'c>(
 }
 
 /// Plans every selected gate against the scope.
-pub fn plan<'c>(gates: &[&'c Gate], scope: &Scope) -> Vec<GatePlan<'c>> {
-    gates.iter().map(|gate| plan_gate(gate, scope)).collect()
+/// `project_files` (every file of `project` scope) is needed only by
+/// `project_wide` gates; pass `None` when none is selected.
+pub fn plan<'c>(
+    gates: &[&'c Gate],
+    scope: &Scope,
+    project_files: Option<&[String]>,
+) -> Vec<GatePlan<'c>> {
+    gates
+        .iter()
+        .map(|gate| {
+            let mut plan = plan_gate(gate, scope);
+            if let (true, None, Some(all)) = (gate.project_wide, &plan.skip_reason, project_files) {
+                widen(&mut plan, all);
+            }
+            plan
+        })
+        .collect()
+}
+
+/// A `project_wide` gate runs on every project file it accepts (the scoped
+/// ones included) and reports only the scoped ones.
+fn widen(plan: &mut GatePlan<'_>, project_files: &[String]) {
+    let gate = plan.gate;
+    let scoped: BTreeSet<String> = plan.files.iter().cloned().collect();
+    let mut files: BTreeSet<String> = project_files
+        .iter()
+        .filter(|p| has_file_type(gate, p) && gate.scope.matches(p))
+        .cloned()
+        .collect();
+    files.extend(scoped.iter().cloned());
+    plan.files = files.into_iter().collect();
+    plan.report_only = Some(scoped);
 }
 
 fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
@@ -77,6 +112,7 @@ fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
         gate,
         files,
         skip_reason,
+        report_only: None,
     }
 }
 

@@ -51,6 +51,13 @@ impl Observer for TerminalObserver {
         let Some(spinners) = &self.spinners else {
             return;
         };
+        let Ok(mut bars) = spinners.bars.lock() else {
+            return;
+        };
+        // A gate split into batches keeps one spinner.
+        if bars.contains_key(&gate.id) {
+            return;
+        }
         let bar = spinners.multi.add(ProgressBar::new_spinner());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} {elapsed}")
@@ -58,9 +65,7 @@ impl Observer for TerminalObserver {
         );
         bar.set_message(format!("{} ({files} files)", gate.name));
         bar.enable_steady_tick(Duration::from_millis(100));
-        if let Ok(mut bars) = spinners.bars.lock() {
-            bars.insert(gate.id.clone(), bar);
-        }
+        bars.insert(gate.id.clone(), bar);
     }
 
     fn gate_finished(&self, result: &GateResult) {

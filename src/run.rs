@@ -187,7 +187,12 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         true => dirty_blobs(&workspace, &resolved.scope)?,
         false => BTreeMap::new(),
     };
-    let plans = plan::plan(&gates, &resolved.scope);
+    let project_files = match (gates.iter().any(|g| g.project_wide), resolved.scope.mode) {
+        (false, _) => None,
+        (true, ScopeMode::Project) => Some(resolved.scope.paths().map(str::to_string).collect()),
+        (true, _) => Some(scope::project_files(&workspace, &config)?),
+    };
+    let plans = plan::plan(&gates, &resolved.scope, project_files.as_deref());
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
     let results = exec::run_all(&plans, &ctx, options.jobs, observer);
     let report = RunReport {

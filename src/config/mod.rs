@@ -69,6 +69,13 @@ pub struct Gate {
     pub working_dir: Option<PathBuf>,
     /// Whether the gate's files are appended to `command`.
     pub pass_files: bool,
+    /// Whether the files may be split over several runs (argument-length
+    /// limit, idle cores). False for tools that must see every file at once.
+    pub batchable: bool,
+    /// Run on every project file the gate accepts, but report only
+    /// violations in the scoped files (type checkers: an edit can break an
+    /// unchanged importer).
+    pub project_wide: bool,
     /// Extra environment variables for the tool.
     pub env: BTreeMap<String, String>,
     /// Exit codes meaning "ran fine".
@@ -343,6 +350,8 @@ impl Compiler<'_> {
             timeout: Duration::from_secs_f64(exec.timeout_seconds),
             working_dir,
             pass_files: exec.pass_files,
+            batchable: exec.batchable,
+            project_wide: exec.project_wide,
             env: exec.env,
             exit_codes_ok: success.exit_codes_ok,
             exit_codes_violations: success.exit_codes_violations,

@@ -113,6 +113,10 @@ pub struct RawExecution {
     pub working_dir: Option<String>,
     #[serde(default = "yes")]
     pub pass_files: bool,
+    #[serde(default = "yes")]
+    pub batchable: bool,
+    #[serde(default)]
+    pub project_wide: bool,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }

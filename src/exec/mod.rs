@@ -2,13 +2,15 @@
 //! into a [`GateResult`]. Results come back in plan (config) order.
 
 pub mod artifacts;
+pub mod batch;
 pub mod process;
 pub mod resolve;
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::config::{ArtifactLogging, Gate};
 use crate::outcome::{self, ErrorKind, GateResult};
@@ -64,76 +66,229 @@ pub trait Observer: Sync {
 pub struct Silent;
 impl Observer for Silent {}
 
-/// Runs every plan with at most `jobs` tools at once.
+/// One process to run: a gate's files, or a batch of them.
+struct Unit {
+    plan: usize,
+    files: Vec<String>,
+}
+
+/// How a gate is launched (resolved once, shared by its units).
+struct Launch {
+    tool: ResolvedTool,
+    cwd: PathBuf,
+    env: Vec<(OsString, OsString)>,
+}
+
+/// A unit's result with its wall-clock span.
+struct Done {
+    result: GateResult,
+    started: Instant,
+    ended: Instant,
+}
+
+/// Runs every plan with at most `jobs` tools at once. Batchable gates are
+/// split to fit the OS command-line limit and over cores that would idle.
+/// Results come back in plan (config) order.
 pub fn run_all(
     plans: &[GatePlan<'_>],
     ctx: &ExecContext<'_>,
     jobs: usize,
     observer: &dyn Observer,
 ) -> Vec<GateResult> {
-    let slots: Vec<Mutex<Option<GateResult>>> = plans.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = jobs.clamp(1, plans.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(plan) = plans.get(index) else { break };
-                let result = run_one(plan, ctx, observer);
-                observer.gate_finished(&result);
-                *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-            });
+    let runnable = plans.iter().filter(|p| p.skip_reason.is_none()).count();
+    let mut early: Vec<Option<GateResult>> = plans.iter().map(|_| None).collect();
+    let mut launches: Vec<Option<Launch>> = plans.iter().map(|_| None).collect();
+    let mut units = Vec::new();
+    for (index, plan) in plans.iter().enumerate() {
+        match prepare(plan, ctx, jobs, runnable) {
+            Ok((launch, batches)) => {
+                launches[index] = Some(launch);
+                units.extend(batches.into_iter().map(|files| Unit { plan: index, files }));
+            }
+            Err(result) => early[index] = Some(*result),
         }
-    });
-    slots
+    }
+    let mut combined = run_units(&units, plans, &launches, ctx, jobs, observer);
+    early
         .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every planned gate produces a result")
+        .enumerate()
+        .map(|(index, early)| match early {
+            Some(result) => {
+                observer.gate_finished(&result);
+                result
+            }
+            None => combined[index]
+                .take()
+                .expect("every launched gate is combined"),
         })
         .collect()
 }
 
-/// Runs one planned gate.
-pub fn run_one(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -> GateResult {
+/// Resolves the tool and splits the files, or says why the gate cannot run.
+fn prepare(
+    plan: &GatePlan<'_>,
+    ctx: &ExecContext<'_>,
+    jobs: usize,
+    runnable: usize,
+) -> Result<(Launch, Vec<Vec<String>>), Box<GateResult>> {
     let gate = plan.gate;
     if let Some(reason) = &plan.skip_reason {
-        return GateResult::skipped(gate, reason.clone());
+        return Err(Box::new(GateResult::skipped(gate, reason.clone())));
     }
-    let mut result = launch(plan, ctx, observer);
-    result.files_checked = plan.files.len();
+    let tool = ctx.resolve(gate).map_err(|e| {
+        let mut result = unresolved(gate, e);
+        result.files_checked = plan.files.len();
+        Box::new(result)
+    })?;
+    let cwd = process::working_dir(ctx.root, gate.working_dir.as_deref());
+    let env = environment(gate, &tool, ctx);
+    let batches = if gate.pass_files {
+        batches(plan, &tool, &env, ctx.root, jobs, runnable)?
+    } else {
+        vec![plan.files.clone()]
+    };
+    Ok((Launch { tool, cwd, env }, batches))
+}
+
+fn batches(
+    plan: &GatePlan<'_>,
+    tool: &ResolvedTool,
+    env: &[(OsString, OsString)],
+    root: &Path,
+    jobs: usize,
+    runnable: usize,
+) -> Result<Vec<Vec<String>>, Box<GateResult>> {
+    let gate = plan.gate;
+    let fixed: usize = batch::cost(&tool.path.clone().into_os_string())
+        + gate.command[1..]
+            .iter()
+            .map(|a| batch::cost(&a.into()))
+            .sum::<usize>();
+    let budget = batch::argument_budget(env);
+    let min_parts = match gate.batchable {
+        true => batch::idle_parts(jobs, runnable, plan.files.len()),
+        false => 1,
+    };
+    let cost_of = |file: &String| batch::cost(&file_argument(gate, file, root));
+    let too_long = |needed: usize| {
+        let message = format!(
+            "the command line for {} files needs {needed} bytes but this OS allows {budget}; set execution.batchable: true, or pass_files: false and let the tool find its files",
+            plan.files.len()
+        );
+        let mut result = GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
+        result.files_checked = plan.files.len();
+        Box::new(result)
+    };
+    let parts = batch::split(&plan.files, cost_of, fixed, budget, min_parts).map_err(too_long)?;
+    if !gate.batchable && parts.len() > 1 {
+        let needed = fixed + plan.files.iter().map(cost_of).sum::<usize>();
+        return Err(too_long(needed));
+    }
+    Ok(parts)
+}
+
+/// Runs the units on `jobs` workers; a gate's result is combined (and
+/// reported to the observer) as soon as its last unit finishes.
+fn run_units(
+    units: &[Unit],
+    plans: &[GatePlan<'_>],
+    launches: &[Option<Launch>],
+    ctx: &ExecContext<'_>,
+    jobs: usize,
+    observer: &dyn Observer,
+) -> Vec<Option<GateResult>> {
+    let expected: Vec<usize> = (0..plans.len())
+        .map(|plan| units.iter().filter(|u| u.plan == plan).count())
+        .collect();
+    let parts: Vec<Mutex<Vec<Done>>> = plans.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let combined: Vec<Mutex<Option<GateResult>>> = plans.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = jobs.clamp(1, units.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(unit) = units.get(index) else { break };
+                let plan = &plans[unit.plan];
+                let launch = launches[unit.plan]
+                    .as_ref()
+                    .expect("units exist only for launchable gates");
+                let started = Instant::now();
+                let result = run_unit(plan.gate, launch, &unit.files, ctx, observer);
+                let done = Done {
+                    result,
+                    started,
+                    ended: Instant::now(),
+                };
+                let mut mine = lock(&parts[unit.plan]);
+                mine.push(done);
+                if mine.len() == expected[unit.plan] {
+                    let result = combine(plan, std::mem::take(&mut *mine));
+                    observer.gate_finished(&result);
+                    *lock(&combined[unit.plan]) = Some(result);
+                }
+            });
+        }
+    });
+    combined
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// A poisoned lock only means another worker panicked; its data is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One gate's result from its units, restricted to the scoped files when
+/// the gate ran project-wide.
+fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>) -> GateResult {
+    // Batches finish in any order; their violations are merged and sorted,
+    // but logs are listed in file order.
+    parts.sort_by_key(|d| d.started);
+    let started = parts.iter().map(|d| d.started).min();
+    let ended = parts.iter().map(|d| d.ended).max();
+    let results: Vec<GateResult> = parts.into_iter().map(|d| d.result).collect();
+    let mut result = outcome::merge(plan.gate, results);
+    if let (Some(started), Some(ended)) = (started, ended) {
+        result.duration_ms = ended.duration_since(started).as_millis() as u64;
+    }
+    if let Some(keep) = &plan.report_only {
+        outcome::restrict(plan.gate, &mut result, keep);
+    }
     result
 }
 
-fn launch(plan: &GatePlan<'_>, ctx: &ExecContext<'_>, observer: &dyn Observer) -> GateResult {
-    let gate = plan.gate;
-    let tool = match ctx.resolve(gate) {
-        Ok(tool) => tool,
-        Err(e) => return unresolved(gate, e),
-    };
-    let cwd = process::working_dir(ctx.root, gate.working_dir.as_deref());
-    let args = arguments(gate, &plan.files, ctx.root);
-    let argv = display_argv(&tool, &args);
-    observer.gate_started(gate, plan.files.len(), &argv);
-    let env = environment(gate, &tool, ctx);
+fn run_unit(
+    gate: &Gate,
+    launch: &Launch,
+    files: &[String],
+    ctx: &ExecContext<'_>,
+    observer: &dyn Observer,
+) -> GateResult {
+    let args = arguments(gate, files, ctx.root);
+    let argv = display_argv(&launch.tool, &args);
+    observer.gate_started(gate, files.len(), &argv);
     let invocation = process::Invocation {
-        program: &tool.path,
+        program: &launch.tool.path,
         args: &args,
-        cwd: &cwd,
-        env: &env,
+        cwd: &launch.cwd,
+        env: &launch.env,
         timeout: gate.timeout,
     };
     let finished = match process::run(&invocation) {
         Ok(finished) => finished,
         Err(e) => {
-            let message = format!("could not start {}: {e}", tool.path.display());
-            return GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
+            let message = format!("could not start {}: {e}", launch.tool.path.display());
+            let mut result = GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
+            result.files_checked = files.len();
+            return result;
         }
     };
-    let paths = PathContext::new(ctx.root, &cwd);
-    let mut result = outcome::judge(gate, &plan.files, &finished, &paths);
-    result.log = write_log(gate, &argv, &tool, &cwd, &finished, ctx);
+    let paths = PathContext::new(ctx.root, &launch.cwd);
+    let mut result = outcome::judge(gate, files, &finished, &paths);
+    result.log = write_log(gate, &argv, &launch.tool, &launch.cwd, &finished, ctx);
     result
 }
 
@@ -170,23 +325,25 @@ fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
     GateResult::launch_error(gate, kind, message)
 }
 
-/// `command[1..]` then the files. A file whose name starts with `-` gets a
-/// `./` prefix so no tool can read it as an option; with a `working_dir`, files
-/// are passed as absolute paths.
+/// `command[1..]` then the files (when `pass_files`).
 fn arguments(gate: &Gate, files: &[String], root: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
     if gate.pass_files {
-        args.extend(files.iter().map(|file| {
-            if gate.working_dir.is_some() {
-                root.join(file).into_os_string()
-            } else if file.starts_with('-') {
-                OsString::from(format!("./{file}"))
-            } else {
-                OsString::from(file)
-            }
-        }));
+        args.extend(files.iter().map(|file| file_argument(gate, file, root)));
     }
     args
+}
+
+/// A file as passed to the tool: `./`-prefixed when it starts with `-`, so
+/// no tool can read it as an option; absolute with a `working_dir`.
+fn file_argument(gate: &Gate, file: &str, root: &Path) -> OsString {
+    if gate.working_dir.is_some() {
+        root.join(file).into_os_string()
+    } else if file.starts_with('-') {
+        OsString::from(format!("./{file}"))
+    } else {
+        OsString::from(file)
+    }
 }
 
 fn environment(

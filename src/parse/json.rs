@@ -83,8 +83,9 @@ impl JsonSpec {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                self.collect(line, paths, &mut violations)
-                    .map_err(|e| ParseFailure(format!("output line {} is not usable: {e}", index + 1)))?;
+                self.collect(line, paths, &mut violations).map_err(|e| {
+                    ParseFailure(format!("output line {} is not usable: {e}", index + 1))
+                })?;
             }
         } else {
             self.collect(bytes, paths, &mut violations)
@@ -94,7 +95,12 @@ impl JsonSpec {
     }
 
     /// Streams the violations of one JSON document into `out`.
-    fn collect(&self, bytes: &[u8], paths: &PathContext, out: &mut Vec<Violation>) -> Result<(), String> {
+    fn collect(
+        &self,
+        bytes: &[u8],
+        paths: &PathContext,
+        out: &mut Vec<Violation>,
+    ) -> Result<(), String> {
         let found = for_each_at(bytes, &self.violations_pointer, |item| {
             out.push(self.violation(&item, paths)?);
             Ok(())
@@ -102,7 +108,10 @@ impl JsonSpec {
         if found {
             Ok(())
         } else {
-            Err(format!("nothing at violations_path `{}`", self.violations_pointer))
+            Err(format!(
+                "nothing at violations_path `{}`",
+                self.violations_pointer
+            ))
         }
     }
 

@@ -26,7 +26,8 @@ where
         each: &mut each,
         found: &mut found,
     };
-    walk.deserialize(&mut deserializer).map_err(|e| e.to_string())?;
+    walk.deserialize(&mut deserializer)
+        .map_err(|e| e.to_string())?;
     deserializer.end().map_err(|e| e.to_string())?;
     Ok(found)
 }
@@ -137,7 +138,9 @@ impl<F> Walk<'_, F> {
     /// scalar *at* the target is not a list of violations.
     fn scalar<E: de::Error>(self, kind: &str) -> Result<(), E> {
         if self.segments.is_empty() {
-            Err(E::custom(format!("the violations are {kind}, not an array of objects")))
+            Err(E::custom(format!(
+                "the violations are {kind}, not an array of objects"
+            )))
         } else {
             Ok(())
         }
@@ -173,7 +176,10 @@ mod tests {
     fn root_array_nested_array_and_object() {
         assert_eq!(collect("[{\"a\":1},{\"a\":2}]", "").unwrap().1.len(), 2);
         let nested = r#"{"version":"x","diags":[{"a":1}],"summary":{"n":[1,2]}}"#;
-        assert_eq!(collect(nested, "/diags").unwrap(), (true, vec![serde_json::json!({"a":1})]));
+        assert_eq!(
+            collect(nested, "/diags").unwrap(),
+            (true, vec![serde_json::json!({"a":1})])
+        );
         assert_eq!(collect(nested, "/summary/n").unwrap().1.len(), 2);
         assert_eq!(collect(r#"{"one":{"a":1}}"#, "/one").unwrap().1.len(), 1);
         assert_eq!(collect(r#"[[0],[{"a":1}]]"#, "/1").unwrap().1.len(), 1);
@@ -182,7 +188,10 @@ mod tests {
 
     #[test]
     fn missing_path_and_bad_documents() {
-        assert_eq!(collect(r#"{"other":[]}"#, "/diags").unwrap(), (false, vec![]));
+        assert_eq!(
+            collect(r#"{"other":[]}"#, "/diags").unwrap(),
+            (false, vec![])
+        );
         assert!(collect("", "").is_err());
         assert!(collect("[1,", "").is_err());
         assert!(collect("[] trailing", "").is_err());

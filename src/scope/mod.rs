@@ -379,15 +379,23 @@ fn changed_tool(
         .map(|(gate, _)| gate.clone())
 }
 
+/// Every file `project` scope covers: tracked and untracked-not-ignored
+/// files that pass the `project_scope` globs.
+pub fn project_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
+    Ok(candidate_files(ws)?
+        .into_iter()
+        .filter(|path| config.project_scope.matches(path) && !crate::state::is_state_file(path))
+        .collect())
+}
+
 fn project_scope(
     ws: &Workspace,
     config: &Config,
     requested: ScopeMode,
     fallback_reason: Option<String>,
 ) -> Result<Scope, QgError> {
-    let files = candidate_files(ws)?
+    let files = project_files(ws, config)?
         .into_iter()
-        .filter(|path| config.project_scope.matches(path) && !crate::state::is_state_file(path))
         .map(|path| ScopeFile {
             path,
             reasons: vec![Reason::ProjectGlob],

@@ -1,0 +1,140 @@
+//! Splitting a gate's files over several runs: never past the OS limit on
+//! the size of a command line, and over idle cores when that helps.
+
+use std::ffi::OsString;
+
+/// Bytes kept free below the OS limit, for what the kernel adds (auxv, the
+/// program path) and for variables the child's loader sets.
+const HEADROOM: usize = 32 * 1024;
+
+/// Each argument and variable costs its bytes, a NUL and a pointer.
+const PER_ENTRY: usize = 1 + std::mem::size_of::<usize>();
+
+/// A part smaller than this is not worth a process of its own.
+pub const MIN_FILES_PER_PART: usize = 32;
+
+/// The OS limit on argv + environment, in bytes.
+#[cfg(unix)]
+pub fn os_limit() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let value = unsafe { libc::sysconf(libc::_SC_ARG_MAX) };
+    if value > 0 {
+        value as usize
+    } else {
+        // POSIX minimum.
+        4096
+    }
+}
+
+/// Windows limits a whole command line (CreateProcess) to 32,767 UTF-16
+/// units, whatever the environment.
+#[cfg(windows)]
+pub fn os_limit() -> usize {
+    32_767
+}
+
+/// Bytes left for arguments once this environment (inherited plus `extra`)
+/// is accounted for.
+pub fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
+    let inherited: usize = std::env::vars_os()
+        .map(|(k, v)| k.len() + v.len() + 1 + PER_ENTRY)
+        .sum();
+    let extra: usize = extra_env
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 1 + PER_ENTRY)
+        .sum();
+    os_limit().saturating_sub(inherited + extra + HEADROOM)
+}
+
+/// Cost of one argument.
+pub fn cost(arg: &OsString) -> usize {
+    arg.len() + PER_ENTRY
+}
+
+/// Splits `files` into the fewest runs whose arguments fit `budget` after
+/// `fixed` bytes of command, then into at least `min_parts` runs of similar
+/// size. `Err(needed)` when a single file cannot fit at all.
+pub fn split<T: Clone>(
+    files: &[T],
+    cost_of: impl Fn(&T) -> usize,
+    fixed: usize,
+    budget: usize,
+    min_parts: usize,
+) -> Result<Vec<Vec<T>>, usize> {
+    let room = budget.saturating_sub(fixed);
+    let mut by_size: Vec<Vec<T>> = Vec::new();
+    let mut used = 0;
+    for file in files {
+        let c = cost_of(file);
+        if c > room {
+            return Err(fixed + c);
+        }
+        if by_size.is_empty() || used + c > room {
+            by_size.push(Vec::new());
+            used = 0;
+        }
+        used += c;
+        by_size.last_mut().expect("pushed").push(file.clone());
+    }
+    let parts = min_parts.max(by_size.len()).min(files.len().max(1));
+    if parts == by_size.len() {
+        return Ok(by_size);
+    }
+    // Even parts in order; more parts than the size split needs only makes
+    // each part smaller, so they still fit.
+    let size = files.len().div_ceil(parts);
+    Ok(files.chunks(size.max(1)).map(<[T]>::to_vec).collect())
+}
+
+/// How many runs a batchable gate should be split into so that `jobs`
+/// cores are busy while `runnable` gates run.
+pub fn idle_parts(jobs: usize, runnable: usize, files: usize) -> usize {
+    let share = (jobs / runnable.max(1)).max(1);
+    share.min(files / MIN_FILES_PER_PART).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lens(parts: &[Vec<usize>]) -> Vec<usize> {
+        parts.iter().map(Vec::len).collect()
+    }
+
+    #[test]
+    fn packs_under_the_budget() {
+        let files: Vec<usize> = (0..10).collect();
+        // Each file costs 10; 35 bytes of room fit three per run.
+        let parts = split(&files, |_| 10, 5, 40, 1).unwrap();
+        assert_eq!(lens(&parts), [3, 3, 3, 1]);
+        assert_eq!(parts.concat(), files);
+    }
+
+    #[test]
+    fn splits_further_for_idle_cores_but_never_loses_a_file() {
+        let files: Vec<usize> = (0..100).collect();
+        let parts = split(&files, |_| 1, 0, 1_000_000, 4).unwrap();
+        assert_eq!(lens(&parts), [25, 25, 25, 25]);
+        assert_eq!(parts.concat(), files);
+        let one = split(&files[..1], |_| 1, 0, 1_000_000, 4).unwrap();
+        assert_eq!(lens(&one), [1]);
+    }
+
+    #[test]
+    fn a_file_that_cannot_fit_is_an_error() {
+        assert_eq!(split(&[1], |_| 100, 10, 50, 1), Err(110));
+    }
+
+    #[test]
+    fn idle_parts_only_when_cores_are_free_and_files_are_many() {
+        assert_eq!(idle_parts(8, 2, 1000), 4);
+        assert_eq!(idle_parts(2, 4, 1000), 1);
+        assert_eq!(idle_parts(8, 1, 40), 1);
+        assert_eq!(idle_parts(8, 1, 100), 3);
+    }
+
+    #[test]
+    fn budget_is_positive_here() {
+        assert!(argument_budget(&[]) > 10_000);
+    }
+}
