@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{current_dir, print_stdout, ScopeArgs};
+use std::io::Write;
+
+use super::{current_dir, ScopeArgs};
 use crate::error::QgError;
 use crate::progress::TerminalObserver;
 use crate::report::{self, step_summary, summary::summary_line, Format};
@@ -100,22 +102,20 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
     let report = run::run(&options, &observer)?;
     drop(observer);
     for (format, path) in &args.reports {
-        write_file(path, &report::render(&report, *format, false))?;
+        write_file(path, |out| report::write(&report, *format, false, out))?;
     }
     if let Some(path) = &args.output {
-        write_file(path, &report::render(&report, args.format, false))?;
+        write_file(path, |out| report::write(&report, args.format, false, out))?;
     }
-    let stdout = if args.quiet || args.output.is_some() {
-        format!("{}\n", summary_line(&report))
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (`qg run | head`) is not an error worth reporting.
+    let _ = if args.quiet || args.output.is_some() {
+        writeln!(stdout, "{}", summary_line(&report))
     } else {
         let color = args.format == Format::Human && args.color.enabled();
-        let mut text = report::render(&report, args.format, color);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text
+        report::write(&report, args.format, color, &mut stdout).and_then(|()| stdout.flush())
     };
-    print_stdout(&stdout);
+    drop(stdout);
     let github =
         args.format == Format::Github || args.reports.iter().any(|r| r.0 == Format::Github);
     if github {
@@ -124,13 +124,20 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
     Ok(report.exit_code())
 }
 
-fn write_file(path: &PathBuf, text: &str) -> Result<(), QgError> {
+fn write_file(
+    path: &PathBuf,
+    render: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), QgError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
     }
-    std::fs::write(path, text)
-        .map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))
+    let written = std::fs::File::create(path).and_then(|file| {
+        let mut out = std::io::BufWriter::new(file);
+        render(&mut out)?;
+        std::io::Write::flush(&mut out)
+    });
+    written.map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))
 }
 
 /// Appends the markdown job summary when GitHub Actions asks for one.

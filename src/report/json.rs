@@ -31,8 +31,8 @@ struct Timings {
     total_ms: u64,
 }
 
-/// Renders the report as one line of JSON.
-pub fn render(report: &RunReport) -> String {
+/// Writes the report as one line of JSON (and a newline).
+pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let json = JsonReport {
         summary_line: summary_line(report),
         overall_pass: report.overall_pass(),
@@ -49,5 +49,8 @@ pub fn render(report: &RunReport) -> String {
             total_ms: report.total_ms,
         },
     };
-    serde_json::to_string(&json).expect("report serializes")
+    let mut buffered = std::io::BufWriter::new(out);
+    serde_json::to_writer(&mut buffered, &json).map_err(std::io::Error::from)?;
+    std::io::Write::write_all(&mut buffered, b"\n")?;
+    std::io::Write::flush(&mut buffered)
 }

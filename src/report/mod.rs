@@ -39,15 +39,29 @@ pub enum Format {
 
 /// Renders the report in `format`. `color` applies to human output only.
 pub fn render(report: &RunReport, format: Format, color: bool) -> String {
-    match format {
+    let mut bytes = Vec::new();
+    write(report, format, color, &mut bytes).expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("reports are UTF-8")
+}
+
+/// Writes the report in `format` to `out`. JSON is streamed, so a report
+/// with 100,000 violations is never held in memory as one string.
+pub fn write(
+    report: &RunReport,
+    format: Format,
+    color: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let text = match format {
+        Format::Json => return json::write(report, out),
         Format::Human => human::render(report, color),
-        Format::Json => json::render(report),
         Format::Concise => concise::render(report),
         Format::Github => github::render(report),
         Format::Sarif => sarif::render(report),
         Format::Gitlab => gitlab::render(report),
         Format::Junit => junit::render(report),
-    }
+    };
+    out.write_all(text.as_bytes())
 }
 
 /// A finding with its stable fingerprint.

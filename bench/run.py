@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""qg's benchmark: every figure of the performance issue, measured in one run.
+
+    bench/run.py [--runs N] [--only NAME ...]
+
+Prepares real corpora (the sdists of rich and django from PyPI, each unpacked
+and committed to a temp git repo) plus generated ones, times whole commands
+over repeated, interleaved runs (A, B, A, B, ...) after warm-up, and writes
+bench/RESULTS.md: machine, tool versions, medians and ratios. Ratios are
+taken pair by pair within this one run; absolute times are for context only.
+
+Needs the tools of requirements-tools.txt and bench/requirements.txt in the
+project's .venv (scripts/test.sh installs the first; this script the second).
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+VENV = HERE / ".venv"
+BIN = VENV / "bin"
+CACHE = HERE / "bench" / ".cache"
+QG = HERE / "target" / "release" / "qg"
+RICH = "rich==15.0.0"
+DJANGO = "django==6.1.3"
+
+ENV = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", VIRTUAL_ENV=str(VENV), CI="true")
+ENV.pop("NO_COLOR", None)
+
+
+# ---------------------------------------------------------------- helpers
+
+def sh(args, cwd, check=True, capture=False):
+    out = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=ENV, check=check,
+        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return out.stdout.decode() if capture else out.returncode
+
+
+def git_commit_all(root: Path, message="corpus"):
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
+    if not (root / ".git").exists():
+        sh(["git", "init", "-q", "-b", "main"], root)
+    sh(["git", "add", "-A"], root)
+    sh(git + ["commit", "-q", "-m", message], root)
+    return sh(["git", "rev-parse", "HEAD"], root, capture=True).strip()
+
+
+def timed(step) -> float:
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start
+
+
+def medians(steps: dict, runs: int, warmup: int = 1) -> dict:
+    """Interleaved runs of several steps; median seconds of each."""
+    for _ in range(warmup):
+        for step in steps.values():
+            step()
+    samples = {name: [] for name in steps}
+    for _ in range(runs):
+        for name, step in steps.items():
+            samples[name].append(timed(step))
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def cmd(args, cwd):
+    return lambda: sh(args, cwd, check=False)
+
+
+def sequence(commands, cwd):
+    def run():
+        for args in commands:
+            sh(args, cwd, check=False)
+    return run
+
+
+def sdist(spec: str, into: Path) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    name, version = spec.split("==")
+    archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
+    if not archives:
+        subprocess.run([BIN / "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", CACHE, spec], check=True)
+        archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(into, filter="data")
+    root = next(p for p in into.iterdir() if p.is_dir())
+    git_commit_all(root)
+    return root
+
+
+def default_commands():
+    """The four default gates' argv, read from the embedded config."""
+    import re
+    text = (HERE / ".st3" / "quality.yaml").read_text()
+    found = re.findall(r'command: (\[[^\]]*\])', text)
+    return [json.loads(c) for c in found]
+
+
+def project_files(root: Path):
+    return sh([QG, "files", "--scope", "project"], root, capture=True).split()
+
+
+def peak_rss_kb(args, cwd) -> int:
+    """Peak RSS of the largest process among args and its children (KiB)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *map(str, args)], cwd=cwd, env=ENV, capture_output=True, check=True)
+    return int(out.stdout)
+
+
+TRUE_CONFIG = """version: "1"
+active_gates: [t1, t2, t3, t4]
+gates:
+""" + "".join(
+    f"  t{i}:\n    execution: {{command: [\"true\"], pass_files: false}}\n    parsing: {{strategy: exit_code}}\n"
+    for i in range(1, 5)
+)
+
+
+def hooks_config(hooks):
+    lines = ["repos:", "  - repo: local", "    hooks:"]
+    for hook_id, entry, pass_files, serial in hooks:
+        lines += [
+            f"      - id: {hook_id}",
+            f"        name: {hook_id}",
+            f"        entry: {entry}",
+            "        language: system",
+            f"        pass_filenames: {'true' if pass_files else 'false'}",
+            f"        require_serial: {'true' if serial else 'false'}",
+            "        types_or: [python, pyi]" if pass_files else "        always_run: true",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- figures
+
+def overhead(runs, tmp: Path):
+    root = tmp / "overhead"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (root / ".st3").mkdir()
+    (root / ".st3" / "quality.yaml").write_text(TRUE_CONFIG)
+    (root / ".pre-commit-config.yaml").write_text(hooks_config([(f"t{i}", "true", False, False) for i in range(1, 5)]))
+    git_commit_all(root)
+    m = medians({
+        "qg": cmd([QG, "run", "--scope", "project"], root),
+        "true x4": sequence([["true"]] * 4, root),
+        "prek": cmd([BIN / "prek", "run", "--all-files"], root),
+        "pre-commit": cmd([BIN / "pre-commit", "run", "--all-files"], root),
+    }, runs * 4, warmup=2)
+    added = (m["qg"] - m["true x4"]) * 1000
+    return [
+        ("framework overhead: 4 gates of `true`", f"qg {ms(m['qg'])}, `true` x4 {ms(m['true x4'])}",
+         f"{added:+.1f} ms added (prek {(m['prek'] - m['true x4']) * 1000:+.1f} ms, pre-commit {(m['pre-commit'] - m['true x4']) * 1000:+.1f} ms)",
+         "< 10 ms added", added < 10),
+    ]
+
+
+def rich_project(runs, tmp: Path):
+    root = sdist(RICH, tmp / "rich")
+    files = project_files(root)
+    commands = [c + files for c in default_commands()]
+    hooks = [
+        ("ruff-format", " ".join(default_commands()[0]), True, False),
+        ("ruff-check", " ".join(default_commands()[1]), True, False),
+        ("mypy", " ".join(default_commands()[2]), True, True),
+        ("pyright", " ".join(default_commands()[3]), True, True),
+    ]
+    (root / ".pre-commit-config.yaml").write_text(hooks_config(hooks))
+    git_commit_all(root, "hooks")
+    steps = {
+        "qg": cmd([QG, "run", "--scope", "project"], root),
+        "4 commands in sequence": sequence(commands, root),
+        "prek": cmd([BIN / "prek", "run", "--all-files"], root),
+        "pre-commit": cmd([BIN / "pre-commit", "run", "--all-files"], root),
+    }
+    for i, c in enumerate(commands):
+        steps[f"gate {i + 1} alone"] = cmd(c, root)
+    m = medians(steps, runs, warmup=1)
+    slowest_name = max((n for n in m if n.endswith("alone")), key=lambda n: m[n])
+    slowest = m[slowest_name]
+    r_seq = m["qg"] / m["4 commands in sequence"]
+    r_slow = m["qg"] / slowest
+    r_prek = m["qg"] / m["prek"]
+    n = len(files)
+    return [
+        (f"rich, project scope ({n} files): qg vs the 4 commands in sequence",
+         f"qg {sec(m['qg'])}, sequence {sec(m['4 commands in sequence'])}", f"{r_seq:.2f}x", "<= 0.85x", r_seq <= 0.85),
+        ("rich: qg vs the slowest gate alone",
+         f"qg {sec(m['qg'])}, slowest ({slowest_name}: {commands[int(slowest_name.split()[1]) - 1][0]}) {sec(slowest)}",
+         f"{r_slow:.2f}x", "<= 1.15x", r_slow <= 1.15),
+        ("rich: qg vs prek (same 4 commands as local system hooks)",
+         f"qg {sec(m['qg'])}, prek {sec(m['prek'])}, pre-commit {sec(m['pre-commit'])}",
+         f"{r_prek:.2f}x (pre-commit: {m['qg'] / m['pre-commit']:.2f}x)", "<= 0.9x prek", r_prek <= 0.9),
+    ]
+
+
+def django_noop(runs, tmp: Path):
+    root = sdist(DJANGO, tmp / "django")
+    (root / ".st3").mkdir(exist_ok=True)
+    (root / ".st3" / "quality.yaml").write_text(TRUE_CONFIG)
+    head = git_commit_all(root, "qg config")
+    sh([QG, "run"], root)  # first auto run: project fallback, green, baseline = HEAD
+    scope = json.loads(sh([QG, "files", "--format", "json"], root, capture=True))
+    assert scope["mode"] == "auto" and not scope["files"], scope
+    tracked = len(sh(["git", "ls-files"], root, capture=True).splitlines())
+    m = medians({
+        "qg run": cmd([QG, "run"], root),
+        "git": sequence([["git", "status", "--porcelain"], ["git", "diff", "--name-only", head]], root),
+    }, runs * 4, warmup=2)
+    r = m["qg run"] / m["git"]
+    return [
+        (f"django ({tracked} tracked files): no-op `qg run --scope auto` vs `git status --porcelain` + `git diff --name-only`",
+         f"qg {ms(m['qg run'])}, git {ms(m['git'])}", f"{r:.2f}x", "<= 1.5x", r <= 1.5),
+    ]
+
+
+def generate_package(root: Path, modules: int):
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""Generated package."""\n')
+    (pkg / "base.py").write_text('"""Shared base."""\n\nBASE: int = 7\n')
+    for i in range(modules):
+        (pkg / f"mod{i:03d}.py").write_text(
+            f'"""Module {i}."""\n\nfrom pkg.base import BASE\n\n\n'
+            f'def value_{i:03d}(x: int) -> int:\n    """Return x shifted."""\n    return x + BASE + {i}\n\n\n'
+            f'def label_{i:03d}(name: str) -> str:\n    """Return a label."""\n    return f"{{name}}-{i}"\n'
+        )
+
+
+def tdd_loop(runs, tmp: Path):
+    root = tmp / "tdd"
+    generate_package(root, 300)
+    git_commit_all(root)
+    report = json.loads(sh([QG, "run", "--scope", "project", "--format", "json"], root, capture=True, check=False))
+    assert report["overall_pass"], report["summary_line"]
+    sh([QG, "run"], root)  # green auto run: baseline = HEAD
+    module = root / "pkg" / "mod150.py"
+    original = module.read_text()
+    edits = iter(range(10_000))
+
+    def edit():
+        k = next(edits)
+        module.write_text(original + f'\n\ndef extra_{k}(x: int) -> int:\n    """Return x doubled."""\n    return 2 * x + {k}\n')
+
+    def qg_auto():
+        edit()
+        out = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+        assert out["scope"]["files_checked"] == 1 and out["overall_pass"], out["summary_line"]
+
+    steps = {"qg auto after a one-module edit": qg_auto}
+    for i, c in enumerate(default_commands()):
+        steps[f"{c[0]} ({i + 1}) alone on the module"] = cmd(c + ["pkg/mod150.py"], root)
+    m = medians(steps, runs * 2, warmup=1)
+    tool_steps = [n for n in m if n.endswith("alone on the module")]
+    slowest_name = max(tool_steps, key=lambda n: m[n])
+    r = m["qg auto after a one-module edit"] / m[slowest_name]
+    p = medians({
+        "auto": qg_auto,
+        "project": cmd([QG, "run", "--scope", "project"], root),
+    }, max(2, runs // 2), warmup=0)
+    return [
+        ("TDD loop (300 typed modules): `qg run` (auto) after editing one module vs the slowest tool alone on it",
+         f"qg {sec(m['qg auto after a one-module edit'])}, slowest ({slowest_name}) {sec(m[slowest_name])}",
+         f"{r:.2f}x", "<= 1.15x", r <= 1.15),
+        ("TDD loop: auto vs project scope",
+         f"auto {sec(p['auto'])}, project {sec(p['project'])}", f"{p['auto'] / p['project']:.2f}x", "(report)", True),
+    ]
+
+
+def replay_config(parsing: str) -> str:
+    return (
+        'version: "1"\nactive_gates: [replay]\nartifact_logging: {enabled: false}\ngates:\n'
+        '  replay:\n    execution: {command: ["./replay"], pass_files: false}\n'
+        '    success: {exit_codes_ok: [0], exit_codes_violations: [1]}\n'
+        f"    parsing:\n{parsing}"
+    )
+
+
+def parsing(runs, tmp: Path):
+    results = []
+    recorded = json.loads((HERE / "fixtures" / "recorded" / "ruff_check.json").read_text())
+    ruff_items = []
+    for i in range(100_000):
+        item = dict(recorded[i % len(recorded)])
+        item["filename"] = f"/FIXTURE_ROOT/pkg/mod{i // 1000:03d}.py"
+        item["location"] = {"row": i % 1000 + 1, "column": 1}
+        ruff_items.append(item)
+    ruff_text = json.dumps(ruff_items, indent=2)
+    mypy_line = (HERE / "fixtures" / "recorded" / "mypy.jsonl").read_text().splitlines()[1]
+    mypy_text = "".join(mypy_line.replace('"line": 5', f'"line": {i + 1}') + "\n" for i in range(100_000))
+    ruff_parsing = (
+        '      strategy: json_violations\n      violations_path: "/"\n'
+        "      field_map: {file: filename, line: location/row, column: location/column, code: code, message: message, url: url}\n"
+        "      fixable_when: \"fix/applicability == 'safe'\"\n"
+    )
+    mypy_parsing = (
+        "      strategy: json_violations\n      json_lines: true\n"
+        "      field_map: {file: file, line: line, column: column, end_line: end_line, end_column: end_column,"
+        " code: code, message: message, severity: severity, hint: hint}\n      column_offset: 1\n"
+    )
+    for name, text, config in [("ruff JSON", ruff_text, ruff_parsing), ("mypy JSON lines", mypy_text, mypy_parsing)]:
+        root = tmp / ("parse-" + name.split()[0])
+        root.mkdir()
+        (root / "out.txt").write_text(text)
+        (root / "a.py").write_text("x = 1\n")
+        replay = root / "replay"
+        replay.write_text("#!/bin/sh\ncat out.txt\nexit 1\n")
+        replay.chmod(0o755)
+        (root / "c.yaml").write_text(replay_config(config))
+        args = [QG, "run", "--config", "c.yaml", "--scope", "project", "--format", "json"]
+        out = json.loads(sh(args, root, capture=True, check=False))
+        assert out["summary"]["total_violations"] == 100_000, out["summary"]
+        m = medians({"qg": cmd(args, root), "cat": cmd(["cat", "out.txt"], root)}, runs, warmup=1)
+        size = len(text.encode())
+        throughput = size / (m["qg"] - m["cat"]) / 1e6
+        rss = peak_rss_kb(args, root) * 1024
+        ratio = rss / size
+        results.append((
+            f"parsing 100,000 {name} violations ({size / 1e6:.1f} MB) + JSON report",
+            f"qg {sec(m['qg'])} (the replaying `cat` alone {sec(m['cat'])}); peak RSS {rss / 1e6:.1f} MB",
+            f"{throughput:.0f} MB/s; RSS {ratio:.2f}x output",
+            ">= 50 MB/s; RSS <= 3x", throughput >= 50 and ratio <= 3,
+        ))
+    return results
+
+
+def whole_project_mypy(runs, tmp: Path):
+    """Issue 5.4: mypy on the whole project (reporting the scope) vs on the scope alone, on rich."""
+    root = sdist(RICH, tmp / "rich-mypy")
+    sh([QG, "run", "--scope", "project", "--gate", "mypy"], root, check=False)  # warm the cache
+    config = (HERE / ".st3" / "quality.yaml").read_text()
+    wide = config.replace("      project_wide: false", "      project_wide: true", 1)
+    (root / "narrow.yaml").write_text(config)
+    (root / "wide.yaml").write_text(wide)
+    target = "rich/text.py"
+    m = medians({
+        "scope only": cmd([QG, "run", "--config", "narrow.yaml", "--gate", "mypy", target], root),
+        "project_wide": cmd([QG, "run", "--config", "wide.yaml", "--gate", "mypy", target], root),
+        "mypy cold, whole project": lambda: (shutil.rmtree(root / ".mypy_cache", ignore_errors=True),
+                                             sh([BIN / "mypy", *project_files(root)], root, check=False)),
+    }, runs, warmup=1)
+    return [(
+        f"mypy project_wide on rich, one file in scope ({target}), warm cache",
+        f"scope only {sec(m['scope only'])}, project_wide {sec(m['project_wide'])}, cold full mypy {sec(m['mypy cold, whole project'])}",
+        f"{m['project_wide'] / m['scope only']:.2f}x scope-only", "(report)", True,
+    )]
+
+
+# ---------------------------------------------------------------- report
+
+def ms(seconds):
+    return f"{seconds * 1000:.1f} ms"
+
+
+def sec(seconds):
+    return f"{seconds:.2f} s"
+
+
+def versions():
+    def first_line(args):
+        try:
+            return subprocess.run(args, env=ENV, capture_output=True, text=True).stdout.strip().splitlines()[0]
+        except Exception as e:  # noqa: BLE001 - reported, not fatal
+            return f"unavailable ({e})"
+    return {
+        "qg": first_line([QG, "--version"]),
+        "ruff": first_line([BIN / "ruff", "--version"]),
+        "mypy": first_line([BIN / "mypy", "--version"]),
+        "pyright": first_line([BIN / "pyright", "--version"]),
+        "prek": first_line([BIN / "prek", "--version"]),
+        "pre-commit": first_line([BIN / "pre-commit", "--version"]),
+        "git": first_line(["git", "--version"]),
+        "python": platform.python_version(),
+    }
+
+
+def machine():
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+    return f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, {int(mem) / 1024 / 1024:.0f} GiB RAM"
+
+
+FIGURES = {
+    "overhead": overhead,
+    "rich": rich_project,
+    "django": django_noop,
+    "tdd": tdd_loop,
+    "parsing": parsing,
+    "mypy-wide": whole_project_mypy,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5, help="measured runs per command (some figures use more)")
+    parser.add_argument("--only", nargs="*", choices=sorted(FIGURES), help="run only these figures")
+    parser.add_argument("--output", default=str(HERE / "bench" / "RESULTS.md"))
+    args = parser.parse_args()
+
+    subprocess.run([BIN / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "-r", HERE / "requirements-tools.txt", "-r", HERE / "bench" / "requirements.txt"], check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=HERE, check=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="qg-bench-") as tmp:
+        for name in args.only or FIGURES:
+            print(f"bench: {name} ...", file=sys.stderr, flush=True)
+            rows += FIGURES[name](args.runs, Path(tmp))
+    lines = [
+        "# qg benchmark results", "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `bench/run.py --runs {args.runs}`"
+        + (f" --only {' '.join(args.only)}" if args.only else "") + ".", "",
+        f"Machine: {machine()}.", "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()) + ".", "",
+        "Medians of interleaved runs after warm-up; each ratio compares two commands measured in the same run.", "",
+        "| figure | medians | result | goal | met |", "|---|---|---|---|---|",
+    ]
+    for figure, detail, result, goal, met in rows:
+        lines.append(f"| {figure} | {detail} | {result} | {goal} | {'yes' if met else '**no**'} |")
+    Path(args.output).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
