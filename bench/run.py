@@ -93,7 +93,9 @@ def sdist(spec: str, into: Path) -> Path:
     name, version = spec.split("==")
     archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
     if not archives:
-        subprocess.run([BIN / "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", CACHE, spec], check=True)
+        # Only the source is needed, whatever Python the package targets.
+        subprocess.run([BIN / "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                        "--ignore-requires-python", "-d", CACHE, spec], check=True)
         archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
     with tarfile.open(archives[0]) as tar:
         tar.extractall(into, filter="data")
@@ -426,7 +428,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="qg-bench-") as tmp:
         for name in args.only or FIGURES:
             print(f"bench: {name} ...", file=sys.stderr, flush=True)
-            rows += FIGURES[name](args.runs, Path(tmp))
+            try:
+                rows += FIGURES[name](args.runs, Path(tmp))
+            except Exception as e:  # noqa: BLE001 - a broken figure is reported, the rest still run
+                rows.append((f"{name}: could not be measured", f"{type(e).__name__}: {e}", "-", "-", False))
     lines = [
         "# qg benchmark results", "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `bench/run.py --runs {args.runs}`"
