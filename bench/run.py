@@ -204,13 +204,16 @@ def rich_project(runs, tmp: Path):
     n = len(files)
     return [
         (f"rich, project scope ({n} files): qg vs the 4 commands in sequence",
-         f"qg {sec(m['qg'])}, sequence {sec(m['4 commands in sequence'])}", f"{r_seq:.2f}x", "<= 0.85x", r_seq <= 0.85),
+         f"qg {sec(m['qg'])}, sequence {sec(m['4 commands in sequence'])}",
+         f"{r_seq:.2f}x (floor on this machine, slowest gate alone / sequence: {slowest / m['4 commands in sequence']:.2f}x)",
+         "<= 0.85x", r_seq <= 0.85),
         ("rich: qg vs the slowest gate alone",
          f"qg {sec(m['qg'])}, slowest ({slowest_name}: {commands[int(slowest_name.split()[1]) - 1][0]}) {sec(slowest)}",
          f"{r_slow:.2f}x", "<= 1.15x", r_slow <= 1.15),
         ("rich: qg vs prek (same 4 commands as local system hooks)",
          f"qg {sec(m['qg'])}, prek {sec(m['prek'])}, pre-commit {sec(m['pre-commit'])}",
-         f"{r_prek:.2f}x (pre-commit: {m['qg'] / m['pre-commit']:.2f}x)", "<= 0.9x prek", r_prek <= 0.9),
+         f"{r_prek:.2f}x (pre-commit: {m['qg'] / m['pre-commit']:.2f}x; floor, slowest gate alone / prek: {slowest / m['prek']:.2f}x)",
+         "<= 0.9x prek", r_prek <= 0.9),
     ]
 
 

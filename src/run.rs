@@ -13,7 +13,7 @@ use crate::exec::{self, resolve, ExecContext, Observer};
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::scope::git::{self, Head};
-use crate::scope::{self, Baseline, Scope, ScopeMode, ScopeRequest};
+use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp};
 use crate::workspace::Workspace;
 
@@ -228,11 +228,33 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
     let Some(repo) = &workspace.repo else {
         return Ok(BTreeMap::new());
     };
-    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();
-    let changes = git::changes_since(repo, head_tree.as_ref())?;
-    Ok(scope
-        .paths()
-        .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
+    if scope.files.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let head_sha = head.as_ref().map(|c| c.id().to_string());
+    let dirty: BTreeSet<&str> = if scope.mode == ScopeMode::Auto && scope.baseline_sha == head_sha {
+        // The scope's own diff was taken against HEAD: reuse it.
+        scope
+            .files
+            .iter()
+            .filter(|f| {
+                f.reasons
+                    .iter()
+                    .any(|r| matches!(r, Reason::Changed | Reason::Untracked))
+            })
+            .map(|f| f.path.as_str())
+            .collect()
+    } else {
+        let tree = head.and_then(|c| c.tree().ok());
+        let changes = git::changes_since(repo, tree.as_ref())?;
+        scope
+            .paths()
+            .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
+            .collect()
+    };
+    Ok(dirty
+        .into_iter()
         .filter_map(|p| Some((p.to_string(), git::blob_id(&workspace.root.join(p))?)))
         .collect())
 }

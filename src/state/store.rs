@@ -70,14 +70,20 @@ impl StateStore {
     }
 
     /// Applies `change` to this branch's entry under the lock and writes the
-    /// result atomically. `None` from `change` removes the entry.
+    /// result atomically — unless it changed nothing. `None` from `change`
+    /// removes the entry.
     pub fn update_branch<F>(&self, branch: &str, change: F) -> Result<(), QgError>
     where
         F: FnOnce(Option<BranchState>) -> Option<BranchState>,
     {
         let _lock = self.lock()?;
         let (document, mut state) = self.read_locked()?;
-        if let Some(entry) = change(state.branches.remove(branch)) {
+        let before = state.branches.remove(branch);
+        let after = change(before.clone());
+        if after == before && self.path.exists() {
+            return Ok(());
+        }
+        if let Some(entry) = after {
             state.branches.insert(branch.to_string(), entry);
         }
         self.write_locked(document, &state)

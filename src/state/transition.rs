@@ -33,15 +33,25 @@ pub struct RunFacts {
 }
 
 /// The next state of a branch. `exists` tells whether a path still exists
-/// (deleted files are pruned from `failed_files`).
+/// (deleted files are pruned from `failed_files`). A run that changes
+/// nothing returns the previous entry untouched (`updated_at` included), so
+/// the state file need not be rewritten.
 pub fn transition(
     previous: Option<BranchState>,
     facts: &RunFacts,
     exists: impl Fn(&str) -> bool,
 ) -> BranchState {
-    let previous = previous.unwrap_or_default();
+    let existed = previous.is_some();
+    let before = previous.unwrap_or_default();
+    let mut next = advance(before.clone(), facts, exists);
+    if !existed || next != before {
+        next.updated_at = Some(facts.now.clone());
+    }
+    next
+}
+
+fn advance(previous: BranchState, facts: &RunFacts, exists: impl Fn(&str) -> bool) -> BranchState {
     let mut next = previous.clone();
-    next.updated_at = Some(facts.now.clone());
     let still_failing_elsewhere = previous
         .failed_files
         .iter()
@@ -181,6 +191,15 @@ mod tests {
         assert_eq!(next.baseline_sha.as_deref(), Some("old"));
         assert_eq!(next.failed_files, ["a.py"]);
         assert_eq!(transition(None, &f, |_| true).baseline_sha, None);
+    }
+
+    #[test]
+    fn a_run_that_changes_nothing_leaves_the_entry_untouched() {
+        let mut f = facts(&[], &[]);
+        let first = transition(None, &f, |_| true);
+        assert_eq!(first.updated_at.as_deref(), Some("now"));
+        f.now = "later".into();
+        assert_eq!(transition(Some(first.clone()), &f, |_| true), first);
     }
 
     #[test]
