@@ -142,6 +142,7 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
 fn version_of(program: &Path, root: &Path) -> String {
     let args = [std::ffi::OsString::from("--version")];
     let invocation = process::Invocation {
+        label: "--version",
         program,
         args: &args,
         cwd: root,

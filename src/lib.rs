@@ -12,6 +12,7 @@ pub mod error;
 pub mod exec;
 pub mod globs;
 pub mod init;
+pub mod interrupt;
 pub mod outcome;
 pub mod parse;
 pub mod plan;

@@ -98,6 +98,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         jobs,
         no_state: args.no_state,
     };
+    crate::interrupt::install();
     let observer = TerminalObserver::new(!args.no_progress && !args.quiet, args.verbose);
     let report = run::run(&options, &observer)?;
     drop(observer);

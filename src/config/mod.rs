@@ -118,7 +118,23 @@ pub fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgError> {
     Ok(parse(&text, &origin)?)
 }
 
+/// A quality config is a few kilobytes; anything this large is a mistake,
+/// and parsing it would cost seconds and hundreds of megabytes.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 fn read_config(path: &Path) -> Result<String, QgError> {
+    let too_big = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_CONFIG_BYTES);
+    if too_big {
+        return Err(QgError::Config(ConfigError {
+            file: path.display().to_string(),
+            line: None,
+            column: None,
+            key: None,
+            message: format!(
+                "config is larger than {MAX_CONFIG_BYTES} bytes; is this the right file?"
+            ),
+        }));
+    }
     let bytes = std::fs::read(path).map_err(|e| {
         QgError::Config(ConfigError {
             file: path.display().to_string(),

@@ -271,6 +271,7 @@ fn run_unit(
     let argv = display_argv(&launch.tool, &args);
     observer.gate_started(gate, files.len(), &argv);
     let invocation = process::Invocation {
+        label: &gate.id,
         program: &launch.tool.path,
         args: &args,
         cwd: &launch.cwd,

@@ -33,8 +33,52 @@ pub struct Finished {
     pub duration: Duration,
 }
 
+/// Process groups of running tools, with what they are, so an interrupted
+/// qg can kill every tree it started.
+static RUNNING: std::sync::Mutex<Vec<(u32, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Set once qg is interrupted: no tool may start after that.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Kills every running tool's process group and forbids new ones; returns
+/// the labels of what was running.
+pub fn kill_all_running() -> Vec<String> {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    for (group, _) in running.iter() {
+        kill_group(*group);
+    }
+    running.iter().map(|(_, label)| label.clone()).collect()
+}
+
+/// Starts the child and records its group under one lock, so an interrupt
+/// either sees it registered or prevents it from starting.
+fn start_registered(expression: &duct::Expression, label: &str) -> std::io::Result<duct::Handle> {
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "qg was interrupted",
+        ));
+    }
+    let handle = expression.start()?;
+    if let Some(group) = handle.pids().first() {
+        running.push((*group, label.to_string()));
+    }
+    Ok(handle)
+}
+
+fn unregister(group: u32) {
+    RUNNING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(g, _)| *g != group);
+}
+
 /// What to run.
 pub struct Invocation<'a> {
+    /// What it is, for messages (the gate id).
+    pub label: &'a str,
     /// Resolved executable.
     pub program: &'a Path,
     /// Arguments after the program.
@@ -62,7 +106,7 @@ pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     }
     let expression = in_own_process_group(expression);
     let started = Instant::now();
-    let handle = expression.start()?;
+    let handle = start_registered(&expression, invocation.label)?;
     let group = handle.pids().first().copied();
     let output = handle.wait_timeout(invocation.timeout)?;
     let termination = match output {
@@ -76,6 +120,9 @@ pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     }
     if termination == Termination::TimedOut {
         handle.wait()?;
+    }
+    if let Some(group) = group {
+        unregister(group);
     }
     let duration = started.elapsed();
     Ok(Finished {
