@@ -22,8 +22,9 @@ gates:
 
 struct Case {
     name: &'static str,
-    yaml: String,
-    line: usize,
+    yaml: Vec<u8>,
+    /// `None` for whole-file problems (no line to point at).
+    line: Option<usize>,
     key: &'static str,
     message: &'static str,
 }
@@ -37,8 +38,8 @@ fn case(
 ) -> Case {
     Case {
         name,
-        yaml,
-        line,
+        yaml: yaml.into_bytes(),
+        line: Some(line),
         key,
         message,
     }
@@ -79,6 +80,60 @@ fn cases() -> Vec<Case> {
                  .replace("      pattern: '^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.*)$'\n      defaults: {code: \"X1\"}\n", ""),
              12, "gates.fake.parsing.field_map.file", "~0"),
         case("empty active gates", BASE.replace("[fake]", "[]"), 2, "active_gates", "is empty"),
+        case("unknown key in project_scope", format!("{BASE}project_scope: {{include_glob: []}}\n"), 14,
+             "project_scope.include_glob", "did you mean `include_globs`?"),
+        case("unknown key in artifact_logging", format!("{BASE}artifact_logging: {{enable: true}}\n"), 14,
+             "artifact_logging.enable", "did you mean `enabled`?"),
+        case("unknown key in a gate", BASE.replace("    name:", "    nmae:"), 5,
+             "gates.fake.nmae", "did you mean `name`?"),
+        case("unknown key in execution", BASE.replace("      command:", "      timeout: 5\n      command:"), 7,
+             "gates.fake.execution.timeout", "did you mean `timeout_seconds`?"),
+        case("unknown key in capabilities", format!("{BASE}    capabilities: {{file_type: [.py]}}\n"), 14,
+             "gates.fake.capabilities.file_type", "did you mean `file_types`?"),
+        case("unknown key in a gate's scope", format!("{BASE}    scope: {{include: []}}\n"), 14,
+             "gates.fake.scope.include", "did you mean `include_globs`?"),
+        case("unsupported version", BASE.replace("version: \"1\"", "version: \"2\""), 1,
+             "version", "unsupported version"),
+        case("active_gates not a list", BASE.replace("[fake]", "fake"), 2,
+             "active_gates", "expected a sequence"),
+        case("timeout not a number", BASE.replace("command: [\"bin/marker\"]", "command: [\"bin/marker\"]\n      timeout_seconds: ten"), 8,
+             "gates.fake.execution.timeout_seconds", "expected f64"),
+        case("exit code both ok and violations", BASE.replace("      fail_on: warning", "      fail_on: warning\n      exit_codes_ok: [0, 1]"), 8,
+             "gates.fake.success", "in both"),
+        case("file type without a dot", format!("{BASE}    capabilities: {{file_types: [py]}}\n"), 14,
+             "gates.fake.capabilities.file_types[0]", "starting with `.`"),
+        case("unknown fix_hint placeholder", format!("{BASE}    fix_hint: \"fix {{file}}\"\n"), 14,
+             "gates.fake.fix_hint", "only `{files}`"),
+        case("working_dir outside the root", BASE.replace("command: [\"bin/marker\"]", "command: [\"bin/marker\"]\n      working_dir: ../x"), 8,
+             "gates.fake.execution.working_dir", "without `..`"),
+        case("zero max_files", format!("{BASE}artifact_logging: {{max_files: 0}}\n"), 14,
+             "artifact_logging.max_files", "at least 1"),
+        case("gate id with a space", BASE.replace("[fake]", "[\"bad id\"]").replace("  fake:", "  \"bad id\":"), 4,
+             "gates.bad id", "letters, digits"),
+        case("missing gates", "version: \"1\"\nactive_gates: [fake]\n".to_string(), 1,
+             "", "missing field `gates`"),
+        case("unknown severity", BASE.replace("fail_on: warning", "fail_on: critical"), 9,
+             "gates.fake.success.fail_on", "expected one of `info`, `warning`, `error`"),
+        case("deeply nested yaml", format!("version: {}{}\n", "[".repeat(300), "]".repeat(300)), 1,
+             "", "recursion limit exceeded"),
+        case("aliases as a billion laughs", BASE.replace(
+            "      command: [\"bin/marker\"]",
+            "      command: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n      env: {A: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a], B: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b], C: [*c,*c,*c,*c,*c,*c,*c,*c,*c]}"), 8,
+             "gates.fake.execution.env.A", "invalid type: sequence"),
+        Case {
+            name: "non-UTF-8 bytes",
+            yaml: [BASE.as_bytes(), b"# caf\xe9\n"].concat(),
+            line: Some(14),
+            key: "",
+            message: "not valid UTF-8",
+        },
+        Case {
+            name: "a 10 MB file",
+            yaml: format!("{BASE}huge: [{}]\n", vec!["1"; 5_000_000].join(",")).into_bytes(),
+            line: None,
+            key: "",
+            message: "larger than 1048576 bytes",
+        },
     ]
 }
 
@@ -88,11 +143,16 @@ fn every_invalid_config_is_one_located_line_and_exit_2() {
     project.fake_tool("marker", "touch ran.marker");
     project.write("a.py", "x = 1\n");
     let mut failures = Vec::new();
-    for case in cases() {
-        project.write("c.yaml", &case.yaml);
+    let all = cases();
+    assert!(all.len() >= 30, "the corpus has {} cases", all.len());
+    for case in all {
+        std::fs::write(project.path().join("c.yaml"), &case.yaml).unwrap();
         let run = project.qg(&["run", "--config", "c.yaml", "--scope", "project"]);
         let stderr = run.stderr.trim_end();
-        let expected_prefix = format!("qg: error: invalid config: c.yaml:{}:", case.line);
+        let expected_prefix = match case.line {
+            Some(line) => format!("qg: error: invalid config: c.yaml:{line}:"),
+            None => "qg: error: invalid config: c.yaml: ".to_string(),
+        };
         let ok = run.code == 2
             && run.stdout.is_empty()
             && stderr.lines().count() == 1
