@@ -27,12 +27,17 @@ impl fmt::Display for ConfigError {
             }
         }
         write!(f, ": ")?;
+        // One line, always, and nothing a terminal would interpret: keys come
+        // from the file (a quoted key may hold a newline or an escape).
         if let Some(key) = &self.key {
-            write!(f, "{key}: ")?;
+            write!(f, "{}: ", key.escape_debug())?;
         }
-        // One line, always: multi-line messages (regex errors) are folded.
         let folded: Vec<&str> = self.message.split_whitespace().collect();
-        write!(f, "{}", folded.join(" "))
+        write!(
+            f,
+            "{}",
+            crate::report::terminal::neutralize(&folded.join(" "))
+        )
     }
 }
 
