@@ -118,6 +118,15 @@ fn sigterm_kills_every_tool_tree_and_exits_143() {
 fn kill_9_at_random_moments_never_tears_the_state_file() {
     // The tool alternates pass and fail, so every completed run rewrites state.
     let project = project("if grep -q BAD a.py; then exit 1; fi; exit 0");
+    // Kill at a random point within the length of a whole run.
+    let run_micros = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            spawn_qg(project.path()).wait().unwrap();
+            started.elapsed().as_micros() as u64
+        })
+        .max()
+        .unwrap();
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut killed_mid_run = 0;
     for round in 0..40 {
@@ -126,7 +135,7 @@ fn kill_9_at_random_moments_never_tears_the_state_file() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(seed % 40_000));
+        std::thread::sleep(Duration::from_micros(seed % run_micros.max(1)));
         if child.try_wait().unwrap().is_none() {
             killed_mid_run += 1;
         }
