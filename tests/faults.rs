@@ -366,3 +366,38 @@ fn human_output_neutralizes_terminal_escapes() {
         "evil \u{1b}[2J\u{1b}]52;c;aGk=\u{7} text"
     );
 }
+
+#[test]
+fn non_utf8_output_is_an_error_for_json_and_kept_for_text() {
+    let project = project_with(
+        "printf '[{\"file\":\"a.py\",\"message\":\"caf\\351\"}]'; exit 1",
+        "",
+    );
+    let run = run_json(&project);
+    run.assert_code(2);
+    assert_error(&run.gate("fake"), "unparseable_output");
+
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool("fake", "printf 'a.py:1: caf\\351 \\377\\n'; exit 1");
+    project.write(
+        "c.yaml",
+        "version: \"1\"\nactive_gates: [fake]\ngates:\n  fake:\n    execution: {command: [\"fake\"]}\n    parsing: {strategy: text_violations, pattern: '^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.*)$'}\n",
+    );
+    let run = run_json(&project);
+    run.assert_code(1);
+    assert_eq!(
+        run.gate("fake")["violations"][0]["message"],
+        "caf\u{fffd} \u{fffd}"
+    );
+}
+
+#[test]
+fn a_tool_that_closes_stdout_early_is_an_error_not_a_pass() {
+    for code in [0, 1] {
+        let project = project_with(&format!("exec 1>&-\nsleep 0.2\nexit {code}"), "");
+        let run = run_json(&project);
+        run.assert_code(2);
+        assert_error(&run.gate("fake"), "unparseable_output");
+    }
+}

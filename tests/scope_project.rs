@@ -159,3 +159,34 @@ fn scope_and_paths_together_are_a_usage_error() {
         run.stderr
     );
 }
+
+#[test]
+fn a_non_utf8_file_name_is_an_error_never_a_silent_skip() {
+    use std::os::unix::ffi::OsStrExt;
+    let project = Project::empty();
+    project.write("ok.py", "x = 1\n");
+    project.git_init();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
+    std::fs::write(project.path().join(name), "x = 1\n").unwrap();
+    for args in [
+        &["files", "--scope", "project"][..],
+        &["files", "--scope", "branch"][..],
+    ] {
+        let run = project.qg(args);
+        run.assert_code(2);
+        assert!(
+            run.stderr.contains("not valid UTF-8: \"caf\u{fffd}.py\"")
+                && run.stderr.contains("exclude_globs"),
+            "{}",
+            run.stderr
+        );
+    }
+    // Excluded by the config: fine.
+    let config = qg::config::EMBEDDED_DEFAULT.replace(
+        "    - \".venv/**\"\n",
+        "    - \".venv/**\"\n    - \"caf*\"\n",
+    );
+    project.write(".st3/quality.yaml", &config);
+    let json = files_json(&project, &["--scope", "project"]);
+    assert_eq!(paths(&json), ["ok.py"]);
+}

@@ -183,6 +183,7 @@ impl GitScope<'_> {
                 let oid = git2::Oid::from_str(&sha).expect("checked by trusted_baseline");
                 let tree = self.tree_of(oid)?;
                 let changes = git::changes_since(self.repo, Some(&tree))?;
+                refuse_unnamed(self.config, &changes.unnamed)?;
                 let clean = state.map(|s| &s.clean_blobs);
                 let mut scope = self.scope_of_changes(ScopeMode::Auto, &changes, clean);
                 scope.baseline_sha = Some(sha);
@@ -285,6 +286,7 @@ impl GitScope<'_> {
         };
         let tree = self.tree_of(base)?;
         let changes = git::changes_since(self.repo, Some(&tree))?;
+        refuse_unnamed(self.config, &changes.unnamed)?;
         let mut scope = self.scope_of_changes(ScopeMode::Branch, &changes, None);
         scope.requested = requested;
         scope.baseline_sha = Some(base.to_string());
@@ -382,7 +384,7 @@ fn changed_tool(
 /// Every file `project` scope covers: tracked and untracked-not-ignored
 /// files that pass the `project_scope` globs.
 pub fn project_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
-    Ok(candidate_files(ws)?
+    Ok(candidate_files(ws, config)?
         .into_iter()
         .filter(|path| config.project_scope.matches(path) && !crate::state::is_state_file(path))
         .collect())
@@ -428,7 +430,7 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
         if canonical.is_dir() {
             let all = match &candidates {
                 Some(all) => all,
-                None => candidates.insert(candidate_files(ws)?),
+                None => candidates.insert(candidate_files(ws, config)?),
             };
             let prefix = if relative.is_empty() {
                 String::new()
@@ -463,26 +465,47 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
 }
 
 /// Every regular file of the project: in git, tracked (and still present)
-/// plus untracked-not-ignored; outside git, a walk of the root.
-pub fn candidate_files(ws: &Workspace) -> Result<Vec<String>, QgError> {
+/// plus untracked-not-ignored; outside git, a walk of the root. A file whose
+/// name is not UTF-8 is an error unless the config excludes it: it cannot be
+/// named in a report, and silently skipping it would be a lie.
+pub fn candidate_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
+    let mut unnamed = Vec::new();
     let mut files = match &ws.repo {
-        Some(repo) => git_files(repo)?,
-        None => walk_files(&ws.root)?,
+        Some(repo) => git_files(repo, &mut unnamed)?,
+        None => walk_files(&ws.root, &mut unnamed)?,
     };
+    refuse_unnamed(config, &unnamed)?;
     files.retain(|p| is_regular_file(&ws.root.join(p)));
     files.sort();
     files.dedup();
     Ok(files)
 }
 
-fn git_files(repo: &Repository) -> Result<Vec<String>, QgError> {
+/// Errors on the first non-UTF-8 name the config does not exclude.
+fn refuse_unnamed(config: &Config, unnamed: &[String]) -> Result<(), QgError> {
+    match unnamed.iter().find(|lossy| !config.project_scope.is_excluded(lossy)) {
+        None => Ok(()),
+        Some(lossy) => Err(QgError::Usage(format!(
+            "file name is not valid UTF-8: {:?} (undecodable bytes shown as U+FFFD); qg cannot name it in a report; rename it, or exclude it in project_scope.exclude_globs",
+            lossy
+        ))),
+    }
+}
+
+fn git_files(repo: &Repository, unnamed: &mut Vec<String>) -> Result<Vec<String>, QgError> {
     let git_err = |e: git2::Error| QgError::Git(format!("cannot list files: {}", e.message()));
     let index = repo.index().map_err(git_err)?;
     const GITLINK: u32 = 0o160000;
     let mut files: BTreeMap<String, ()> = index
         .iter()
         .filter(|entry| entry.mode != GITLINK)
-        .filter_map(|entry| String::from_utf8(entry.path).ok())
+        .filter_map(|entry| match String::from_utf8(entry.path) {
+            Ok(path) => Some(path),
+            Err(e) => {
+                unnamed.push(String::from_utf8_lossy(e.as_bytes()).into_owned());
+                None
+            }
+        })
         .map(|p| (p, ()))
         .collect();
     let mut options = StatusOptions::new();
@@ -493,8 +516,13 @@ fn git_files(repo: &Repository) -> Result<Vec<String>, QgError> {
         .exclude_submodules(true);
     let statuses = repo.statuses(Some(&mut options)).map_err(git_err)?;
     for entry in statuses.iter() {
-        let Some(path) = entry.path() else { continue };
         let status = entry.status();
+        let Some(path) = entry.path() else {
+            if status.contains(Status::WT_NEW) {
+                unnamed.push(String::from_utf8_lossy(entry.path_bytes()).into_owned());
+            }
+            continue;
+        };
         if status.contains(Status::WT_NEW) {
             files.insert(path.to_string(), ());
         } else if status.intersects(Status::WT_DELETED | Status::INDEX_DELETED) {
@@ -504,7 +532,7 @@ fn git_files(repo: &Repository) -> Result<Vec<String>, QgError> {
     Ok(files.into_keys().collect())
 }
 
-fn walk_files(root: &Path) -> Result<Vec<String>, QgError> {
+fn walk_files(root: &Path, unnamed: &mut Vec<String>) -> Result<Vec<String>, QgError> {
     let mut out = Vec::new();
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
@@ -519,7 +547,10 @@ fn walk_files(root: &Path) -> Result<Vec<String>, QgError> {
             let child = relative.join(&name);
             match entry.file_type() {
                 Ok(t) if t.is_dir() => pending.push(child),
-                Ok(t) if t.is_file() => out.push(crate::parse::paths::to_slash(&child)),
+                Ok(t) if t.is_file() => match child.to_str() {
+                    Some(_) => out.push(crate::parse::paths::to_slash(&child)),
+                    None => unnamed.push(child.to_string_lossy().into_owned()),
+                },
                 _ => {}
             }
         }
