@@ -151,12 +151,13 @@ fn version_of(program: &Path, root: &Path) -> String {
     };
     match process::run(&invocation) {
         Ok(done) if done.termination == Termination::Exited(0) => {
-            let out = if done.stdout.is_empty() {
+            let stream = if done.stdout.is_empty() {
                 &done.stderr
             } else {
                 &done.stdout
             };
-            let text = String::from_utf8_lossy(out);
+            let bytes = stream.read_all().unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
             text.lines()
                 .next()
                 .unwrap_or("no version printed")

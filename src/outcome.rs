@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::config::Gate;
 use crate::exec::process::{signal_name, Finished, Termination};
-use crate::parse::{PathContext, ToolOutput};
+use crate::parse::PathContext;
 use crate::violation::Violation;
 
 /// A gate's verdict.
@@ -187,7 +187,7 @@ pub fn judge(
         short: short_for(kind, exit_code, gate),
         message,
         exit_code,
-        stderr_tail: tail(&finished.stderr),
+        stderr_tail: tail(&finished.stderr.tail(16 * 1024).unwrap_or_default()),
     };
     let code = match finished.termination {
         Termination::TimedOut => {
@@ -211,11 +211,7 @@ pub fn judge(
         );
         return result.into_error(fail(ErrorKind::UnexpectedExitCode, message, Some(code)));
     }
-    let output = ToolOutput {
-        stdout: &finished.stdout,
-        stderr: &finished.stderr,
-    };
-    let mut violations = match gate.parser.parse(&output, paths) {
+    let mut violations = match gate.parser.parse(finished, paths) {
         Ok(v) => v,
         Err(failure) => {
             let message = format!("exit code {code}, but {}", failure.0);

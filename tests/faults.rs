@@ -401,3 +401,59 @@ fn a_tool_that_closes_stdout_early_is_an_error_not_a_pass() {
         assert_error(&run.gate("fake"), "unparseable_output");
     }
 }
+
+#[test]
+fn a_hundred_megabytes_of_output_go_to_the_log_not_to_memory() {
+    let project = project_with(
+        "yes 'this is not JSON at all' | head -c 100000000; exit 1",
+        "",
+    );
+    let config = std::fs::read_to_string(project.path().join("c.yaml")).unwrap();
+    project.write(
+        "c.yaml",
+        &format!("{config}artifact_logging: {{enabled: true, output_dir: logs}}\n"),
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args([
+            "run", "--config", "c.yaml", "--scope", "project", "--format", "json",
+        ])
+        .current_dir(project.path())
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", project.path().join("bin").display()),
+        )
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // VmHWM (peak RSS) only grows; sample it until the process is gone.
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(status) = std::fs::read_to_string(&status_path) {
+            if let Some(kb) = status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                peak_kb = peak_kb.max(kb);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gate = &json["gates"][0];
+    assert_error(gate, "unparseable_output");
+    let log = project.path().join(gate["log"].as_str().unwrap());
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 100_000_000,
+        "the whole output is in the log"
+    );
+    assert!(peak_kb > 0, "never sampled qg's memory");
+    assert!(
+        peak_kb < 64 * 1024,
+        "qg peaked at {peak_kb} KiB for 100 MB of output"
+    );
+}

@@ -48,13 +48,13 @@ pub fn write(
         "===== stdout ({} bytes) =====",
         entry.finished.stdout.len()
     )?;
-    file.write_all(&entry.finished.stdout)?;
+    entry.finished.stdout.copy_to(&mut file)?;
     writeln!(
         file,
         "\n===== stderr ({} bytes) =====",
         entry.finished.stderr.len()
     )?;
-    file.write_all(&entry.finished.stderr)?;
+    entry.finished.stderr.copy_to(&mut file)?;
     file.flush()?;
     rotate(&dir, settings.max_files);
     Ok(crate::parse::paths::to_slash(

@@ -25,12 +25,84 @@ pub enum Termination {
 pub struct Finished {
     /// How it ended.
     pub termination: Termination,
-    /// Whole stdout.
-    pub stdout: Vec<u8>,
-    /// Whole stderr.
-    pub stderr: Vec<u8>,
+    /// Whole stdout, still in its capture file.
+    pub stdout: Capture,
+    /// Whole stderr, still in its capture file.
+    pub stderr: Capture,
     /// Wall time.
     pub duration: Duration,
+}
+
+impl crate::parse::OutputSource for Finished {
+    fn open(
+        &self,
+        stream: crate::config::schema::OutputStream,
+    ) -> std::io::Result<Box<dyn std::io::BufRead + '_>> {
+        use crate::config::schema::OutputStream;
+        Ok(match stream {
+            OutputStream::Stdout => Box::new(self.stdout.reader()?),
+            OutputStream::Stderr => Box::new(self.stderr.reader()?),
+            OutputStream::Both => Box::new(std::io::BufReader::new(
+                self.stdout
+                    .reader()?
+                    .chain(&b"\n"[..])
+                    .chain(self.stderr.reader()?),
+            )),
+        })
+    }
+}
+
+/// One captured stream, left on disk: readers stream it, so 100 MB of
+/// output never has to sit in memory at once.
+#[derive(Debug)]
+pub struct Capture {
+    file: File,
+    len: u64,
+}
+
+impl Capture {
+    fn new(file: File) -> std::io::Result<Capture> {
+        let len = file.metadata()?.len();
+        Ok(Capture { file, len })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A reader from the start. Readers share one offset: use one at a time.
+    pub fn reader(&self) -> std::io::Result<std::io::BufReader<File>> {
+        let mut file = self.file.try_clone()?;
+        file.rewind()?;
+        Ok(std::io::BufReader::with_capacity(64 * 1024, file))
+    }
+
+    /// The whole stream in memory (text parsing, small outputs).
+    pub fn read_all(&self) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(self.len as usize);
+        self.reader()?.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// At most the last `max` bytes.
+    pub fn tail(&self, max: u64) -> std::io::Result<Vec<u8>> {
+        let mut file = self.file.try_clone()?;
+        file.seek(std::io::SeekFrom::Start(self.len.saturating_sub(max)))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Copies the stream to `out` without holding it in memory.
+    pub fn copy_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        std::io::copy(&mut self.reader()?, out)
+    }
 }
 
 /// Process groups of running tools, with what they are, so an interrupted
@@ -93,8 +165,8 @@ pub struct Invocation<'a> {
 
 /// Runs the invocation to completion (or timeout).
 pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
-    let mut stdout = tempfile::tempfile()?;
-    let mut stderr = tempfile::tempfile()?;
+    let stdout = tempfile::tempfile()?;
+    let stderr = tempfile::tempfile()?;
     let mut expression = duct::cmd(invocation.program, invocation.args)
         .dir(invocation.cwd)
         .stdin_null()
@@ -127,18 +199,10 @@ pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     let duration = started.elapsed();
     Ok(Finished {
         termination,
-        stdout: read_all(&mut stdout)?,
-        stderr: read_all(&mut stderr)?,
+        stdout: Capture::new(stdout)?,
+        stderr: Capture::new(stderr)?,
         duration,
     })
-}
-
-fn read_all(file: &mut File) -> std::io::Result<Vec<u8>> {
-    let len = file.metadata()?.len() as usize;
-    let mut bytes = Vec::with_capacity(len);
-    file.rewind()?;
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 #[cfg(unix)]

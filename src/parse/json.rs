@@ -77,25 +77,36 @@ impl JsonSpec {
 
     /// Parses `bytes`; any malformed JSON or a missing violations array fails.
     pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Vec<Violation>, ParseFailure> {
+        self.parse_reader(bytes, paths)
+    }
+
+    /// Parses a stream without holding it in memory: JSON Lines line by
+    /// line, a document by walking to `violations_path`.
+    pub fn parse_reader(
+        &self,
+        mut reader: impl std::io::BufRead,
+        paths: &PathContext,
+    ) -> Result<Vec<Violation>, ParseFailure> {
         let mut violations = Vec::new();
-        if self.json_lines {
-            // One violation per line, usually: reserving exactly avoids the
-            // slack (and the transient copy) of a doubling vector.
-            let lines = bytes
-                .split(|b| *b == b'\n')
-                .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
-            violations.reserve_exact(lines.count());
-            for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                self.collect(line, paths, &mut violations).map_err(|e| {
-                    ParseFailure(format!("output line {} is not usable: {e}", index + 1))
-                })?;
-            }
-        } else {
-            self.collect(bytes, paths, &mut violations)
+        if !self.json_lines {
+            self.collect(reader, paths, &mut violations)
                 .map_err(|e| ParseFailure(format!("output is not usable JSON: {e}")))?;
+            return Ok(violations);
+        }
+        let mut line = Vec::new();
+        for number in 1.. {
+            line.clear();
+            let read = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| ParseFailure(format!("cannot read the output: {e}")))?;
+            if read == 0 {
+                break;
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            self.collect(&line[..], paths, &mut violations)
+                .map_err(|e| ParseFailure(format!("output line {number} is not usable: {e}")))?;
         }
         Ok(violations)
     }
@@ -103,11 +114,11 @@ impl JsonSpec {
     /// Streams the violations of one JSON document into `out`.
     fn collect(
         &self,
-        bytes: &[u8],
+        reader: impl std::io::Read,
         paths: &PathContext,
         out: &mut Vec<Violation>,
     ) -> Result<(), String> {
-        let found = for_each_at(bytes, &self.violations_pointer, |item| {
+        let found = for_each_at(reader, &self.violations_pointer, |item| {
             out.push(self.violation(&item, paths)?);
             Ok(())
         })?;

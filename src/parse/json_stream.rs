@@ -10,8 +10,9 @@ use serde_json::Value;
 
 /// Calls `each` for every element of the array at `pointer` (or once for an
 /// object there). Returns whether the pointer led anywhere.
-pub fn for_each_at<F>(bytes: &[u8], pointer: &str, mut each: F) -> Result<bool, String>
+pub fn for_each_at<R, F>(reader: R, pointer: &str, mut each: F) -> Result<bool, String>
 where
+    R: std::io::Read,
     F: FnMut(Value) -> Result<(), String>,
 {
     let segments: Vec<String> = pointer
@@ -20,7 +21,7 @@ where
         .map(|s| s.replace("~1", "/").replace("~0", "~"))
         .collect();
     let mut found = false;
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
     let walk = Walk {
         segments: &segments,
         each: &mut each,

@@ -47,7 +47,14 @@ impl SpecError {
     }
 }
 
-/// The output a parser reads, already split by stream.
+/// Where a parser reads a tool's streams from: capture files in a real run
+/// (streamed, never loaded whole for JSON), bytes in tests.
+pub trait OutputSource {
+    /// A reader over the chosen stream (`both`: stdout, a newline, stderr).
+    fn open(&self, stream: OutputStream) -> std::io::Result<Box<dyn std::io::BufRead + '_>>;
+}
+
+/// Output held in memory.
 pub struct ToolOutput<'a> {
     /// Whole stdout.
     pub stdout: &'a [u8],
@@ -55,14 +62,16 @@ pub struct ToolOutput<'a> {
     pub stderr: &'a [u8],
 }
 
-impl ToolOutput<'_> {
-    /// The bytes of the chosen stream (`both` joins stdout then stderr).
-    pub fn select(&self, stream: OutputStream) -> std::borrow::Cow<'_, [u8]> {
-        match stream {
-            OutputStream::Stdout => self.stdout.into(),
-            OutputStream::Stderr => self.stderr.into(),
-            OutputStream::Both => [self.stdout, b"\n", self.stderr].concat().into(),
-        }
+impl OutputSource for ToolOutput<'_> {
+    fn open(&self, stream: OutputStream) -> std::io::Result<Box<dyn std::io::BufRead + '_>> {
+        use std::io::Read;
+        Ok(match stream {
+            OutputStream::Stdout => Box::new(self.stdout),
+            OutputStream::Stderr => Box::new(self.stderr),
+            OutputStream::Both => Box::new(std::io::BufReader::new(
+                self.stdout.chain(&b"\n"[..]).chain(self.stderr),
+            )),
+        })
     }
 }
 
@@ -71,12 +80,24 @@ impl ParserSpec {
     /// caller synthesizes its finding from the exit status.
     pub fn parse(
         &self,
-        output: &ToolOutput<'_>,
+        output: &dyn OutputSource,
         paths: &PathContext,
     ) -> Result<Vec<Violation>, ParseFailure> {
+        let unreadable = |e: std::io::Error| ParseFailure(format!("cannot read the output: {e}"));
         match self {
-            ParserSpec::Json(spec) => spec.parse(&output.select(spec.source), paths),
-            ParserSpec::Text(spec) => Ok(spec.parse(&output.select(spec.source), paths)),
+            ParserSpec::Json(spec) => {
+                spec.parse_reader(output.open(spec.source).map_err(unreadable)?, paths)
+            }
+            ParserSpec::Text(spec) => {
+                // A regex may span lines, so text is matched as a whole.
+                let mut text = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut output.open(spec.source).map_err(unreadable)?,
+                    &mut text,
+                )
+                .map_err(unreadable)?;
+                Ok(spec.parse(&text, paths))
+            }
             ParserSpec::ExitCode => Ok(Vec::new()),
         }
     }
