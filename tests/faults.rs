@@ -457,3 +457,64 @@ fn a_hundred_megabytes_of_output_go_to_the_log_not_to_memory() {
         "qg peaked at {peak_kb} KiB for 100 MB of output"
     );
 }
+
+#[test]
+fn hostile_file_names_are_passed_safely_and_rendered_on_one_line() {
+    let quote = "it's \"quoted\" $(touch pwned).py";
+    let newline = "new\nline.py";
+    let script = r#"for f in "$@"; do printf '%s\0' "$f" >> args.bin; done
+printf '%s' '[{"file":"new\nline.py","line":1,"code":"X","message":"m"}]'; exit 1"#;
+    let project = project_with(script, "");
+    project.write(quote, "x = 1\n");
+    project.write(newline, "x = 1\n");
+    let run = run_json(&project);
+    run.assert_code(1);
+    // Each name arrived as one argument, byte for byte; nothing was run by a shell.
+    let args = std::fs::read(project.path().join("args.bin")).unwrap();
+    let args: Vec<&[u8]> = args.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+    assert!(
+        args.contains(&quote.as_bytes()) && args.contains(&newline.as_bytes()),
+        "{args:?}"
+    );
+    assert!(!project.path().join("pwned").exists());
+    assert_eq!(run.gate("fake")["violations"][0]["file"], newline);
+    // Human and concise output keep each finding on one line.
+    let human = project.qg(&["run", "--config", "c.yaml", "--scope", "project"]);
+    assert!(
+        human.stdout.contains("new\\u{a}line.py\n"),
+        "{}",
+        human.stdout
+    );
+    let concise = project.qg(&[
+        "run", "--config", "c.yaml", "--scope", "project", "--format", "concise",
+    ]);
+    assert!(
+        concise
+            .stdout
+            .contains("new\\u{a}line.py:1: error: m [X]\n"),
+        "{}",
+        concise.stdout
+    );
+}
+
+#[test]
+fn a_symlink_out_of_the_root_is_refused_and_never_checked() {
+    let project = project_with("printf '%s\\n' \"$@\" > args.txt; echo '[]'", "");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.py"), "x = 1\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.py"),
+        project.path().join("link.py"),
+    )
+    .unwrap();
+    let run = project.qg(&["run", "--config", "c.yaml", "link.py"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("outside the project root"),
+        "{}",
+        run.stderr
+    );
+    run_json(&project).assert_code(0);
+    let args = std::fs::read_to_string(project.path().join("args.txt")).unwrap();
+    assert_eq!(args, "a.py\n", "a symlink is never passed to a tool");
+}

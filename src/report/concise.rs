@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::summary::summary_line;
-use super::terminal::neutralize;
+use super::terminal::{escape_path, neutralize};
 use super::{findings, rule_id};
 use crate::run::RunReport;
 
@@ -15,7 +15,8 @@ pub fn render(report: &RunReport) -> String {
     let mut out = format!("{}\n", summary_line(report));
     for finding in findings(report) {
         let v = finding.violation;
-        let location = match (&v.file, v.line, v.column) {
+        let file = v.file.as_deref().map(escape_path);
+        let location = match (file, v.line, v.column) {
             (Some(file), Some(line), Some(col)) => format!("{file}:{line}:{col}:"),
             (Some(file), Some(line), None) => format!("{file}:{line}:"),
             (Some(file), None, _) => format!("{file}:"),
@@ -26,7 +27,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = writeln!(
             out,
             "{} {}: {} [{}]",
-            neutralize(&location),
+            location,
             v.severity.as_str(),
             neutralize(&message),
             neutralize(code)

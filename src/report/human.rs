@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::summary::{plural, summary_line};
-use super::terminal::{neutralize, Palette};
+use super::terminal::{escape_path, neutralize, Palette};
 use crate::outcome::{GateResult, GateStatus};
 use crate::run::RunReport;
 use crate::violation::{Severity, Violation};
@@ -40,7 +40,7 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
             let file = v
                 .file
                 .as_deref()
-                .map_or("(no file)".to_string(), neutralize);
+                .map_or("(no file)".to_string(), escape_path);
             let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
         }
         render_violation(out, gate, v, p);
