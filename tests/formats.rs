@@ -344,12 +344,7 @@ fn report_flag_writes_several_formats_in_one_run() {
         markdown.starts_with("earlier step output\n### ⚠️ 1/4 gates errored"),
         "{markdown}"
     );
-    let run = common::Run::from(
-        std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
-            .args(["run", "--report", "yaml=x"])
-            .output()
-            .unwrap(),
-    );
+    let run = common::qg_in(fixture.project.path(), &["run", "--report", "yaml=x"]);
     run.assert_code(2);
     assert!(
         run.stderr.contains("unknown format `yaml`"),

@@ -639,13 +639,7 @@ fn unborn_head_falls_back_to_project() {
     let repo = git2::Repository::init(dir.path()).unwrap();
     drop(repo);
     fs::write(dir.path().join("a.py"), "a = 1\n").unwrap();
-    let run = Run::from(
-        Command::new(env!("CARGO_BIN_EXE_qg"))
-            .args(["files", "--format", "json"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap(),
-    );
+    let run = common::qg_in(dir.path(), &["files", "--format", "json"]);
     run.assert_code(0);
     let json = run.json();
     assert_eq!(json["mode"], "project");

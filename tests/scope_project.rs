@@ -82,12 +82,9 @@ fn explicit_paths_expand_directories_and_respect_excludes() {
 #[test]
 fn explicit_paths_are_relative_to_the_current_directory() {
     let project = repo_with_every_kind_of_file();
-    let run = common::Run::from(
-        std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
-            .args(["files", "tracked.py", "--format", "json"])
-            .current_dir(project.path().join("pkg"))
-            .output()
-            .unwrap(),
+    let run = common::qg_in(
+        &project.path().join("pkg"),
+        &["files", "tracked.py", "--format", "json"],
     );
     run.assert_code(0);
     assert_eq!(paths(&run.json()), ["pkg/tracked.py"]);

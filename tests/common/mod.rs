@@ -108,6 +108,17 @@ fn qg_command(cwd: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Runs `qg args...` in `dir`, with the environment the test inherited.
+pub fn qg_in(dir: &Path, args: &[&str]) -> Run {
+    Run::from(
+        Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap(),
+    )
+}
+
 /// Adds every file and commits.
 pub fn commit_all(repo: &git2::Repository, message: &str) {
     let mut index = repo.index().unwrap();
