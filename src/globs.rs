@@ -36,14 +36,6 @@ impl GlobFilter {
         Ok(GlobFilter { include, exclude })
     }
 
-    /// A filter that lets every path through.
-    pub fn allow_all() -> GlobFilter {
-        GlobFilter {
-            include: None,
-            exclude: GlobSet::empty(),
-        }
-    }
-
     /// Whether `path` (root-relative, `/`-separated) passes.
     pub fn matches(&self, path: &str) -> bool {
         self.is_included(path) && !self.is_excluded(path)
