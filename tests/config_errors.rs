@@ -203,10 +203,5 @@ fn unknown_gate_flag_suggests_the_right_one() {
     let project = Project::empty();
     project.write("a.py", "x = 1\n");
     let run = project.qg(&["run", "--gate", "mypi", "--scope", "project"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("did you mean `mypy`?"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "did you mean `mypy`?");
 }

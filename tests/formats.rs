@@ -345,12 +345,7 @@ fn report_flag_writes_several_formats_in_one_run() {
         "{markdown}"
     );
     let run = common::qg_in(fixture.project.path(), &["run", "--report", "yaml=x"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("unknown format `yaml`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "unknown format `yaml`");
 }
 
 #[test]

@@ -100,12 +100,7 @@ fn init_refuses_to_overwrite_without_force() {
     let project = init_fixture("scripts");
     project.write(".st3/quality.yaml", "# mine\n");
     let run = project.qg(&["init"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("already exists; pass --force"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "already exists; pass --force");
     assert_eq!(
         fs::read_to_string(project.path().join(".st3/quality.yaml")).unwrap(),
         "# mine\n"

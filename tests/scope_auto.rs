@@ -665,12 +665,7 @@ fn branch_scope_uses_the_merge_base_and_untracked_files() {
     // m.py changed on main after the merge-base: not this branch's change.
     assert_eq!(paths(&json), ["t.py", "u.py"]);
     let run = repo.qg(&["files", "--scope", "branch", "--parent", "nope"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("--parent nope: no such branch"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "--parent nope: no such branch");
 }
 
 #[test]

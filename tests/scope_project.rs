@@ -97,19 +97,9 @@ fn missing_and_outside_paths_are_errors() {
     run.assert_code(2);
     assert_eq!(run.stderr.trim(), "qg: error: path does not exist: nope.py");
     let run = project.qg(&["files", "/etc/hostname"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("outside the project root"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "outside the project root");
     let run = project.qg(&["files", "../"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("outside the project root"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "outside the project root");
 }
 
 #[test]
@@ -137,24 +127,14 @@ fn outside_git_project_walks_the_directory_and_auto_is_an_error() {
     let json = files_json(&project, &["--scope", "project"]);
     assert_eq!(paths(&json), ["a.py", "sub/b.py"]);
     let run = project.qg(&["files"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("needs a git repository"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "needs a git repository");
 }
 
 #[test]
 fn scope_and_paths_together_are_a_usage_error() {
     let project = repo_with_every_kind_of_file();
     let run = project.qg(&["files", "--scope", "project", "pkg"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("paths imply --scope files"),
-        "{}",
-        run.stderr
-    );
+    run.assert_fails_with(2, "paths imply --scope files");
 }
 
 #[test]

@@ -76,6 +76,5 @@ fn colour_follows_the_flag_and_no_color() {
 #[test]
 fn quiet_and_verbose_conflict() {
     let run = qg(&failing_project(), &["--quiet", "--verbose"], false);
-    run.assert_code(2);
-    assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+    run.assert_fails_with(2, "cannot be used with");
 }

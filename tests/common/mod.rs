@@ -187,6 +187,16 @@ impl Run {
             .clone()
     }
 
+    /// Exits with `code` and says `text` on stderr.
+    pub fn assert_fails_with(&self, code: i32, text: &str) {
+        self.assert_code(code);
+        assert!(
+            self.stderr.contains(text),
+            "stderr lacks {text:?}:\n{}",
+            self.stderr
+        );
+    }
+
     pub fn assert_code(&self, expected: i32) -> &Run {
         assert_eq!(
             self.code, expected,
