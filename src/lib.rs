@@ -10,6 +10,7 @@ pub mod config;
 pub mod doctor;
 pub mod error;
 pub mod exec;
+pub mod file_name;
 pub mod globs;
 pub mod init;
 pub mod interrupt;

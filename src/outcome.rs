@@ -218,6 +218,7 @@ pub fn judge(
             return result.into_error(fail(ErrorKind::UnparseableOutput, message, Some(code)));
         }
     };
+    reclaim_file_names(&mut violations, files);
     if matches!(gate.parser, crate::parse::ParserSpec::ExitCode) && signals_violations {
         violations.push(exit_code_violation(gate, code));
     }
@@ -230,6 +231,18 @@ pub fn judge(
     result.violations = violations;
     settle(gate, &mut result);
     result
+}
+
+/// Tools print a name that is not UTF-8 lossily; give such findings back
+/// the real name of the file the tool was given.
+fn reclaim_file_names(violations: &mut [Violation], files: &[String]) {
+    let reclaimer = crate::file_name::Reclaimer::new(files);
+    if reclaimer.is_empty() {
+        return;
+    }
+    for file in violations.iter_mut().filter_map(|v| v.file.as_mut()) {
+        reclaimer.reclaim(file);
+    }
 }
 
 /// Sorts the violations and, unless the gate errored, decides passed or
@@ -354,7 +367,9 @@ fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String 
     hint.replace("{files}", &quoted.join(" "))
 }
 
-/// Quotes a word for POSIX shells when it needs it.
+/// Quotes a word for POSIX shells when it needs it; a word with control
+/// characters or undecodable bytes (see [`crate::file_name`]) becomes an
+/// ANSI-C `$'...'` string, which bash, zsh and ksh read back byte for byte.
 pub fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word
@@ -362,9 +377,31 @@ pub fn shell_quote(word: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
     if safe {
         word.to_string()
+    } else if word.chars().any(crate::file_name::needs_escape) {
+        ansi_c_quote(word)
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+fn ansi_c_quote(word: &str) -> String {
+    let mut out = String::from("$'");
+    for c in word.chars() {
+        match (c, crate::file_name::raw_byte(c)) {
+            (_, Some(byte)) => out.push_str(&format!("\\x{byte:02X}")),
+            ('\'' | '\\', _) => {
+                out.push('\\');
+                out.push(c);
+            }
+            (c, _) if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
+            (c, _) if crate::file_name::needs_escape(c) => {
+                out.push_str(&format!("\\U{:08X}", c as u32))
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -400,6 +437,9 @@ mod tests {
         assert_eq!(shell_quote("my file.py"), "'my file.py'");
         assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
         assert_eq!(shell_quote("--opt"), "--opt");
+        let raw = crate::file_name::from_bytes(b"caf\xe9 it's.py");
+        assert_eq!(shell_quote(&raw), r"$'caf\xE9 it\'s.py'");
+        assert_eq!(shell_quote("new\nline.py"), r"$'new\x0Aline.py'");
     }
 
     #[test]

@@ -255,7 +255,12 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
     };
     Ok(dirty
         .into_iter()
-        .filter_map(|p| Some((p.to_string(), git::blob_id(&workspace.root.join(p))?)))
+        .filter_map(|p| {
+            Some((
+                p.to_string(),
+                git::blob_id(&crate::file_name::join(&workspace.root, p))?,
+            ))
+        })
         .collect())
 }
 
@@ -286,7 +291,7 @@ fn record_state(
         now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
     let root = &workspace.root;
-    let exists = |path: &str| root.join(path).is_file();
+    let exists = |path: &str| crate::file_name::join(root, path).is_file();
     let store = StateStore::new(root);
     if let Err(e) = store.update_branch(branch, |previous| {
         Some(transition(previous, &facts, exists))

@@ -48,7 +48,10 @@ impl Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
     /// Root-relative path, `/`-separated.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::file_name::serialize_option"
+    )]
     pub file: Option<String>,
     /// 1-based line, `null` for file-level findings.
     pub line: Option<u64>,

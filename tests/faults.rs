@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 use common::{one_gate_config, Project};
@@ -19,8 +20,18 @@ fn project_with(script: &str, extra: &str) -> Project {
 }
 
 fn run_json(project: &Project) -> common::Run {
+    run_format(project, "json")
+}
+
+/// `qg run` over the whole project, asserting `expected` is in its output.
+fn assert_output_contains(project: &Project, format: &str, expected: &str) {
+    let run = run_format(project, format);
+    assert!(run.stdout.contains(expected), "{}", run.stdout);
+}
+
+fn run_format(project: &Project, format: &str) -> common::Run {
     project.qg(&[
-        "run", "--config", "c.yaml", "--scope", "project", "--format", "json",
+        "run", "--config", "c.yaml", "--scope", "project", "--format", format,
     ])
 }
 
@@ -478,23 +489,32 @@ printf '%s' '[{"file":"new\nline.py","line":1,"code":"X","message":"m"}]'; exit 
     );
     assert!(!project.path().join("pwned").exists());
     assert_eq!(run.gate("fake")["violations"][0]["file"], newline);
-    // Human and concise output keep each finding on one line.
-    let human = project.qg(&["run", "--config", "c.yaml", "--scope", "project"]);
-    assert!(
-        human.stdout.contains("new\\u{a}line.py\n"),
-        "{}",
-        human.stdout
-    );
-    let concise = project.qg(&[
-        "run", "--config", "c.yaml", "--scope", "project", "--format", "concise",
-    ]);
-    assert!(
-        concise
-            .stdout
-            .contains("new\\u{a}line.py:1: error: m [X]\n"),
-        "{}",
-        concise.stdout
-    );
+    // Human and concise output keep each finding on one line, the name
+    // quoted like a C string so it cannot pass for another name.
+    assert_output_contains(&project, "human", "\"new\\nline.py\"\n");
+    assert_output_contains(&project, "concise", "\"new\\nline.py\":1: error: m [X]\n");
+}
+
+#[test]
+fn a_non_utf8_file_name_reaches_the_tool_byte_for_byte_and_prints_quoted() {
+    // Like real tools, the fake prints the undecodable byte as U+FFFD.
+    let script = r#"for f in "$@"; do printf '%s\0' "$f" >> args.bin; done
+printf '[{"file":"caf\357\277\275.py","line":1,"code":"X","message":"m"}]'; exit 1"#;
+    let project = project_with(script, "    fix_hint: \"fix {files}\"\n");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
+    std::fs::write(project.path().join(name), "x = 1\n").unwrap();
+    let run = run_json(&project);
+    run.assert_code(1);
+    let args = std::fs::read(project.path().join("args.bin")).unwrap();
+    let args: Vec<&[u8]> = args.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+    assert_eq!(args, [&b"a.py"[..], b"caf\xe9.py"]);
+    // The finding names the real file (quoted, as JSON cannot hold the byte)
+    // and the fix hint can be pasted into bash.
+    let gate = run.gate("fake");
+    assert_eq!(gate["violations"][0]["file"], r#""caf\xE9.py""#);
+    assert_eq!(gate["fix_hint"], r"fix $'caf\xE9.py'");
+    assert_output_contains(&project, "concise", "\"caf\\xE9.py\":1: error: m [X]\n");
+    assert_output_contains(&project, "sarif", r#""uri": "caf%E9.py""#);
 }
 
 #[test]

@@ -471,6 +471,51 @@ fn paths_with_spaces_and_unicode() {
     );
 }
 
+/// Like real tools: prints a name that is not UTF-8 with U+FFFD.
+const LOSSY_CHECKER: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+found = []
+with open(os.environ["CHECK_LOG"], "ab") as log:
+    for name in map(os.fsencode, sys.argv[1:]):
+        log.write(name + b"\n")
+        with open(name, "rb") as f:
+            if b"BAD" in f.read():
+                found.append({"file": name.decode("utf-8", "replace"),
+                              "line": 1, "code": "BAD", "message": "bad"})
+print(json.dumps(found))
+sys.exit(1 if found else 0)
+"#;
+
+#[test]
+fn a_non_utf8_name_fails_stays_failed_and_passes_like_any_other() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = Repo::new();
+    fs::write(repo.tools.path().join("checker"), LOSSY_CHECKER).unwrap();
+    assert_eq!(repo.run()["overall_pass"], true);
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
+    let file = repo.path().join(name);
+    let checked = || fs::read(repo.log_path()).unwrap_or_default();
+    fs::write(&file, "BAD\n").unwrap();
+    let json = repo.run();
+    assert_eq!(
+        json["gates"][0]["violations"][0]["file"], r#""caf\xE9.py""#,
+        "{json}"
+    );
+    assert_eq!(checked(), b"caf\xe9.py\n");
+    // Nothing changed, but it failed last time: checked again, same bytes.
+    assert_eq!(repo.run()["overall_pass"], false);
+    assert_eq!(checked(), b"caf\xe9.py\n");
+    fs::write(&file, "fixed\n").unwrap();
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert!(repo.state("main")["failed_files"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Green and unchanged since: nothing left to check.
+    repo.run();
+    assert_eq!(checked(), b"");
+}
+
 #[test]
 fn absolute_tool_paths_are_matched_to_scope_files() {
     let repo = green_repo();

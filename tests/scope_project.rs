@@ -138,27 +138,26 @@ fn scope_and_paths_together_are_a_usage_error() {
 }
 
 #[test]
-fn a_non_utf8_file_name_is_an_error_never_a_silent_skip() {
+fn a_non_utf8_file_name_is_in_scope_and_listed_quoted() {
     use std::os::unix::ffi::OsStrExt;
     let project = Project::empty();
     project.write("ok.py", "x = 1\n");
     project.git_init();
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
     std::fs::write(project.path().join(name), "x = 1\n").unwrap();
-    for args in [
-        &["files", "--scope", "project"][..],
-        &["files", "--scope", "branch"][..],
-    ] {
-        let run = project.qg(args);
-        run.assert_code(2);
-        assert!(
-            run.stderr.contains("not valid UTF-8: \"caf\u{fffd}.py\"")
-                && run.stderr.contains("exclude_globs"),
-            "{}",
-            run.stderr
+    // Project scope lists every file; branch scope the untracked one.
+    for (scope, listed) in [("project", "\nok.py\n"), ("branch", "\n")] {
+        let text = project.qg(&["files", "--scope", scope]);
+        text.assert_code(0);
+        assert_eq!(
+            text.stdout,
+            format!("\"caf\\xE9.py\"{listed}"),
+            "--scope {scope}"
         );
+        let json = files_json(&project, &["--scope", scope]);
+        assert_eq!(paths(&json)[0], r#""caf\xE9.py""#, "--scope {scope}");
     }
-    // Excluded by the config: fine.
+    // Excluding it by glob still works on the decoded name.
     let config = qg::config::EMBEDDED_DEFAULT.replace(
         "    - \".venv/**\"\n",
         "    - \".venv/**\"\n    - \"caf*\"\n",

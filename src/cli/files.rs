@@ -44,7 +44,10 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                     scope.mode.as_str()
                 );
             }
-            scope.paths().map(|p| format!("{p}\n")).collect()
+            scope
+                .paths()
+                .map(|p| format!("{}\n", crate::file_name::display(p)))
+                .collect()
         }
         FilesFormat::Json => {
             let json = FilesJson {

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::config::{ArtifactLogging, Gate};
+use crate::file_name;
 use crate::outcome::{self, ErrorKind, GateResult};
 use crate::parse::PathContext;
 use crate::plan::GatePlan;
@@ -296,7 +297,7 @@ fn run_unit(
 /// The argv as text, program resolved (for `--verbose` and the log).
 fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
     std::iter::once(tool.path.display().to_string())
-        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .chain(args.iter().map(|a| file_name::from_os_str(a)))
         .collect()
 }
 
@@ -338,12 +339,16 @@ fn arguments(gate: &Gate, files: &[String], root: &Path) -> Vec<OsString> {
 /// A file as passed to the tool: `./`-prefixed when it starts with `-`, so
 /// no tool can read it as an option; absolute with a `working_dir`.
 fn file_argument(gate: &Gate, file: &str, root: &Path) -> OsString {
+    // The name's exact bytes: it need not be UTF-8 (see `file_name`).
+    let name = file_name::to_os_str(file);
     if gate.working_dir.is_some() {
-        root.join(file).into_os_string()
+        root.join(name).into_os_string()
     } else if file.starts_with('-') {
-        OsString::from(format!("./{file}"))
+        let mut dotted = OsString::from("./");
+        dotted.push(name);
+        dotted
     } else {
-        OsString::from(file)
+        name.into_owned()
     }
 }
 

@@ -63,11 +63,12 @@ pub fn lexical_normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Joins path components with `/` whatever the platform.
+/// Joins path components with `/` whatever the platform, keeping bytes that
+/// are not UTF-8 (see [`crate::file_name`]).
 pub fn to_slash(path: &Path) -> String {
     let parts: Vec<String> = path
         .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .map(|c| crate::file_name::from_os_str(c.as_os_str()))
         .collect();
     let joined = parts.join("/");
     // An absolute Unix path's root component is "/" itself.

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::summary::summary_line;
-use super::terminal::{escape_path, neutralize};
+use super::terminal::neutralize;
 use super::{findings, rule_id};
 use crate::run::RunReport;
 
@@ -15,7 +15,7 @@ pub fn render(report: &RunReport) -> String {
     let mut out = format!("{}\n", summary_line(report));
     for finding in findings(report) {
         let v = finding.violation;
-        let file = v.file.as_deref().map(escape_path);
+        let file = v.file.as_deref().map(crate::file_name::display);
         let location = match (file, v.line, v.column) {
             (Some(file), Some(line), Some(col)) => format!("{file}:{line}:{col}:"),
             (Some(file), Some(line), None) => format!("{file}:{line}:"),

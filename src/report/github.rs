@@ -15,7 +15,7 @@ pub fn render(report: &RunReport) -> String {
         let v = finding.violation;
         let mut properties: Vec<(&str, String)> = Vec::new();
         if let Some(file) = &v.file {
-            properties.push(("file", file.clone()));
+            properties.push(("file", crate::file_name::display_json(file).into_owned()));
             if let Some(line) = v.line {
                 properties.push(("line", line.to_string()));
                 let end_line = v.end_line.unwrap_or(line);

@@ -14,7 +14,10 @@ pub fn render(report: &RunReport) -> String {
         .iter()
         .map(|f| {
             let v = f.violation;
-            let path = v.file.as_deref().unwrap_or_else(|| config_path(report));
+            let path = match v.file.as_deref() {
+                Some(file) => crate::file_name::display_json(file),
+                None => config_path(report).into(),
+            };
             json!({
                 "description": description(&v.message, v.hint.as_deref()),
                 "check_name": format!("{}/{}", f.gate.id, rule_id(f.gate, v)),

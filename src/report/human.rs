@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::summary::{plural, summary_line};
-use super::terminal::{escape_path, neutralize, Palette};
+use super::terminal::{neutralize, Palette};
 use crate::outcome::{GateResult, GateStatus};
 use crate::run::RunReport;
 use crate::violation::{Severity, Violation};
@@ -37,10 +37,9 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
     for (gate, v) in all {
         if current != Some(v.file.as_deref()) {
             current = Some(v.file.as_deref());
-            let file = v
-                .file
-                .as_deref()
-                .map_or("(no file)".to_string(), escape_path);
+            let file = v.file.as_deref().map_or("(no file)".to_string(), |f| {
+                crate::file_name::display(f).into_owned()
+            });
             let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
         }
         render_violation(out, gate, v, p);

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{findings, rule_id, Finding};
+use crate::file_name::display;
 use crate::outcome::GateResult;
 use crate::run::RunReport;
 
@@ -95,8 +96,8 @@ impl Suite {
 fn finding_case(class: &str, name: &str, finding: &Finding<'_>, failing: bool) -> String {
     let v = finding.violation;
     let file_attrs = match (&v.file, v.line) {
-        (Some(file), Some(line)) => format!(" file=\"{}\" line=\"{line}\"", attr(file)),
-        (Some(file), None) => format!(" file=\"{}\"", attr(file)),
+        (Some(file), Some(line)) => format!(" file=\"{}\" line=\"{line}\"", attr(&display(file))),
+        (Some(file), None) => format!(" file=\"{}\"", attr(&display(file))),
         _ => String::new(),
     };
     let mut body = v.message.clone();
@@ -131,7 +132,10 @@ fn finding_case(class: &str, name: &str, finding: &Finding<'_>, failing: bool) -
 /// `path:line:col code`, with ` (2)`, ` (3)` … for repeats.
 fn unique_name(finding: &Finding<'_>, used: &mut HashMap<String, usize>) -> String {
     let v = finding.violation;
-    let mut base = v.file.clone().unwrap_or_else(|| finding.gate.id.clone());
+    let mut base = match &v.file {
+        Some(file) => display(file).into_owned(),
+        None => finding.gate.id.clone(),
+    };
     if let Some(line) = v.line {
         base.push_str(&format!(":{line}"));
         if let Some(col) = v.column {

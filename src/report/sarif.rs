@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use percent_encoding::{percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Value};
 
 use super::{findings, rule_id, Finding};
@@ -175,8 +175,10 @@ fn invocation(gate: &GateResult) -> Value {
     invocation
 }
 
+/// Percent-encodes the name's exact bytes, so a name that is not UTF-8
+/// survives (see [`crate::file_name`]).
 fn encode_path(path: &str) -> String {
-    utf8_percent_encode(path, PATH).to_string()
+    percent_encode(&crate::file_name::to_bytes(path), PATH).to_string()
 }
 
 fn root_uri(report: &RunReport) -> String {

@@ -45,7 +45,12 @@ pub fn render(report: &RunReport, budget: usize) -> String {
         let v = finding.violation;
         let row = format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            cell(v.file.as_deref().unwrap_or("")),
+            cell(
+                &v.file
+                    .as_deref()
+                    .map(crate::file_name::display)
+                    .unwrap_or_default()
+            ),
             v.line.map(|l| l.to_string()).unwrap_or_default(),
             v.severity.as_str(),
             cell(super::rule_id(finding.gate, v)),

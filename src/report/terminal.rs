@@ -6,32 +6,13 @@
 pub fn neutralize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c == '\n' || c == '\t' || !(c.is_control() || is_bidi_override(c)) {
+        if c == '\n' || c == '\t' || !(c.is_control() || crate::file_name::is_bidi_override(c)) {
             out.push(c);
         } else {
             out.push_str(&c.escape_unicode().to_string());
         }
     }
     out
-}
-
-/// A file name for one-line output: every control character, newline and
-/// tab included, becomes a visible escape, so a name cannot break a line or
-/// pass for two findings.
-pub fn escape_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if c.is_control() || is_bidi_override(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn is_bidi_override(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// ANSI styles, or nothing when colour is off.
@@ -83,15 +64,6 @@ impl Palette {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_never_span_lines() {
-        assert_eq!(escape_path("a\nb\t\u{1b}.py"), "a\\u{a}b\\u{9}\\u{1b}.py");
-        assert_eq!(
-            escape_path("dir with space/it's \"q\".py"),
-            "dir with space/it's \"q\".py"
-        );
-    }
 
     #[test]
     fn escapes_are_made_visible() {

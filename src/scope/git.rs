@@ -6,6 +6,7 @@ use std::path::Path;
 use git2::{Delta, DiffOptions, Oid, Repository, Tree};
 
 use crate::error::QgError;
+use crate::file_name;
 
 /// The state key used for a detached HEAD.
 pub const DETACHED_KEY: &str = "(detached HEAD)";
@@ -72,9 +73,6 @@ pub struct Changes {
     pub untracked: BTreeSet<String>,
     /// Gone from the working tree (renamed-from paths included).
     pub deleted: BTreeSet<String>,
-    /// Changed or untracked files whose names are not UTF-8 (shown lossily):
-    /// qg cannot name them in a report, so the caller must refuse them.
-    pub unnamed: Vec<String>,
 }
 
 /// Everything that differs between `tree` (or an empty tree) and the working
@@ -94,12 +92,8 @@ pub fn changes_since(repo: &Repository, tree: Option<&Tree<'_>>) -> Result<Chang
         .map_err(git_error("cannot compare the working tree"))?;
     let mut changes = Changes::default();
     for delta in diff.deltas() {
-        let new_path = delta.new_file().path().and_then(path_text);
-        let old_path = delta.old_file().path().and_then(path_text);
-        let unnamed = new_path.is_none() && delta.status() != Delta::Deleted;
-        if let (true, Some(raw)) = (unnamed, delta.new_file().path()) {
-            changes.unnamed.push(raw.to_string_lossy().into_owned());
-        }
+        let new_path = delta.new_file().path_bytes().map(file_name::from_bytes);
+        let old_path = delta.old_file().path_bytes().map(file_name::from_bytes);
         match delta.status() {
             Delta::Deleted => changes.deleted.extend(old_path),
             Delta::Untracked => changes.untracked.extend(new_path),
@@ -113,11 +107,6 @@ pub fn changes_since(repo: &Repository, tree: Option<&Tree<'_>>) -> Result<Chang
         }
     }
     Ok(changes)
-}
-
-/// The `/` form of a path, or `None` when it is not UTF-8.
-fn path_text(path: &Path) -> Option<String> {
-    path.to_str().map(|_| crate::parse::paths::to_slash(path))
 }
 
 /// A resolved parent branch.

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::QgError;
+use crate::file_name;
 use crate::workspace::Workspace;
 
 /// The scope modes of `--scope`.
@@ -59,7 +60,8 @@ pub enum Reason {
 /// One file to check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScopeFile {
-    /// Root-relative, `/`-separated.
+    /// Root-relative, `/`-separated (quoted in JSON when not UTF-8).
+    #[serde(serialize_with = "crate::file_name::serialize")]
     pub path: String,
     /// Every reason it is in scope.
     pub reasons: Vec<Reason>,
@@ -183,7 +185,6 @@ impl GitScope<'_> {
                 let oid = git2::Oid::from_str(&sha).expect("checked by trusted_baseline");
                 let tree = self.tree_of(oid)?;
                 let changes = git::changes_since(self.repo, Some(&tree))?;
-                refuse_unnamed(self.config, &changes.unnamed)?;
                 let clean = state.map(|s| &s.clean_blobs);
                 let mut scope = self.scope_of_changes(ScopeMode::Auto, &changes, clean);
                 scope.baseline_sha = Some(sha);
@@ -286,7 +287,6 @@ impl GitScope<'_> {
         };
         let tree = self.tree_of(base)?;
         let changes = git::changes_since(self.repo, Some(&tree))?;
-        refuse_unnamed(self.config, &changes.unnamed)?;
         let mut scope = self.scope_of_changes(ScopeMode::Branch, &changes, None);
         scope.requested = requested;
         scope.baseline_sha = Some(base.to_string());
@@ -319,9 +319,9 @@ impl GitScope<'_> {
             if self.is_out_of_scope(path) {
                 continue;
             }
-            let passed = clean
-                .and_then(|c| c.get(path))
-                .is_some_and(|blob| git::blob_id(&self.ws.root.join(path)).as_ref() == Some(blob));
+            let passed = clean.and_then(|c| c.get(path)).is_some_and(|blob| {
+                git::blob_id(&file_name::join(&self.ws.root, path)).as_ref() == Some(blob)
+            });
             if !passed {
                 files.entry(path.clone()).or_default().push(reason);
             }
@@ -340,7 +340,7 @@ impl GitScope<'_> {
     fn is_out_of_scope(&self, path: &str) -> bool {
         self.config.project_scope.is_excluded(path)
             || crate::state::is_state_file(path)
-            || !is_regular_file(&self.ws.root.join(path))
+            || !is_regular_file(&file_name::join(&self.ws.root, path))
     }
 
     /// Files that failed last time are checked again until they pass.
@@ -384,7 +384,7 @@ fn changed_tool(
 /// Every file `project` scope covers: tracked and untracked-not-ignored
 /// files that pass the `project_scope` globs.
 pub fn project_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
-    Ok(candidate_files(ws, config)?
+    Ok(candidate_files(ws)?
         .into_iter()
         .filter(|path| config.project_scope.matches(path) && !crate::state::is_state_file(path))
         .collect())
@@ -430,7 +430,7 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
         if canonical.is_dir() {
             let all = match &candidates {
                 Some(all) => all,
-                None => candidates.insert(candidate_files(ws, config)?),
+                None => candidates.insert(candidate_files(ws)?),
             };
             let prefix = if relative.is_empty() {
                 String::new()
@@ -465,48 +465,27 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
 }
 
 /// Every regular file of the project: in git, tracked (and still present)
-/// plus untracked-not-ignored; outside git, a walk of the root. A file whose
-/// name is not UTF-8 is an error unless the config excludes it: it cannot be
-/// named in a report, and silently skipping it would be a lie.
-pub fn candidate_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
-    let mut unnamed = Vec::new();
+/// plus untracked-not-ignored; outside git, a walk of the root. Names that
+/// are not UTF-8 are kept, losslessly (see [`crate::file_name`]).
+pub fn candidate_files(ws: &Workspace) -> Result<Vec<String>, QgError> {
     let mut files = match &ws.repo {
-        Some(repo) => git_files(repo, &mut unnamed)?,
-        None => walk_files(&ws.root, &mut unnamed)?,
+        Some(repo) => git_files(repo)?,
+        None => walk_files(&ws.root)?,
     };
-    refuse_unnamed(config, &unnamed)?;
-    files.retain(|p| is_regular_file(&ws.root.join(p)));
+    files.retain(|p| is_regular_file(&file_name::join(&ws.root, p)));
     files.sort();
     files.dedup();
     Ok(files)
 }
 
-/// Errors on the first non-UTF-8 name the config does not exclude.
-fn refuse_unnamed(config: &Config, unnamed: &[String]) -> Result<(), QgError> {
-    match unnamed.iter().find(|lossy| !config.project_scope.is_excluded(lossy)) {
-        None => Ok(()),
-        Some(lossy) => Err(QgError::Usage(format!(
-            "file name is not valid UTF-8: {:?} (undecodable bytes shown as U+FFFD); qg cannot name it in a report; rename it, or exclude it in project_scope.exclude_globs",
-            lossy
-        ))),
-    }
-}
-
-fn git_files(repo: &Repository, unnamed: &mut Vec<String>) -> Result<Vec<String>, QgError> {
+fn git_files(repo: &Repository) -> Result<Vec<String>, QgError> {
     let git_err = |e: git2::Error| QgError::Git(format!("cannot list files: {}", e.message()));
     let index = repo.index().map_err(git_err)?;
     const GITLINK: u32 = 0o160000;
-    let mut files: BTreeMap<String, ()> = index
+    let mut files: BTreeSet<String> = index
         .iter()
         .filter(|entry| entry.mode != GITLINK)
-        .filter_map(|entry| match String::from_utf8(entry.path) {
-            Ok(path) => Some(path),
-            Err(e) => {
-                unnamed.push(String::from_utf8_lossy(e.as_bytes()).into_owned());
-                None
-            }
-        })
-        .map(|p| (p, ()))
+        .map(|entry| file_name::from_bytes(&entry.path))
         .collect();
     let mut options = StatusOptions::new();
     options
@@ -517,22 +496,17 @@ fn git_files(repo: &Repository, unnamed: &mut Vec<String>) -> Result<Vec<String>
     let statuses = repo.statuses(Some(&mut options)).map_err(git_err)?;
     for entry in statuses.iter() {
         let status = entry.status();
-        let Some(path) = entry.path() else {
-            if status.contains(Status::WT_NEW) {
-                unnamed.push(String::from_utf8_lossy(entry.path_bytes()).into_owned());
-            }
-            continue;
-        };
+        let path = file_name::from_bytes(entry.path_bytes());
         if status.contains(Status::WT_NEW) {
-            files.insert(path.to_string(), ());
+            files.insert(path);
         } else if status.intersects(Status::WT_DELETED | Status::INDEX_DELETED) {
-            files.remove(path);
+            files.remove(&path);
         }
     }
-    Ok(files.into_keys().collect())
+    Ok(files.into_iter().collect())
 }
 
-fn walk_files(root: &Path, unnamed: &mut Vec<String>) -> Result<Vec<String>, QgError> {
+fn walk_files(root: &Path) -> Result<Vec<String>, QgError> {
     let mut out = Vec::new();
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
@@ -547,10 +521,7 @@ fn walk_files(root: &Path, unnamed: &mut Vec<String>) -> Result<Vec<String>, QgE
             let child = relative.join(&name);
             match entry.file_type() {
                 Ok(t) if t.is_dir() => pending.push(child),
-                Ok(t) if t.is_file() => match child.to_str() {
-                    Some(_) => out.push(crate::parse::paths::to_slash(&child)),
-                    None => unnamed.push(child.to_string_lossy().into_owned()),
-                },
+                Ok(t) if t.is_file() => out.push(crate::parse::paths::to_slash(&child)),
                 _ => {}
             }
         }
