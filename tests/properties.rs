@@ -1,6 +1,7 @@
 //! Property tests: arbitrary bytes and hostile-but-structured JSON and YAML
 //! thrown at every parser and at the config loader. The property is that
-//! nothing panics and every answer is a value or a clean error.
+//! nothing panics and every answer is a value or a clean error. File names
+//! of arbitrary bytes survive the lossless encoding and print distinctly.
 //!
 //! Cases per test: PROPTEST_CASES (default here 2,000); e.g.
 //! `PROPTEST_CASES=100000 cargo test --release --test properties`.
@@ -107,6 +108,21 @@ proptest! {
         let at = (0..=cut).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
         text.insert_str(at, insert);
         let _ = config::parse(&text, "fuzz.yaml");
+    }
+
+    #[test]
+    fn file_names_round_trip_and_display_on_one_distinct_line(
+        a in prop::collection::vec(any::<u8>(), 0..64),
+        b in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        use qg::file_name::{display, display_json, from_bytes, to_bytes};
+        let (name_a, name_b) = (from_bytes(&a), from_bytes(&b));
+        prop_assert_eq!(to_bytes(&name_a).into_owned(), a.clone());
+        prop_assert!(!display(&name_a).contains(['\n', '\r', '\x1b']));
+        if a != b {
+            prop_assert_ne!(display(&name_a), display(&name_b));
+            prop_assert_ne!(display_json(&name_a), display_json(&name_b));
+        }
     }
 
     #[test]
