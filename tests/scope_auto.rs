@@ -320,6 +320,34 @@ fn untracked_files_are_in_scope_and_ignored_ones_are_not() {
     );
 }
 
+/// The working tree is stat-ed in two halves split by top-level entry:
+/// changes under every entry, tracked or new, must come back from both.
+#[test]
+fn changes_under_every_top_level_entry_are_found() {
+    let repo = Repo::new();
+    for (dir, count) in [("big", 12), ("mid", 6), ("[glob]*", 3), ("small", 1)] {
+        for i in 0..count {
+            repo.write(&format!("{dir}/m{i}.py"), "x = 1\n");
+        }
+    }
+    repo.commit("layout");
+    assert_eq!(repo.run()["overall_pass"], true);
+    let expected = [
+        "[glob]*/m2.py",
+        "a.py",
+        "big/m11.py",
+        "fresh/new.py",
+        "mid/m0.py",
+        "small/m0.py",
+        "top.py",
+    ];
+    for (i, path) in expected.iter().enumerate() {
+        repo.write(path, &format!("changed = {i}\n"));
+    }
+    repo.git(&["add", "mid/m0.py"]);
+    assert_eq!(paths(&repo.files()), expected);
+}
+
 #[test]
 fn a_rename_counts_as_its_new_path() {
     let repo = green_repo();

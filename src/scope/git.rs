@@ -75,26 +75,77 @@ pub struct Changes {
     pub deleted: BTreeSet<String>,
 }
 
+impl Changes {
+    fn absorb(&mut self, other: Changes) {
+        self.changed.extend(other.changed);
+        self.untracked.extend(other.untracked);
+        self.deleted.extend(other.deleted);
+    }
+}
+
 /// Everything that differs between `tree` (or an empty tree) and the working
 /// tree, through the index: committed, staged and unstaged edits, plus
 /// untracked files. A rename shows as its old path deleted and its new path
 /// added, which is exactly what scope needs, so no similarity search is run.
 ///
 /// This is libgit2's `diff_tree_to_workdir_with_index`, which is a tree→index
-/// diff merged with an index→workdir diff, with the two halves run at once:
-/// the first reads objects, the second stats the working tree, and on a large
-/// repository each takes a similar share of a no-op run.
+/// diff merged with an index→workdir diff, but run in parallel: one thread
+/// reads objects for the tree→index half while two stat one half of the
+/// working tree each. On a large repository that is most of a no-op run.
 pub fn changes_since(repo: &Repository, tree: Option<&Tree<'_>>) -> Result<Changes, QgError> {
     let tree_id = tree.map(|t| t.id());
-    let git_dir = repo.path().to_path_buf();
+    let git_dir = repo.path();
+    let [near, far] = split_working_tree(repo)?;
     std::thread::scope(|threads| {
-        let staged = threads.spawn(move || staged_changes(&git_dir, tree_id));
-        let mut changes = unstaged_changes(repo)?;
-        let staged = staged.join().expect("the tree-to-index diff never panics")?;
-        changes.changed.extend(staged.changed);
-        changes.deleted.extend(staged.deleted);
+        let staged = threads.spawn(move || staged_changes(git_dir, tree_id));
+        let far = (!far.is_empty())
+            .then(|| threads.spawn(move || unstaged_changes(&open(git_dir)?, Some(&far))));
+        let mut changes = unstaged_changes(repo, (!near.is_empty()).then_some(&near))?;
+        for part in std::iter::once(staged).chain(far) {
+            changes.absorb(part.join().expect("a diff thread never panics")?);
+        }
         Ok(changes)
     })
+}
+
+/// The working tree's top-level entries in two groups of about equal
+/// tracked-file counts, so two threads can stat one half each. The second
+/// group is empty when there is nothing to split (or one core).
+fn split_working_tree(repo: &Repository) -> Result<[Vec<Vec<u8>>; 2], QgError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let Some(workdir) = repo.workdir().filter(|_| cores > 1) else {
+        return Ok([Vec::new(), Vec::new()]);
+    };
+    let index = repo.index().map_err(git_error("cannot read the index"))?;
+    let mut weights: std::collections::BTreeMap<Vec<u8>, usize> = Default::default();
+    for entry in index.iter() {
+        let top = entry.path.split(|b| *b == b'/').next().unwrap_or_default();
+        *weights.entry(top.to_vec()).or_default() += 1;
+    }
+    // Untracked top-level entries too, or the split would miss them.
+    for entry in std::fs::read_dir(workdir).into_iter().flatten().flatten() {
+        let name = file_name::to_bytes(&file_name::from_os_str(&entry.file_name())).into_owned();
+        if name != b".git" {
+            weights.entry(name).or_insert(1);
+        }
+    }
+    let mut by_weight: Vec<(Vec<u8>, usize)> = weights.into_iter().collect();
+    by_weight.sort_by_key(|(_, weight)| std::cmp::Reverse(*weight));
+    let mut groups: [(Vec<Vec<u8>>, usize); 2] = Default::default();
+    for (name, weight) in by_weight {
+        let lighter = usize::from(groups[1].1 < groups[0].1);
+        groups[lighter].0.push(name);
+        groups[lighter].1 += weight;
+    }
+    let [(near, _), (far, _)] = groups;
+    Ok(match far.is_empty() {
+        true => [Vec::new(), Vec::new()],
+        false => [near, far],
+    })
+}
+
+fn open(git_dir: &Path) -> Result<Repository, QgError> {
+    Repository::open(git_dir).map_err(git_error("cannot open the repository"))
 }
 
 fn diff_options() -> DiffOptions {
@@ -111,9 +162,12 @@ fn diff_options() -> DiffOptions {
 /// `tree` against the index, on a repository handle of its own (a
 /// `Repository` may move between threads but not be shared).
 fn staged_changes(git_dir: &Path, tree: Option<Oid>) -> Result<Changes, QgError> {
-    let repo = Repository::open(git_dir).map_err(git_error("cannot open the repository"))?;
+    let repo = open(git_dir)?;
     let tree = match tree {
-        Some(id) => Some(repo.find_tree(id).map_err(git_error("cannot read the baseline tree"))?),
+        Some(id) => Some(
+            repo.find_tree(id)
+                .map_err(git_error("cannot read the baseline tree"))?,
+        ),
         None => None,
     };
     let diff = repo
@@ -122,10 +176,20 @@ fn staged_changes(git_dir: &Path, tree: Option<Oid>) -> Result<Changes, QgError>
     Ok(collect(&diff))
 }
 
-/// The index against the working tree, untracked files included.
-fn unstaged_changes(repo: &Repository) -> Result<Changes, QgError> {
+/// The index against the working tree, untracked files included; only
+/// under the top-level entries `within` when given.
+fn unstaged_changes(repo: &Repository, within: Option<&Vec<Vec<u8>>>) -> Result<Changes, QgError> {
+    let mut options = diff_options();
+    if let Some(entries) = within {
+        // Literal names: the iterator then skips every other directory
+        // instead of walking it and filtering.
+        options.disable_pathspec_match(true);
+        for entry in entries {
+            options.pathspec(entry.as_slice());
+        }
+    }
     let diff = repo
-        .diff_index_to_workdir(None, Some(&mut diff_options()))
+        .diff_index_to_workdir(None, Some(&mut options))
         .map_err(git_error("cannot compare the working tree"))?;
     Ok(collect(&diff))
 }
