@@ -51,7 +51,9 @@ def sh(args, cwd, check=True, capture=False):
 
 
 def git_commit_all(root: Path, message="corpus"):
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
+    # No background `gc --auto`: it would pack objects while commands are timed.
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false",
+           "-c", "gc.auto=0"]
     if not (root / ".git").exists():
         sh(["git", "init", "-q", "-b", "main"], root)
     sh(["git", "add", "-A"], root)
@@ -101,6 +103,9 @@ def sdist(spec: str, into: Path) -> Path:
         tar.extractall(into, filter="data")
     root = next(p for p in into.iterdir() if p.is_dir())
     git_commit_all(root)
+    # Packed, as a clone is: reading thousands of loose objects is not what
+    # users' repositories look like (and an auto gc must not start mid-run).
+    sh(["git", "gc", "--quiet"], root)
     return root
 
 
