@@ -71,22 +71,20 @@ pub struct Changes {
     pub changed: BTreeSet<String>,
     /// Untracked and not ignored.
     pub untracked: BTreeSet<String>,
-    /// Gone from the working tree (renamed-from paths included).
-    pub deleted: BTreeSet<String>,
 }
 
 impl Changes {
     fn absorb(&mut self, other: Changes) {
         self.changed.extend(other.changed);
         self.untracked.extend(other.untracked);
-        self.deleted.extend(other.deleted);
     }
 }
 
 /// Everything that differs between `tree` (or an empty tree) and the working
 /// tree, through the index: committed, staged and unstaged edits, plus
-/// untracked files. A rename shows as its old path deleted and its new path
-/// added, which is exactly what scope needs, so no similarity search is run.
+/// untracked files. A rename shows as its new path added (the old one is
+/// gone, so nothing to check), which is exactly what scope needs, so no
+/// similarity search is run.
 ///
 /// This is libgit2's `diff_tree_to_workdir_with_index`, which is a tree→index
 /// diff merged with an index→workdir diff, but run in parallel: one thread
@@ -198,9 +196,7 @@ fn collect(diff: &git2::Diff<'_>) -> Changes {
     let mut changes = Changes::default();
     for delta in diff.deltas() {
         let new_path = delta.new_file().path_bytes().map(file_name::from_bytes);
-        let old_path = delta.old_file().path_bytes().map(file_name::from_bytes);
         match delta.status() {
-            Delta::Deleted => changes.deleted.extend(old_path),
             Delta::Untracked => changes.untracked.extend(new_path),
             Delta::Added
             | Delta::Modified
@@ -208,7 +204,9 @@ fn collect(diff: &git2::Diff<'_>) -> Changes {
             | Delta::Copied
             | Delta::Typechange
             | Delta::Conflicted => changes.changed.extend(new_path),
-            Delta::Unmodified | Delta::Ignored | Delta::Unreadable => {}
+            // A deleted file is nothing to check; a failed one that is gone
+            // leaves scope because it is no longer a regular file.
+            Delta::Deleted | Delta::Unmodified | Delta::Ignored | Delta::Unreadable => {}
         }
     }
     changes
