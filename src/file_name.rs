@@ -28,7 +28,7 @@ fn reserved(byte: u8) -> char {
 }
 
 /// The byte a reserved character stands for, if `c` is one.
-pub fn raw_byte(c: char) -> Option<u8> {
+fn raw_byte(c: char) -> Option<u8> {
     let offset = (c as u32).checked_sub(RESERVED_BASE)?;
     (0x80..=0xFF).contains(&offset).then_some(offset as u8)
 }
@@ -161,6 +161,24 @@ pub fn is_bidi_override(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
+/// How a character that cannot be shown as it is is written when quoted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// As the byte it is (an undecodable byte, or an ASCII control): `\xNN`.
+    Byte(u8),
+    /// As its code point (a C1 control or a bidi override).
+    Char(char),
+}
+
+/// The escape `c` needs in a quoted name, if any (see [`needs_escape`]).
+pub fn escape_of(c: char) -> Option<Escape> {
+    match raw_byte(c) {
+        Some(byte) => Some(Escape::Byte(byte)),
+        None if c.is_ascii_control() => Some(Escape::Byte(c as u8)),
+        None => needs_escape(c).then_some(Escape::Char(c)),
+    }
+}
+
 fn quote(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 8);
     out.push('"');
@@ -171,10 +189,9 @@ fn quote(name: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
-            c => match raw_byte(c) {
-                Some(b) => out.push_str(&format!("\\x{b:02X}")),
-                None if needs_escape(c) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => match escape_of(c) {
+                Some(Escape::Byte(b)) => out.push_str(&format!("\\x{b:02X}")),
+                Some(Escape::Char(c)) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
                 None => out.push(c),
             },
         }

@@ -385,19 +385,17 @@ pub fn shell_quote(word: &str) -> String {
 }
 
 fn ansi_c_quote(word: &str) -> String {
+    use crate::file_name::{escape_of, Escape};
     let mut out = String::from("$'");
     for c in word.chars() {
-        match (c, crate::file_name::raw_byte(c)) {
-            (_, Some(byte)) => out.push_str(&format!("\\x{byte:02X}")),
+        match (c, escape_of(c)) {
             ('\'' | '\\', _) => {
                 out.push('\\');
                 out.push(c);
             }
-            (c, _) if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
-            (c, _) if crate::file_name::needs_escape(c) => {
-                out.push_str(&format!("\\U{:08X}", c as u32))
-            }
-            (c, _) => out.push(c),
+            (_, Some(Escape::Byte(b))) => out.push_str(&format!("\\x{b:02X}")),
+            (_, Some(Escape::Char(c))) => out.push_str(&format!("\\U{:08X}", c as u32)),
+            (c, None) => out.push(c),
         }
     }
     out.push('\'');
