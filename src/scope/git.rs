@@ -122,7 +122,8 @@ fn split_working_tree(repo: &Repository) -> Result<[Vec<Vec<u8>>; 2], QgError> {
     }
     // Untracked top-level entries too, or the split would miss them.
     for entry in std::fs::read_dir(workdir).into_iter().flatten().flatten() {
-        let name = file_name::to_bytes(&file_name::from_os_str(&entry.file_name())).into_owned();
+        // The name's own bytes: libgit2 takes pathspecs as bytes.
+        let name = entry.file_name().as_encoded_bytes().to_vec();
         if name != b".git" {
             weights.entry(name).or_insert(1);
         }
