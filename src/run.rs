@@ -14,7 +14,7 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
-use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp};
+use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp, Worktree};
 use crate::workspace::Workspace;
 
 /// What `qg run` was asked to do.
@@ -231,35 +231,36 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
     if scope.files.is_empty() {
         return Ok(BTreeMap::new());
     }
+    let head_blobs = git::CommitBlobs::head(repo);
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let head_sha = head.as_ref().map(|c| c.id().to_string());
-    let dirty: BTreeSet<&str> = if scope.mode == ScopeMode::Auto && scope.baseline_sha == head_sha {
-        // The scope's own diff was taken against HEAD: reuse it.
-        scope
-            .files
-            .iter()
-            .filter(|f| {
-                f.reasons
-                    .iter()
-                    .any(|r| matches!(r, Reason::Changed | Reason::Untracked))
-            })
-            .map(|f| f.path.as_str())
-            .collect()
-    } else {
-        let tree = head.and_then(|c| c.tree().ok());
-        let changes = git::changes_since(repo, tree.as_ref())?;
-        scope
-            .paths()
-            .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
-            .collect()
-    };
-    Ok(dirty
+    let candidates: BTreeSet<&str> =
+        if scope.mode == ScopeMode::Auto && scope.baseline_sha == head_sha {
+            // The scope's own diff was taken against HEAD: reuse it.
+            scope
+                .files
+                .iter()
+                .filter(|f| {
+                    f.reasons
+                        .iter()
+                        .any(|r| matches!(r, Reason::Changed | Reason::Untracked))
+                })
+                .map(|f| f.path.as_str())
+                .collect()
+        } else {
+            let tree = head.and_then(|c| c.tree().ok());
+            let changes = git::changes_since(repo, tree.as_ref())?;
+            scope
+                .paths()
+                .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
+                .collect()
+        };
+    // A file brought back to HEAD's content (a stash, a checkout) is not dirty.
+    Ok(candidates
         .into_iter()
         .filter_map(|p| {
-            Some((
-                p.to_string(),
-                git::blob_id(&crate::file_name::join(&workspace.root, p))?,
-            ))
+            let blob = git::blob_id(&crate::file_name::join(&workspace.root, p))?;
+            (head_blobs.get(p).as_ref() != Some(&blob)).then(|| (p.to_string(), blob))
         })
         .collect())
 }
@@ -291,11 +292,19 @@ fn record_state(
         now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
     let root = &workspace.root;
-    let exists = |path: &str| crate::file_name::join(root, path).is_file();
+    let head_blobs = workspace.repo.as_ref().map(git::CommitBlobs::head);
+    let tree = Worktree {
+        exists: &|path: &str| crate::file_name::join(root, path).is_file(),
+        committed: &|path: &str, blob: &str| {
+            head_blobs
+                .as_ref()
+                .is_some_and(|h| h.get(path).as_deref() == Some(blob))
+        },
+    };
     let store = StateStore::new(root);
-    if let Err(e) = store.update_branch(branch, |previous| {
-        Some(transition(previous, &facts, exists))
-    }) {
+    if let Err(e) =
+        store.update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
+    {
         eprintln!("qg: warning: state not saved, the next run will check more than needed: {e}");
     }
 }

@@ -801,3 +801,32 @@ fn dubious_ownership_is_a_clear_error() {
         run.stderr
     );
 }
+
+/// The baseline vouches only for content that was checked: a green run over
+/// an uncommitted fix does not vouch for HEAD's broken version of the file.
+#[test]
+fn a_green_run_over_an_uncommitted_fix_does_not_vouch_for_head() {
+    for restore in [&["stash"][..], &["checkout", "--", "b.py"][..]] {
+        let repo = green_repo();
+        repo.write("b.py", "BAD\n");
+        repo.commit("commit a broken b");
+        repo.write("b.py", "b = 'fixed in the working tree only'\n");
+        assert_eq!(repo.run()["overall_pass"], true);
+        assert_eq!(repo.checked(), ["b.py"]);
+        repo.git(restore);
+        let files = repo.files();
+        assert_eq!(paths(&files), ["b.py"], "after git {restore:?}");
+        assert_eq!(reasons(&files, "b.py"), serde_json::json!(["changed"]));
+        let json = repo.run();
+        assert_eq!(json["overall_pass"], false, "after git {restore:?}: {json}");
+        assert_eq!(repo.checked(), ["b.py"]);
+        // Fixed and committed: the checked content is HEAD's, and nothing
+        // is left to watch.
+        repo.write("b.py", "b = 'fixed'\n");
+        repo.commit("fix b");
+        assert_eq!(repo.run()["overall_pass"], true);
+        assert_eq!(repo.state("main")["clean_blobs"], serde_json::json!({}));
+        repo.run();
+        assert!(repo.checked().is_empty());
+    }
+}

@@ -273,6 +273,33 @@ fn lookup(repo: &Repository, name: &str) -> Option<Parent> {
     })
 }
 
+/// The blob ids of one commit's tree, looked up by root-relative path.
+pub struct CommitBlobs<'r> {
+    tree: Option<Tree<'r>>,
+}
+
+impl<'r> CommitBlobs<'r> {
+    /// HEAD's blobs (none on an unborn branch).
+    pub fn head(repo: &'r Repository) -> CommitBlobs<'r> {
+        let tree = repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .and_then(|c| c.tree().ok());
+        CommitBlobs { tree }
+    }
+
+    /// The blob id the commit holds at `path`, if it holds a file there.
+    pub fn get(&self, path: &str) -> Option<String> {
+        let entry = self
+            .tree
+            .as_ref()?
+            .get_path(&file_name::to_path(path))
+            .ok()?;
+        (entry.kind() == Some(git2::ObjectType::Blob)).then(|| entry.id().to_string())
+    }
+}
+
 /// The blob id git would give the file's current content.
 pub fn blob_id(path: &Path) -> Option<String> {
     Oid::hash_file(git2::ObjectType::Blob, path)

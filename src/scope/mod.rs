@@ -187,6 +187,7 @@ impl GitScope<'_> {
                 let changes = git::changes_since(self.repo, Some(&tree))?;
                 let clean = state.map(|s| &s.clean_blobs);
                 let mut scope = self.scope_of_changes(ScopeMode::Auto, &changes, clean);
+                self.add_drifted_clean_files(&mut scope, &changes, clean);
                 scope.baseline_sha = Some(sha);
                 scope
             }
@@ -333,6 +334,39 @@ impl GitScope<'_> {
             baseline_sha: None,
             fallback_reason: None,
         }
+    }
+
+    /// Files that passed with uncommitted content (`clean`) and now hold
+    /// something else, though the diff against the baseline shows nothing
+    /// (a stash or checkout brought the baseline's version back): the
+    /// baseline vouches for the content that was checked, not for HEAD's.
+    fn add_drifted_clean_files(
+        &self,
+        scope: &mut Scope,
+        changes: &git::Changes,
+        clean: Option<&BTreeMap<String, String>>,
+    ) {
+        let drifted: Vec<&String> = clean
+            .into_iter()
+            .flatten()
+            .filter(|(path, _)| {
+                !changes.changed.contains(*path) && !changes.untracked.contains(*path)
+            })
+            .filter(|(path, _)| !self.is_out_of_scope(path))
+            .filter(|(path, blob)| {
+                git::blob_id(&file_name::join(&self.ws.root, path)).as_ref() != Some(*blob)
+            })
+            .map(|(path, _)| path)
+            .collect();
+        if drifted.is_empty() {
+            return;
+        }
+        let mut files: BTreeMap<String, Vec<Reason>> =
+            scope.files.drain(..).map(|f| (f.path, f.reasons)).collect();
+        for path in drifted {
+            files.entry(path.clone()).or_default().push(Reason::Changed);
+        }
+        scope.files = into_scope_files(files);
     }
 
     /// Excluded by config, qg's own state, or not a regular file (deleted,

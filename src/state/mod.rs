@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use store::StateStore;
-pub use transition::{transition, RunFacts};
+pub use transition::{transition, RunFacts, Worktree};
 
 /// Where the state file lives, relative to the root.
 pub const STATE_FILE: &str = ".st3/state.json";

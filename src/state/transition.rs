@@ -32,25 +32,35 @@ pub struct RunFacts {
     pub now: String,
 }
 
-/// The next state of a branch. `exists` tells whether a path still exists
-/// (deleted files are pruned from `failed_files`). A run that changes
-/// nothing returns the previous entry untouched (`updated_at` included), so
-/// the state file need not be rewritten.
+/// What the transition may ask about the files on disk and in HEAD.
+pub struct Worktree<'a> {
+    /// Whether a root-relative path still exists (deleted files are pruned
+    /// from `failed_files` and `clean_blobs`).
+    pub exists: &'a dyn Fn(&str) -> bool,
+    /// Whether HEAD holds exactly this blob at this path: a clean entry that
+    /// HEAD holds is vouched for by the baseline itself and can go.
+    pub committed: &'a dyn Fn(&str, &str) -> bool,
+}
+
+/// The next state of a branch. A run that changes nothing returns the
+/// previous entry untouched (`updated_at` included), so the state file need
+/// not be rewritten.
 pub fn transition(
     previous: Option<BranchState>,
     facts: &RunFacts,
-    exists: impl Fn(&str) -> bool,
+    tree: &Worktree<'_>,
 ) -> BranchState {
     let existed = previous.is_some();
     let before = previous.unwrap_or_default();
-    let mut next = advance(before.clone(), facts, exists);
+    let mut next = advance(before.clone(), facts, tree);
     if !existed || next != before {
         next.updated_at = Some(facts.now.clone());
     }
     next
 }
 
-fn advance(previous: BranchState, facts: &RunFacts, exists: impl Fn(&str) -> bool) -> BranchState {
+fn advance(previous: BranchState, facts: &RunFacts, tree: &Worktree<'_>) -> BranchState {
+    let exists = tree.exists;
     let mut next = previous.clone();
     let still_failing_elsewhere = previous
         .failed_files
@@ -58,11 +68,11 @@ fn advance(previous: BranchState, facts: &RunFacts, exists: impl Fn(&str) -> boo
         .filter(|f| !facts.checked.contains(*f));
     if facts.any_error {
         // An errored gate proves nothing: keep the baseline and every failure.
-        next.failed_files = union(previous.failed_files.iter(), facts.failing.iter(), &exists);
+        next.failed_files = union(previous.failed_files.iter(), facts.failing.iter(), exists);
         next.clean_blobs.retain(|f, _| !facts.failing.contains(f));
         return next;
     }
-    next.failed_files = union(still_failing_elsewhere, facts.failing.iter(), &exists);
+    next.failed_files = union(still_failing_elsewhere, facts.failing.iter(), exists);
     let all_green = facts.failing.is_empty();
     if all_green || facts.full_check {
         // Green, or red after checking everything: HEAD is the new baseline and
@@ -76,7 +86,9 @@ fn advance(previous: BranchState, facts: &RunFacts, exists: impl Fn(&str) -> boo
             true => BTreeMap::new(),
             false => previous.clean_blobs,
         };
-        clean.retain(|f, _| !facts.checked.contains(f) && exists(f));
+        clean.retain(|f, blob| {
+            !facts.checked.contains(f) && exists(f) && !(tree.committed)(f, blob)
+        });
         clean.extend(
             facts
                 .dirty_blobs
@@ -94,7 +106,7 @@ fn advance(previous: BranchState, facts: &RunFacts, exists: impl Fn(&str) -> boo
 fn union<'a>(
     a: impl Iterator<Item = &'a String>,
     b: impl Iterator<Item = &'a String>,
-    exists: &impl Fn(&str) -> bool,
+    exists: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let set: BTreeSet<&String> = a.chain(b).filter(|f| exists(f)).collect();
     set.into_iter().cloned().collect()
@@ -119,6 +131,11 @@ mod tests {
         }
     }
 
+    const ALL_EXIST: Worktree<'static> = Worktree {
+        exists: &|_| true,
+        committed: &|_, _| false,
+    };
+
     fn previous(baseline: &str, failed: &[&str]) -> Option<BranchState> {
         Some(BranchState {
             baseline_sha: Some(baseline.into()),
@@ -132,7 +149,7 @@ mod tests {
     fn green_moves_baseline_and_clears_checked_failures() {
         let mut f = facts(&["a.py", "b.py"], &[]);
         f.dirty_blobs.insert("a.py".into(), "blob-a".into());
-        let next = transition(previous("old", &["a.py"]), &f, |_| true);
+        let next = transition(previous("old", &["a.py"]), &f, &ALL_EXIST);
         assert_eq!(next.baseline_sha.as_deref(), Some("head"));
         assert!(next.failed_files.is_empty());
         assert_eq!(next.clean_blobs["a.py"], "blob-a");
@@ -148,12 +165,12 @@ mod tests {
         let mut f = facts(&["rechecked.py"], &[]);
         f.dirty_blobs
             .insert("rechecked.py".into(), "new-blob".into());
-        let next = transition(Some(prev.clone()), &f, |_| true);
+        let next = transition(Some(prev.clone()), &f, &ALL_EXIST);
         assert_eq!(next.clean_blobs.len(), 2);
         assert_eq!(next.clean_blobs["kept.py"], "k");
         assert_eq!(next.clean_blobs["rechecked.py"], "new-blob");
         f.fell_back = true;
-        let next = transition(Some(prev), &f, |_| true);
+        let next = transition(Some(prev), &f, &ALL_EXIST);
         assert_eq!(
             next.clean_blobs.keys().collect::<Vec<_>>(),
             ["rechecked.py"]
@@ -161,11 +178,25 @@ mod tests {
     }
 
     #[test]
+    fn green_run_prunes_clean_entries_that_were_checked_deleted_or_committed() {
+        let mut prev = previous("old", &[]).unwrap();
+        for f in ["checked.py", "deleted.py", "committed.py", "kept.py"] {
+            prev.clean_blobs.insert(f.into(), format!("blob-{f}"));
+        }
+        let tree = Worktree {
+            exists: &|f| f != "deleted.py",
+            committed: &|f, blob| f == "committed.py" && blob == "blob-committed.py",
+        };
+        let next = transition(Some(prev), &facts(&["checked.py"], &[]), &tree);
+        assert_eq!(next.clean_blobs.keys().collect::<Vec<_>>(), ["kept.py"]);
+    }
+
+    #[test]
     fn red_keeps_baseline_and_merges_failures() {
         let next = transition(
             previous("old", &["x.py", "a.py"]),
             &facts(&["a.py", "b.py"], &["b.py"]),
-            |_| true,
+            &ALL_EXIST,
         );
         assert_eq!(next.baseline_sha.as_deref(), Some("old"));
         // a.py was re-checked and passed; x.py was not re-checked, so it stays.
@@ -177,7 +208,7 @@ mod tests {
     fn red_full_check_takes_head_as_baseline() {
         let mut f = facts(&["a.py", "b.py"], &["b.py"]);
         f.full_check = true;
-        let next = transition(None, &f, |_| true);
+        let next = transition(None, &f, &ALL_EXIST);
         assert_eq!(next.baseline_sha.as_deref(), Some("head"));
         assert_eq!(next.failed_files, ["b.py"]);
     }
@@ -187,19 +218,19 @@ mod tests {
         let mut f = facts(&["a.py"], &[]);
         f.any_error = true;
         f.full_check = true;
-        let next = transition(previous("old", &["a.py"]), &f, |_| true);
+        let next = transition(previous("old", &["a.py"]), &f, &ALL_EXIST);
         assert_eq!(next.baseline_sha.as_deref(), Some("old"));
         assert_eq!(next.failed_files, ["a.py"]);
-        assert_eq!(transition(None, &f, |_| true).baseline_sha, None);
+        assert_eq!(transition(None, &f, &ALL_EXIST).baseline_sha, None);
     }
 
     #[test]
     fn a_run_that_changes_nothing_leaves_the_entry_untouched() {
         let mut f = facts(&[], &[]);
-        let first = transition(None, &f, |_| true);
+        let first = transition(None, &f, &ALL_EXIST);
         assert_eq!(first.updated_at.as_deref(), Some("now"));
         f.now = "later".into();
-        assert_eq!(transition(Some(first.clone()), &f, |_| true), first);
+        assert_eq!(transition(Some(first.clone()), &f, &ALL_EXIST), first);
     }
 
     #[test]
@@ -207,7 +238,10 @@ mod tests {
         let next = transition(
             previous("old", &["gone.py"]),
             &facts(&["a.py"], &["a.py"]),
-            |f| f != "gone.py",
+            &Worktree {
+                exists: &|f| f != "gone.py",
+                committed: &|_, _| false,
+            },
         );
         assert_eq!(next.failed_files, ["a.py"]);
     }
