@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::config::Gate;
 use crate::exec::process::{signal_name, Finished, Termination};
-use crate::parse::PathContext;
+use crate::parse::{PathContext, Unparsed};
 use crate::violation::Violation;
 
 /// A gate's verdict.
@@ -114,6 +114,10 @@ pub struct GateResult {
     /// Why the gate did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_reason: Option<String>,
+    /// What the user should know about this gate's run that is not a
+    /// finding (the tool's own notes, qg's advice).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What broke.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<GateError>,
@@ -158,6 +162,7 @@ impl GateResult {
             batch_logs: Vec::new(),
             outside_scope: 0,
             skip_reason: None,
+            warnings: Vec::new(),
             error: None,
             fail_on: gate.fail_on,
         }
@@ -211,26 +216,49 @@ pub fn judge(
         );
         return result.into_error(fail(ErrorKind::UnexpectedExitCode, message, Some(code)));
     }
-    let mut violations = match gate.parser.parse(finished, paths) {
-        Ok(v) => v,
+    let parsed = match gate.parser.parse(finished, paths) {
+        Ok(parsed) => parsed,
         Err(failure) => {
             let message = format!("exit code {code}, but {}", failure.0);
             return result.into_error(fail(ErrorKind::UnparseableOutput, message, Some(code)));
         }
     };
+    let mut violations = parsed.violations;
     reclaim_file_names(&mut violations, files);
     if matches!(gate.parser, crate::parse::ParserSpec::ExitCode) && signals_violations {
         violations.push(exit_code_violation(gate, code));
     }
+    result.warnings = unparsed_warnings(&parsed.unparsed);
     if signals_violations && violations.is_empty() {
-        let message = format!(
+        let mut message = format!(
             "exit code {code} signals violations, but none could be parsed from its output"
         );
+        if let Some((number, text)) = parsed.unparsed.lines.first() {
+            message.push_str(&format!(" (line {number}: `{text}`)"));
+        }
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
     result.violations = violations;
     settle(gate, &mut result);
     result
+}
+
+/// One warning per output line that was not a finding, so a tool's notes
+/// reach every report instead of costing the findings around them.
+fn unparsed_warnings(unparsed: &Unparsed) -> Vec<String> {
+    let mut warnings: Vec<String> = unparsed
+        .lines
+        .iter()
+        .map(|(number, text)| format!("output line {number} is not a finding: `{text}`"))
+        .collect();
+    let more = unparsed.total - unparsed.lines.len();
+    if more > 0 {
+        let lines = if more == 1 { "line" } else { "lines" };
+        warnings.push(format!(
+            "and {more} more {lines} that are not findings (the log has them all)"
+        ));
+    }
+    warnings
 }
 
 /// Tools print a name that is not UTF-8 lossily; give such findings back
@@ -279,6 +307,7 @@ pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
     for part in parts {
         merged.files_checked += part.files_checked;
         merged.violations.extend(part.violations);
+        merged.warnings.extend(part.warnings);
         if merged.error.is_none() && part.status == GateStatus::Error {
             merged.status = GateStatus::Error;
             merged.error = part.error;

@@ -64,6 +64,9 @@ pub struct RunReport {
     pub scope: Scope,
     /// One result per gate, in config order.
     pub gates: Vec<GateResult>,
+    /// What the user should know about the run that belongs to no gate
+    /// (state not saved, …). Gates carry their own in [`GateResult::warnings`].
+    pub warnings: Vec<String>,
     /// Wall time of the whole run.
     pub total_ms: u64,
 }
@@ -96,6 +99,14 @@ impl RunReport {
                 .then(a.0.id.cmp(&b.0.id))
         });
         all
+    }
+
+    /// Every warning: each gate's (with its gate), then the run's own.
+    pub fn all_warnings(&self) -> impl Iterator<Item = (Option<&GateResult>, &str)> {
+        self.gates
+            .iter()
+            .flat_map(|g| g.warnings.iter().map(move |w| (Some(g), w.as_str())))
+            .chain(self.warnings.iter().map(|w| (None, w.as_str())))
     }
 
     /// True when no gate failed or errored.
@@ -195,15 +206,20 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     let plans = plan::plan(&gates, &resolved.scope, project_files.as_deref());
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
     let results = exec::run_all(&plans, &ctx, options.jobs, observer);
-    let report = RunReport {
+    let mut report = RunReport {
         root: workspace.root.clone(),
         config_origin: config.origin.clone(),
         scope: resolved.scope.clone(),
         gates: results,
+        warnings: Vec::new(),
         total_ms: started.elapsed().as_millis() as u64,
     };
     if writes_state {
-        record_state(&workspace, &config, &resolved, &report, dirty_blobs);
+        if let Err(e) = record_state(&workspace, &config, &resolved, &report, dirty_blobs) {
+            report.warnings.push(format!(
+                "state not saved, the next run will check more than needed: {e}"
+            ));
+        }
     }
     Ok(report)
 }
@@ -271,13 +287,13 @@ fn record_state(
     resolved: &ResolvedScope,
     report: &RunReport,
     dirty_blobs: BTreeMap<String, String>,
-) {
+) -> Result<(), QgError> {
     let Some(Head {
         branch,
         commit: Some(head),
     }) = &resolved.head
     else {
-        return;
+        return Ok(());
     };
     let facts = RunFacts {
         head_sha: head.to_string(),
@@ -301,12 +317,8 @@ fn record_state(
                 .is_some_and(|h| h.get(path).as_deref() == Some(blob))
         },
     };
-    let store = StateStore::new(root);
-    if let Err(e) =
-        store.update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
-    {
-        eprintln!("qg: warning: state not saved, the next run will check more than needed: {e}");
-    }
+    StateStore::new(root)
+        .update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
 }
 
 /// Root-relative files with a violation at or above their gate's `fail_on`.

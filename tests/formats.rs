@@ -45,7 +45,10 @@ impl Fixture {
         fixture.set_lint_output(LINT_OUTPUT);
         fixture.tool(
             "lint",
-            &format!("cat '{}'; exit 1", fixture.lint_output().display()),
+            &format!(
+                "cat '{}'; echo 'lint: note: 1 file skipped [cache]'; exit 1",
+                fixture.lint_output().display()
+            ),
         );
         fixture.tool(
             "fmt",

@@ -21,7 +21,8 @@ fn parse_recorded(gate: &str, file: &str) -> Vec<Violation> {
     let mut violations = config.gates[gate]
         .parser
         .parse(&output, &PathContext::new(root, root))
-        .unwrap();
+        .unwrap()
+        .violations;
     violations.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     violations
 }

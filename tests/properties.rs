@@ -29,8 +29,8 @@ fn parse_with_every_gate(stdout: &[u8]) {
         stderr: stdout,
     };
     for gate in config.gates.values() {
-        if let Ok(violations) = gate.parser.parse(&output, &PathContext::new(root, root)) {
-            for v in violations {
+        if let Ok(parsed) = gate.parser.parse(&output, &PathContext::new(root, root)) {
+            for v in parsed.violations {
                 assert!(v.line.is_none_or(|l| l >= 1));
                 assert!(v.column.is_none_or(|c| c >= 1));
             }

@@ -290,7 +290,12 @@ fn run_unit(
     };
     let paths = PathContext::new(ctx.root, &launch.cwd);
     let mut result = outcome::judge(gate, files, &finished, &paths);
-    result.log = write_log(gate, &argv, &launch.tool, &launch.cwd, &finished, ctx);
+    match write_log(gate, &argv, &launch.tool, &launch.cwd, &finished, ctx) {
+        Ok(log) => result.log = log,
+        Err(e) => result
+            .warnings
+            .push(format!("could not write the artifact log: {e}")),
+    }
     result
 }
 
@@ -382,9 +387,9 @@ fn write_log(
     cwd: &Path,
     finished: &process::Finished,
     ctx: &ExecContext<'_>,
-) -> Option<String> {
+) -> std::io::Result<Option<String>> {
     if !ctx.logging.enabled {
-        return None;
+        return Ok(None);
     }
     let entry = artifacts::LogEntry {
         gate_id: &gate.id,
@@ -394,14 +399,5 @@ fn write_log(
         cwd,
         finished,
     };
-    match artifacts::write(ctx.root, ctx.logging, &entry) {
-        Ok(path) => Some(path),
-        Err(e) => {
-            eprintln!(
-                "qg: warning: could not write the artifact log for {}: {e}",
-                gate.id
-            );
-            None
-        }
-    }
+    artifacts::write(ctx.root, ctx.logging, &entry).map(Some)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json_stream::for_each_at;
-use super::{shift, ParseFailure, PathContext, SpecError};
+use super::{shift, ParseFailure, Parsed, PathContext, SpecError};
 use crate::config::schema::{Field, OutputStream};
 use crate::violation::{Severity, Violation};
 
@@ -75,43 +75,69 @@ impl JsonSpec {
         })
     }
 
-    /// Parses `bytes`; any malformed JSON or a missing violations array fails.
-    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Vec<Violation>, ParseFailure> {
+    /// Parses `bytes` (see [`JsonSpec::parse_reader`]).
+    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Parsed, ParseFailure> {
         self.parse_reader(bytes, paths)
     }
 
     /// Parses a stream without holding it in memory: JSON Lines line by
     /// line, a document by walking to `violations_path`.
+    ///
+    /// Text that cannot be a finding — a line that does not start like JSON
+    /// (`{` or `[`), before, between or after the JSON — is kept in
+    /// [`Parsed::unparsed`] and costs no finding. JSON that cannot be read,
+    /// or holds no violations array, fails: that output should have been
+    /// findings.
     pub fn parse_reader(
         &self,
-        mut reader: impl std::io::BufRead,
+        reader: impl std::io::BufRead,
         paths: &PathContext,
-    ) -> Result<Vec<Violation>, ParseFailure> {
-        let mut violations = Vec::new();
-        if !self.json_lines {
-            self.collect(reader, paths, &mut violations)
-                .map_err(|e| ParseFailure(format!("output is not usable JSON: {e}")))?;
-            return Ok(violations);
+    ) -> Result<Parsed, ParseFailure> {
+        let mut lines = Lines::new(reader);
+        let mut parsed = Parsed::default();
+        if self.json_lines {
+            while lines.advance()? {
+                let (number, line) = (lines.number, lines.current());
+                if !starts_like_json(line) {
+                    parsed.unparsed.push(number, line);
+                    continue;
+                }
+                self.collect(line, paths, &mut parsed.violations)
+                    .map_err(|e| {
+                        ParseFailure(format!("output line {number} is not usable: {e}"))
+                    })?;
+            }
+            return Ok(parsed);
         }
-        let mut line = Vec::new();
-        for number in 1.. {
-            line.clear();
-            let read = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| ParseFailure(format!("cannot read the output: {e}")))?;
-            if read == 0 {
+        loop {
+            if !lines.advance()? {
+                return Err(ParseFailure(
+                    "output is not usable JSON: it holds no JSON document".to_string(),
+                ));
+            }
+            if starts_like_json(lines.current()) {
                 break;
             }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            self.collect(&line[..], paths, &mut violations)
-                .map_err(|e| ParseFailure(format!("output line {number} is not usable: {e}")))?;
+            parsed.unparsed.push(lines.number, lines.current());
         }
-        Ok(violations)
+        let first = lines.current().to_vec();
+        let mut counted = CountLines::new(std::io::Read::chain(&first[..], &mut lines.reader));
+        self.collect(&mut counted, paths, &mut parsed.violations)
+            .map_err(|e| ParseFailure(format!("output is not usable JSON: {e}")))?;
+        let after = lines.number + counted.newlines;
+        // The document may end mid-line: what follows on that line counts too.
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut counted, &mut rest)
+            .map_err(|e| ParseFailure(format!("cannot read the output: {e}")))?;
+        for (offset, line) in rest.split(|b| *b == b'\n').enumerate() {
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                parsed.unparsed.push(after + offset, line);
+            }
+        }
+        Ok(parsed)
     }
 
-    /// Streams the violations of one JSON document into `out`.
+    /// Streams the violations of the JSON value `reader` starts with into `out`.
     fn collect(
         &self,
         reader: impl std::io::Read,
@@ -167,6 +193,75 @@ impl JsonSpec {
     fn get<'v>(&self, item: &'v Value, field: Field) -> Option<&'v Value> {
         let pointer = self.fields.get(&field)?;
         item.pointer(pointer).filter(|v| !v.is_null())
+    }
+}
+
+/// Whether a line is meant as JSON: its first non-blank byte opens an
+/// object or an array (violations are never bare scalars).
+fn starts_like_json(line: &[u8]) -> bool {
+    matches!(
+        line.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
+/// A tool's output, line by line, with 1-based numbers; blank lines are skipped.
+struct Lines<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    number: usize,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    fn new(reader: R) -> Self {
+        Lines {
+            reader,
+            buffer: Vec::new(),
+            number: 0,
+        }
+    }
+
+    /// Moves to the next line that is not blank; false at the end.
+    fn advance(&mut self) -> Result<bool, ParseFailure> {
+        loop {
+            self.buffer.clear();
+            let read = self
+                .reader
+                .read_until(b'\n', &mut self.buffer)
+                .map_err(|e| ParseFailure(format!("cannot read the output: {e}")))?;
+            if read == 0 {
+                return Ok(false);
+            }
+            self.number += 1;
+            if !self.buffer.iter().all(u8::is_ascii_whitespace) {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The current line, line break included.
+    fn current(&self) -> &[u8] {
+        &self.buffer
+    }
+}
+
+/// A reader that counts the line breaks read through it.
+struct CountLines<R> {
+    inner: R,
+    newlines: usize,
+}
+
+impl<R> CountLines<R> {
+    fn new(inner: R) -> Self {
+        CountLines { inner, newlines: 0 }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for CountLines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.newlines += buf[..read].iter().filter(|b| **b == b'\n').count();
+        Ok(read)
     }
 }
 
@@ -329,7 +424,7 @@ mod tests {
         );
         let out = br#"[{"filename":"/repo/a.py","location":{"row":3},"message":"m\nsecond","fix":{"applicability":"safe"}},
                        {"filename":"b.py","location":{"row":1},"message":"x","fix":null}]"#;
-        let v = s.parse(out, &root()).unwrap();
+        let v = s.parse(out, &root()).unwrap().violations;
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].file.as_deref(), Some("a.py"));
         assert_eq!(v[0].line, Some(3));
@@ -351,11 +446,118 @@ mod tests {
             1,
         );
         let out = b"{\"file\":\"a.py\",\"column\":0,\"message\":\"x\"}\n\n{\"file\":\"b.py\",\"column\":4,\"message\":\"y\"}\n";
-        let v = s.parse(out, &root()).unwrap();
+        let v = s.parse(out, &root()).unwrap().violations;
         assert_eq!(
             v.iter().map(|v| v.column).collect::<Vec<_>>(),
             [Some(1), Some(5)]
         );
+    }
+
+    #[test]
+    fn a_note_line_among_json_lines_costs_no_finding() {
+        let s = spec(
+            "",
+            &[(Field::File, "file"), (Field::Message, "message")],
+            true,
+            0,
+        );
+        let out = b"{\"file\":\"a.py\",\"message\":\"x\"}\n{\"file\":\"b.py\",\"message\":\"y\"}\nsetup.cfg: note: unused section(s): [mypy-x.*]\n";
+        let parsed = s.parse(out, &root()).unwrap();
+        assert_eq!(parsed.violations.len(), 2);
+        assert_eq!(
+            parsed.unparsed.lines,
+            [(
+                3,
+                "setup.cfg: note: unused section(s): [mypy-x.*]".to_string()
+            )]
+        );
+        assert_eq!(parsed.unparsed.total, 1);
+        // A line that starts like JSON is meant as a finding: it must parse.
+        let truncated = b"{\"file\":\"a.py\",\"message\":\"x\"}\n{\"file\":\"b.py\",\"mess\n";
+        let failure = s.parse(truncated, &root()).unwrap_err();
+        assert!(
+            failure.0.starts_with("output line 2 is not usable"),
+            "{failure:?}"
+        );
+    }
+
+    #[test]
+    fn text_around_a_document_is_kept_and_the_findings_too() {
+        let s = spec(
+            "/items",
+            &[(Field::File, "f"), (Field::Message, "m")],
+            false,
+            0,
+        );
+        let out = b"warning: a config key is deprecated\n\n{\"items\": [\n  {\"f\": \"a.py\", \"m\": \"x\"}\n]} done\nbye\n";
+        let parsed = s.parse(out, &root()).unwrap();
+        assert_eq!(parsed.violations.len(), 1);
+        assert_eq!(
+            parsed.unparsed.lines,
+            [
+                (1, "warning: a config key is deprecated".to_string()),
+                (5, " done".to_string()),
+                (6, "bye".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_first_hundred_unparsed_lines_are_kept_but_all_are_counted() {
+        let s = spec(
+            "",
+            &[(Field::File, "file"), (Field::Message, "message")],
+            true,
+            0,
+        );
+        let out: String = (0..150).map(|i| format!("note {i}\n")).collect();
+        let parsed = s.parse(out.as_bytes(), &root()).unwrap();
+        assert_eq!(parsed.unparsed.lines.len(), 100);
+        assert_eq!(parsed.unparsed.total, 150);
+    }
+
+    #[test]
+    fn numbers_and_false_are_read_as_tools_write_them() {
+        let s = spec(
+            "",
+            &[
+                (Field::File, "file"),
+                (Field::Message, "message"),
+                (Field::Code, "code"),
+                (Field::Severity, "severity"),
+            ],
+            false,
+            0,
+        );
+        let out = br#"[{"file":"a.py","message":"m","code":1234,"severity":2},
+                       {"file":"a.py","message":"m","code":"E1","severity":"warning"}]"#;
+        let v = s.parse(out, &root()).unwrap().violations;
+        assert_eq!(v[0].code.as_deref(), Some("1234"));
+        // A severity qg does not know (a number) counts as an error, never less.
+        assert_eq!(v[0].severity, Severity::Error);
+        assert_eq!(v[1].severity, Severity::Warning);
+        let mut map = BTreeMap::new();
+        map.insert(Field::File, "file".to_string());
+        map.insert(Field::Message, "message".to_string());
+        map.insert(Field::Fixable, "fixable".to_string());
+        let with_fixable = JsonSpec::new(JsonSettings {
+            source: OutputStream::Stdout,
+            violations_path: None,
+            json_lines: false,
+            field_map: &map,
+            fixable_when: None,
+            line_offset: 0,
+            column_offset: 0,
+            severity_default: Some(Severity::Warning),
+        })
+        .unwrap();
+        let out = br#"[{"file":"a.py","message":"m","fixable":false},{"file":"a.py","message":"m","fixable":true},{"file":"a.py","message":"m"}]"#;
+        let v = with_fixable.parse(out, &root()).unwrap().violations;
+        assert_eq!(
+            v.iter().map(|v| v.fixable).collect::<Vec<_>>(),
+            [Some(false), Some(true), None]
+        );
+        assert_eq!(v[2].severity, Severity::Warning, "severity_default applies");
     }
 
     #[test]
@@ -370,6 +572,7 @@ mod tests {
         assert!(s.parse(b"{\"other\": []}", &root()).is_err());
         assert!(s.parse(b"", &root()).is_err());
         assert!(s.parse(b"{\"items\": [1]}", &root()).is_err());
+        assert!(s.parse(b"{\"items\": [", &root()).is_err());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Each strategy has a *spec* compiled once from the config (so a bad regex or
 //! pointer is a config error, not a runtime surprise) and a `parse` that is pure:
-//! bytes in, violations out, or a [`ParseFailure`] that makes the gate `error`.
+//! bytes in, violations out (and the lines that were not findings), or a
+//! [`ParseFailure`] that makes the gate `error`.
 
 pub mod json;
 mod json_stream;
@@ -28,6 +29,40 @@ pub enum ParserSpec {
 /// Why output could not be turned into violations. Makes the gate `error`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseFailure(pub String);
+
+/// What a parser made of one run's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// The findings.
+    pub violations: Vec<Violation>,
+    /// Lines that are neither findings nor part of one (a tool's notes,
+    /// such as mypy's `setup.cfg: note: unused section(s)`): they cost no
+    /// finding, and are surfaced rather than dropped.
+    pub unparsed: Unparsed,
+}
+
+/// Output lines a structured parser could not read as findings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unparsed {
+    /// The first [`Unparsed::KEPT`] of them, with their 1-based line numbers.
+    pub lines: Vec<(usize, String)>,
+    /// How many there were in all.
+    pub total: usize,
+}
+
+impl Unparsed {
+    /// Lines kept for the report; the artifact log has every one.
+    pub const KEPT: usize = 100;
+
+    /// Records one line (its text without the line break).
+    pub fn push(&mut self, number: usize, bytes: &[u8]) {
+        self.total += 1;
+        if self.lines.len() < Self::KEPT {
+            let text = String::from_utf8_lossy(bytes);
+            self.lines.push((number, text.trim_end().to_string()));
+        }
+    }
+}
 
 /// A problem in a parser's configuration, pointing at the sub-key to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +117,7 @@ impl ParserSpec {
         &self,
         output: &dyn OutputSource,
         paths: &PathContext,
-    ) -> Result<Vec<Violation>, ParseFailure> {
+    ) -> Result<Parsed, ParseFailure> {
         let unreadable = |e: std::io::Error| ParseFailure(format!("cannot read the output: {e}"));
         match self {
             ParserSpec::Json(spec) => {
@@ -96,9 +131,12 @@ impl ParserSpec {
                     &mut text,
                 )
                 .map_err(unreadable)?;
-                Ok(spec.parse(&text, paths))
+                Ok(Parsed {
+                    violations: spec.parse(&text, paths),
+                    unparsed: Unparsed::default(),
+                })
             }
-            ParserSpec::ExitCode => Ok(Vec::new()),
+            ParserSpec::ExitCode => Ok(Parsed::default()),
         }
     }
 }

@@ -38,6 +38,10 @@ pub fn render(report: &RunReport) -> String {
             let _ = writeln!(out, "qg: {}: error: {}", gate.id, one_line(&error.message));
         }
     }
+    for (gate, warning) in report.all_warnings() {
+        let source = gate.map_or("qg".to_string(), |g| format!("qg: {}", g.id));
+        let _ = writeln!(out, "{source}: warning: {}", neutralize(&one_line(warning)));
+    }
     out
 }
 

@@ -58,6 +58,14 @@ pub fn render(report: &RunReport) -> String {
             );
         }
     }
+    for (gate, warning) in report.all_warnings() {
+        let title = match gate {
+            Some(gate) => format!("qg: {}", gate.name),
+            None => "qg".to_string(),
+        };
+        let properties = [("title", title)];
+        let _ = writeln!(out, "{}", workflow_command("warning", &properties, warning));
+    }
     out
 }
 

@@ -39,6 +39,19 @@ pub fn render(report: &RunReport) -> String {
             }));
         }
     }
+    // Code Quality has no place for notes: each warning is an `info` issue
+    // on the config, so it is seen rather than dropped.
+    for (gate, warning) in report.all_warnings() {
+        let id = gate.map_or("qg", |g| g.id.as_str());
+        let identity = format!("qg/v1/warning\0{id}\0{warning}");
+        issues.push(json!({
+            "description": format!("qg: {id}: {warning}"),
+            "check_name": format!("{id}/warning"),
+            "fingerprint": super::stable_hash(&identity),
+            "severity": "info",
+            "location": {"path": config_path(report), "lines": {"begin": 1}},
+        }));
+    }
     let mut text = serde_json::to_string_pretty(&issues).expect("report serializes");
     text.push('\n');
     text

@@ -16,6 +16,9 @@ pub fn render(report: &RunReport, color: bool) -> String {
     let _ = writeln!(out, "{}", p.bold(&summary_line(report)));
     render_violations(&mut out, report, &p);
     render_gates(&mut out, report, &p);
+    for warning in &report.warnings {
+        let _ = writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning));
+    }
     out
 }
 
@@ -105,6 +108,14 @@ fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
                 let tail = indent_continuation(&neutralize(&error.stderr_tail), "        ");
                 let _ = writeln!(out, "      stderr:\n        {}", p.dim(&tail));
             }
+        }
+        for warning in &gate.warnings {
+            let _ = writeln!(
+                out,
+                "      {} {}",
+                p.yellow("warning:"),
+                neutralize(warning)
+            );
         }
         if let Some(hint) = &gate.fix_hint {
             let _ = writeln!(out, "      fix: {}", neutralize(hint));

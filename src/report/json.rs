@@ -14,6 +14,8 @@ struct JsonReport<'a> {
     summary: Summary,
     scope: JsonScope<'a>,
     gates: &'a [GateResult],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
     timings: Timings,
 }
 
@@ -45,6 +47,7 @@ pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Resul
             fallback_reason: report.scope.fallback_reason.as_deref(),
         },
         gates: &report.gates,
+        warnings: &report.warnings,
         timings: Timings {
             total_ms: report.total_ms,
         },

@@ -16,9 +16,13 @@ pub fn render(report: &RunReport) -> String {
     let all = findings(report);
     let mut suites = String::new();
     let (mut tests, mut failures, mut errors) = (0, 0, 0);
-    for gate in &report.gates {
+    for (index, gate) in report.gates.iter().enumerate() {
         let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
-        let suite = Suite::of(gate, &mine);
+        let mut warnings: Vec<&str> = gate.warnings.iter().map(String::as_str).collect();
+        if index == 0 {
+            warnings.extend(report.warnings.iter().map(String::as_str));
+        }
+        let suite = Suite::of(gate, &mine, &warnings);
         tests += suite.tests;
         failures += suite.failures;
         errors += suite.errors;
@@ -38,7 +42,9 @@ struct Suite {
 }
 
 impl Suite {
-    fn of(gate: &GateResult, mine: &[&Finding<'_>]) -> Suite {
+    /// The suite of one gate; `warnings` (the gate's, and the run's for
+    /// the first suite) go to its `<system-err>`.
+    fn of(gate: &GateResult, mine: &[&Finding<'_>], warnings: &[&str]) -> Suite {
         let class = attr(&gate.id);
         let mut cases = String::new();
         let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
@@ -78,6 +84,18 @@ impl Suite {
             tests += 1;
             failures += usize::from(failing);
             cases.push_str(&finding_case(&class, &name, finding, failing));
+        }
+        if !warnings.is_empty() {
+            let _ = writeln!(
+                cases,
+                "    <system-err>{}</system-err>",
+                text(
+                    &warnings
+                        .iter()
+                        .map(|w| format!("warning: {w}\n"))
+                        .collect::<String>()
+                )
+            );
         }
         let xml = format!(
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">\n{cases}  </testsuite>\n",

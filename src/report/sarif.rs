@@ -41,9 +41,16 @@ pub fn render(report: &RunReport) -> String {
     let runs: Vec<Value> = report
         .gates
         .iter()
-        .map(|gate| {
+        .enumerate()
+        .map(|(index, gate)| {
             let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
-            run(report, gate, &mine)
+            // The run's own warnings travel with the first run.
+            let run_warnings = if index == 0 {
+                &report.warnings[..]
+            } else {
+                &[]
+            };
+            run(report, gate, &mine, run_warnings)
         })
         .collect();
     let log = json!({"$schema": SCHEMA, "version": "2.1.0", "runs": runs});
@@ -52,7 +59,12 @@ pub fn render(report: &RunReport) -> String {
     text
 }
 
-fn run(report: &RunReport, gate: &GateResult, mine: &[&Finding<'_>]) -> Value {
+fn run(
+    report: &RunReport,
+    gate: &GateResult,
+    mine: &[&Finding<'_>],
+    run_warnings: &[String],
+) -> Value {
     let mut rules: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for finding in mine {
         let url = finding.violation.url.as_deref();
@@ -86,7 +98,7 @@ fn run(report: &RunReport, gate: &GateResult, mine: &[&Finding<'_>]) -> Value {
         }},
         "automationDetails": {"id": format!("qg/{}/", gate.id)},
         "originalUriBaseIds": {ROOT_ID: {"uri": root_uri(report)}},
-        "invocations": [invocation(gate)],
+        "invocations": [invocation(gate, run_warnings)],
         "results": results,
     })
 }
@@ -154,23 +166,27 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// Whether the tool ran properly, and why not.
-fn invocation(gate: &GateResult) -> Value {
+/// Whether the tool ran properly, why not, and what else it said.
+fn invocation(gate: &GateResult, run_warnings: &[String]) -> Value {
     let mut invocation = json!({"executionSuccessful": gate.status != GateStatus::Error});
+    let mut notifications = Vec::new();
     if let Some(error) = &gate.error {
         if let Some(code) = error.exit_code {
             invocation["exitCode"] = json!(code);
         }
-        invocation["toolExecutionNotifications"] = json!([{
-            "level": "error",
-            "message": {"text": error.message},
-        }]);
+        notifications.push(json!({"level": "error", "message": {"text": error.message}}));
     }
     if let Some(reason) = &gate.skip_reason {
-        invocation["toolExecutionNotifications"] = json!([{
+        notifications.push(json!({
             "level": "note",
             "message": {"text": format!("skipped: {reason}")},
-        }]);
+        }));
+    }
+    for warning in gate.warnings.iter().chain(run_warnings) {
+        notifications.push(json!({"level": "warning", "message": {"text": warning}}));
+    }
+    if !notifications.is_empty() {
+        invocation["toolExecutionNotifications"] = json!(notifications);
     }
     invocation
 }
