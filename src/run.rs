@@ -310,7 +310,9 @@ fn record_state(
     let root = &workspace.root;
     let head_blobs = workspace.repo.as_ref().map(git::CommitBlobs::head);
     let tree = Worktree {
-        exists: &|path: &str| crate::file_name::join(root, path).is_file(),
+        in_project: &|path: &str| {
+            config.project_scope.matches(path) && crate::file_name::join(root, path).is_file()
+        },
         committed: &|path: &str, blob: &str| {
             head_blobs
                 .as_ref()

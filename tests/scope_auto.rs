@@ -830,3 +830,34 @@ fn a_green_run_over_an_uncommitted_fix_does_not_vouch_for_head() {
         assert!(repo.checked().is_empty());
     }
 }
+
+/// Narrowing `include_globs` takes the files it drops out of every scope,
+/// failed_files included, and out of the state after the next run.
+#[test]
+fn failed_files_outside_a_narrowed_project_are_neither_checked_nor_kept() {
+    let repo = green_repo();
+    repo.write("tests/t.py", "BAD\n");
+    repo.write("src/s.py", "s = 1\n");
+    repo.commit("add tests and src");
+    assert_eq!(repo.run()["overall_pass"], false);
+    assert_eq!(strings(&repo.state("main")["failed_files"]), ["tests/t.py"]);
+    let narrowed = repo
+        .config()
+        .replace("parent_branch: main", "parent_branch: main\nproject_scope: {include_globs: [\"src/**/*.py\"]}");
+    repo.write(".st3/quality.yaml", &narrowed);
+    repo.commit("narrow the project to src/");
+    let files = repo.files();
+    assert_eq!(files["mode"], "project", "{files}");
+    assert_eq!(paths(&files), ["src/s.py"]);
+    let json = repo.run();
+    assert_eq!(json["overall_pass"], true, "{json}");
+    assert_eq!(repo.checked(), ["src/s.py"]);
+    assert_eq!(
+        strings(&repo.state("main")["failed_files"]),
+        Vec::<String>::new()
+    );
+    // A change outside the project is not checked by auto either.
+    repo.write("tests/t2.py", "BAD\n");
+    repo.write("src/s.py", "s = 2\n");
+    assert_eq!(paths(&repo.files()), ["src/s.py"]);
+}

@@ -369,10 +369,11 @@ impl GitScope<'_> {
         scope.files = into_scope_files(files);
     }
 
-    /// Excluded by config, qg's own state, or not a regular file (deleted,
-    /// a directory, a symlink).
+    /// Outside the project (`project_scope` include and exclude globs: the
+    /// git scopes are parts of `project`), qg's own state, or not a regular
+    /// file (deleted, a directory, a symlink).
     fn is_out_of_scope(&self, path: &str) -> bool {
-        self.config.project_scope.is_excluded(path)
+        !self.config.project_scope.matches(path)
             || crate::state::is_state_file(path)
             || !is_regular_file(&file_name::join(&self.ws.root, path))
     }

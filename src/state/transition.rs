@@ -34,9 +34,10 @@ pub struct RunFacts {
 
 /// What the transition may ask about the files on disk and in HEAD.
 pub struct Worktree<'a> {
-    /// Whether a root-relative path still exists (deleted files are pruned
-    /// from `failed_files` and `clean_blobs`).
-    pub exists: &'a dyn Fn(&str) -> bool,
+    /// Whether a root-relative path is still a file of the project: one
+    /// that was deleted, or that the config no longer selects, leaves
+    /// `failed_files` and `clean_blobs`.
+    pub in_project: &'a dyn Fn(&str) -> bool,
     /// Whether HEAD holds exactly this blob at this path: a clean entry that
     /// HEAD holds is vouched for by the baseline itself and can go.
     pub committed: &'a dyn Fn(&str, &str) -> bool,
@@ -60,7 +61,7 @@ pub fn transition(
 }
 
 fn advance(previous: BranchState, facts: &RunFacts, tree: &Worktree<'_>) -> BranchState {
-    let exists = tree.exists;
+    let exists = tree.in_project;
     let mut next = previous.clone();
     let still_failing_elsewhere = previous
         .failed_files
@@ -132,7 +133,7 @@ mod tests {
     }
 
     const ALL_EXIST: Worktree<'static> = Worktree {
-        exists: &|_| true,
+        in_project: &|_| true,
         committed: &|_, _| false,
     };
 
@@ -184,7 +185,7 @@ mod tests {
             prev.clean_blobs.insert(f.into(), format!("blob-{f}"));
         }
         let tree = Worktree {
-            exists: &|f| f != "deleted.py",
+            in_project: &|f| f != "deleted.py",
             committed: &|f, blob| f == "committed.py" && blob == "blob-committed.py",
         };
         let next = transition(Some(prev), &facts(&["checked.py"], &[]), &tree);
@@ -239,7 +240,7 @@ mod tests {
             previous("old", &["gone.py"]),
             &facts(&["a.py"], &["a.py"]),
             &Worktree {
-                exists: &|f| f != "gone.py",
+                in_project: &|f| f != "gone.py",
                 committed: &|_, _| false,
             },
         );
