@@ -841,9 +841,10 @@ fn failed_files_outside_a_narrowed_project_are_neither_checked_nor_kept() {
     repo.commit("add tests and src");
     assert_eq!(repo.run()["overall_pass"], false);
     assert_eq!(strings(&repo.state("main")["failed_files"]), ["tests/t.py"]);
-    let narrowed = repo
-        .config()
-        .replace("parent_branch: main", "parent_branch: main\nproject_scope: {include_globs: [\"src/**/*.py\"]}");
+    let narrowed = repo.config().replace(
+        "parent_branch: main",
+        "parent_branch: main\nproject_scope: {include_globs: [\"src/**/*.py\"]}",
+    );
     repo.write(".st3/quality.yaml", &narrowed);
     repo.commit("narrow the project to src/");
     let files = repo.files();

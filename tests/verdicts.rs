@@ -45,3 +45,76 @@ fn a_tool_note_after_json_lines_keeps_the_findings_and_is_surfaced() {
         human.stdout
     );
 }
+
+/// A syntax error in the user's code is a finding of the file — for the
+/// formatter too, which cannot format it — never a broken tool.
+#[test]
+fn a_syntax_error_is_a_violation_of_the_file_for_every_gate() {
+    let project = Project::empty();
+    project.write("pkg/__init__.py", "");
+    project.write("pkg/bad.py", "def f(:\n    pass\n");
+    project.write("pkg/ugly.py", "x  =  1\n");
+    let run = project.qg_with_tools(&["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(1);
+    let format = run.gate("ruff_format");
+    assert_eq!(format["status"], "failed", "{format}");
+    assert_eq!(
+        violation_keys(&format),
+        [
+            (
+                "pkg/bad.py".to_string(),
+                Some(1),
+                "syntax-error".to_string(),
+                "error".to_string()
+            ),
+            (
+                "pkg/ugly.py".to_string(),
+                None,
+                "FORMAT".to_string(),
+                "error".to_string()
+            ),
+        ]
+    );
+    let syntax = &format["violations"][0];
+    assert_eq!(syntax["column"], 7);
+    assert_eq!(
+        syntax["message"],
+        "Expected a parameter or the end of the parameter list"
+    );
+    for id in ["ruff_check", "mypy", "pyright"] {
+        let gate = run.gate(id);
+        assert_eq!(gate["status"], "failed", "{gate}");
+        assert!(
+            violation_keys(&gate)
+                .iter()
+                .any(|k| k.0 == "pkg/bad.py" && k.1 == Some(1)),
+            "{gate}"
+        );
+    }
+}
+
+/// A formatter that fails for another reason (here: a file that is not
+/// UTF-8, which ruff cannot read) is still an error: exit 2, nothing parsed.
+#[test]
+fn a_formatter_that_fails_without_a_syntax_error_is_still_an_error() {
+    let project = Project::empty();
+    std::fs::write(project.path().join("latin1.py"), b"x = '\xff'\n").unwrap();
+    let run = project.qg_with_tools(&[
+        "run",
+        "latin1.py",
+        "--gate",
+        "ruff_format",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(2);
+    let gate = run.gate("ruff_format");
+    assert_eq!(gate["error"]["kind"], "no_violations_parsed", "{gate}");
+    assert!(
+        gate["error"]["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("Failed to read latin1.py"),
+        "{gate}"
+    );
+}

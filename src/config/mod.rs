@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::error::{ConfigError, QgError};
 use crate::globs::{GlobError, GlobFilter};
 use crate::parse::json::{JsonSettings, JsonSpec};
-use crate::parse::text::{TextSettings, TextSpec};
+use crate::parse::text::{RuleSettings, TextSettings, TextSpec};
 use crate::parse::{ParserSpec, SpecError};
 use crate::suggest;
 use crate::violation::Severity;
@@ -399,20 +399,13 @@ impl Compiler<'_> {
                 })
                 .map(ParserSpec::Json)
             }
-            Strategy::TextViolations => {
-                let pattern = raw.pattern.as_deref().ok_or_else(|| {
-                    SpecError::new("pattern", "text_violations needs a `pattern` regex")
-                })?;
-                TextSpec::new(TextSettings {
-                    source: raw.source,
-                    pattern,
-                    defaults: raw.defaults.as_ref(),
-                    severity_default: raw.severity_default,
-                    line_offset: raw.line_offset,
-                    column_offset: raw.column_offset,
-                })
-                .map(ParserSpec::Text)
-            }
+            Strategy::TextViolations => TextSpec::new(TextSettings {
+                rules: text_rules(raw)?,
+                severity_default: raw.severity_default,
+                line_offset: raw.line_offset,
+                column_offset: raw.column_offset,
+            })
+            .map(ParserSpec::Text),
             Strategy::ExitCode => Ok(ParserSpec::ExitCode),
         }
     }
@@ -422,6 +415,41 @@ impl Compiler<'_> {
             &format!("{parent}.{}[{}]", e.list, e.index),
             format!("invalid glob: {}", e.message),
         )
+    }
+}
+
+/// `text_violations` rules: one `pattern` (with `defaults`), or a
+/// `patterns` list whose entries may each read their own stream.
+fn text_rules(raw: &RawParsing) -> Result<Vec<RuleSettings<'_>>, SpecError> {
+    match (&raw.pattern, &raw.patterns) {
+        (Some(pattern), None) => Ok(vec![RuleSettings {
+            key: String::new(),
+            source: raw.source,
+            pattern,
+            defaults: raw.defaults.as_ref(),
+        }]),
+        (None, Some(_)) if raw.defaults.is_some() => Err(SpecError::new(
+            "defaults",
+            "goes inside each `patterns` entry when `patterns` is used",
+        )),
+        (None, Some(rules)) => Ok(rules
+            .iter()
+            .enumerate()
+            .map(|(index, rule)| RuleSettings {
+                key: format!("patterns[{index}]."),
+                source: rule.source.unwrap_or(raw.source),
+                pattern: &rule.pattern,
+                defaults: rule.defaults.as_ref(),
+            })
+            .collect()),
+        (Some(_), Some(_)) => Err(SpecError::new(
+            "patterns",
+            "give either `pattern` or `patterns`, not both",
+        )),
+        (None, None) => Err(SpecError::new(
+            "pattern",
+            "text_violations needs a `pattern` regex (or a `patterns` list)",
+        )),
     }
 }
 
@@ -435,6 +463,7 @@ fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
     ];
     let text_only = [
         ("pattern", raw.pattern.is_some()),
+        ("patterns", raw.patterns.is_some()),
         ("defaults", raw.defaults.is_some()),
     ];
     let foreign: &[(&str, bool)] = match raw.strategy {

@@ -252,7 +252,21 @@ pub struct RawParsing {
     #[serde(default)]
     pub defaults: Option<BTreeMap<Field, String>>,
     #[serde(default)]
+    pub patterns: Option<Vec<RawTextRule>>,
+    #[serde(default)]
     pub severity_default: Option<Severity>,
+}
+
+/// One entry of `text_violations`' `patterns` list.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTextRule {
+    pub pattern: String,
+    #[serde(default)]
+    pub defaults: Option<BTreeMap<Field, String>>,
+    /// Defaults to the parsing-level `source`.
+    #[serde(default)]
+    pub source: Option<OutputStream>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -123,19 +123,10 @@ impl ParserSpec {
             ParserSpec::Json(spec) => {
                 spec.parse_reader(output.open(spec.source).map_err(unreadable)?, paths)
             }
-            ParserSpec::Text(spec) => {
-                // A regex may span lines, so text is matched as a whole.
-                let mut text = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut output.open(spec.source).map_err(unreadable)?,
-                    &mut text,
-                )
-                .map_err(unreadable)?;
-                Ok(Parsed {
-                    violations: spec.parse(&text, paths),
-                    unparsed: Unparsed::default(),
-                })
-            }
+            ParserSpec::Text(spec) => Ok(Parsed {
+                violations: spec.parse(output, paths).map_err(unreadable)?,
+                unparsed: Unparsed::default(),
+            }),
             ParserSpec::ExitCode => Ok(Parsed::default()),
         }
     }

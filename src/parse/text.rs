@@ -6,95 +6,99 @@ use std::collections::BTreeMap;
 
 use regex::{Captures, Regex, RegexBuilder};
 
-use super::{shift, PathContext, SpecError};
+use std::io::Read;
+
+use super::{shift, OutputSource, PathContext, SpecError};
 use crate::config::schema::{Field, OutputStream};
 use crate::violation::{Severity, Violation};
 
-/// Compiled `text_violations` settings.
+/// Compiled `text_violations` settings: one or more rules, each a regex
+/// over one of the tool's streams, applied in order; every match of every
+/// rule is one violation.
 #[derive(Debug, Clone)]
 pub struct TextSpec {
-    pub(crate) source: OutputStream,
-    pattern: Regex,
-    /// Fields the regex captures directly (group name = field name).
-    captured: Vec<Field>,
-    defaults: BTreeMap<Field, Template>,
+    rules: Vec<TextRule>,
     severity_default: Severity,
     line_offset: i64,
     column_offset: i64,
 }
 
+/// One `pattern` with its `defaults`, read from one stream.
+#[derive(Debug, Clone)]
+struct TextRule {
+    source: OutputStream,
+    pattern: Regex,
+    /// Fields the regex captures directly (group name = field name).
+    captured: Vec<Field>,
+    defaults: BTreeMap<Field, Template>,
+}
+
 /// Raw settings, as read from the config.
 pub struct TextSettings<'a> {
-    pub source: OutputStream,
-    pub pattern: &'a str,
-    pub defaults: Option<&'a BTreeMap<Field, String>>,
+    /// The rules; `key` is where each sits under `parsing` (`""` for the
+    /// single `pattern` form, `patterns[1].` for the list form).
+    pub rules: Vec<RuleSettings<'a>>,
     pub severity_default: Option<Severity>,
     pub line_offset: i64,
     pub column_offset: i64,
 }
 
+/// One rule's raw settings.
+pub struct RuleSettings<'a> {
+    /// Key prefix for errors: `""` or `patterns[N].`.
+    pub key: String,
+    pub source: OutputStream,
+    pub pattern: &'a str,
+    pub defaults: Option<&'a BTreeMap<Field, String>>,
+}
+
 impl TextSpec {
-    /// Compiles the regex (multi-line: `^`/`$` match at line ends) and checks
-    /// that every `{placeholder}` names one of its groups.
+    /// Compiles every rule's regex (multi-line: `^`/`$` match at line
+    /// ends) and checks that every `{placeholder}` names one of its groups.
     pub fn new(settings: TextSettings<'_>) -> Result<TextSpec, SpecError> {
-        let pattern = RegexBuilder::new(settings.pattern)
-            .multi_line(true)
-            .build()
-            .map_err(|e| SpecError::new("pattern", format!("invalid regex: {e}")))?;
-        let groups: Vec<&str> = pattern.capture_names().flatten().collect();
-        let captured: Vec<Field> = Field::ALL
-            .into_iter()
-            .filter(|f| groups.contains(&f.name()))
-            .collect();
-        let mut defaults = BTreeMap::new();
-        for (field, text) in settings.defaults.into_iter().flatten() {
-            let key = format!("defaults.{}", field.name());
-            let template = Template::parse(text).map_err(|m| SpecError::new(&key, m))?;
-            if let Some(missing) = template.groups().find(|g| !groups.contains(g)) {
-                return Err(SpecError::new(
-                    key,
-                    format!(
-                        "placeholder `{{{missing}}}` is not a named group of `pattern` (groups: {})",
-                        list_or_none(&groups)
-                    ),
-                ));
-            }
-            defaults.insert(*field, template);
+        let rules = settings
+            .rules
+            .iter()
+            .map(TextRule::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        if rules.is_empty() {
+            return Err(SpecError::new(
+                "patterns",
+                "lists no pattern; give at least one",
+            ));
         }
-        let spec = TextSpec {
-            source: settings.source,
-            pattern,
-            captured,
-            defaults,
+        Ok(TextSpec {
+            rules,
             severity_default: settings.severity_default.unwrap_or(Severity::Error),
             line_offset: settings.line_offset,
             column_offset: settings.column_offset,
-        };
-        if !spec.provides(Field::File) {
-            return Err(SpecError::new(
-                "pattern",
-                "needs a `(?P<file>...)` group or a `defaults.file` entry",
-            ));
+        })
+    }
+
+    /// Every match of every rule is one violation. Text that no rule
+    /// matches is simply not a violation (the caller checks the exit code).
+    pub fn parse(
+        &self,
+        output: &dyn OutputSource,
+        paths: &PathContext,
+    ) -> std::io::Result<Vec<Violation>> {
+        let mut violations = Vec::new();
+        for rule in &self.rules {
+            // A regex may span lines, so a stream is matched as a whole.
+            let mut bytes = Vec::new();
+            output.open(rule.source)?.read_to_end(&mut bytes)?;
+            let text = String::from_utf8_lossy(&bytes);
+            violations.extend(
+                rule.pattern
+                    .captures_iter(&text)
+                    .map(|caps| self.violation(rule, &caps, paths)),
+            );
         }
-        Ok(spec)
+        Ok(violations)
     }
 
-    fn provides(&self, field: Field) -> bool {
-        self.captured.contains(&field) || self.defaults.contains_key(&field)
-    }
-
-    /// Every match of the pattern is one violation. Never fails: text that
-    /// does not match is simply not a violation (the caller checks the exit code).
-    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Vec<Violation> {
-        let text = String::from_utf8_lossy(bytes);
-        self.pattern
-            .captures_iter(&text)
-            .map(|caps| self.violation(&caps, paths))
-            .collect()
-    }
-
-    fn violation(&self, caps: &Captures<'_>, paths: &PathContext) -> Violation {
-        let text = |field: Field| self.field_text(caps, field);
+    fn violation(&self, rule: &TextRule, caps: &Captures<'_>, paths: &PathContext) -> Violation {
+        let text = |field: Field| rule.field_text(caps, field);
         let number = |field: Field| text(field).and_then(|t| t.trim().parse::<i64>().ok());
         let severity = text(Field::Severity)
             .map(|w| Severity::from_tool_word(&w).unwrap_or(Severity::Error))
@@ -112,6 +116,53 @@ impl TextSpec {
             hint: text(Field::Hint),
             url: text(Field::Url),
         }
+    }
+}
+
+impl TextRule {
+    fn new(settings: &RuleSettings<'_>) -> Result<TextRule, SpecError> {
+        let key = |sub: &str| format!("{}{sub}", settings.key);
+        let pattern = RegexBuilder::new(settings.pattern)
+            .multi_line(true)
+            .build()
+            .map_err(|e| SpecError::new(key("pattern"), format!("invalid regex: {e}")))?;
+        let groups: Vec<&str> = pattern.capture_names().flatten().collect();
+        let captured: Vec<Field> = Field::ALL
+            .into_iter()
+            .filter(|f| groups.contains(&f.name()))
+            .collect();
+        let mut defaults = BTreeMap::new();
+        for (field, text) in settings.defaults.into_iter().flatten() {
+            let key = key(&format!("defaults.{}", field.name()));
+            let template = Template::parse(text).map_err(|m| SpecError::new(&key, m))?;
+            if let Some(missing) = template.groups().find(|g| !groups.contains(g)) {
+                return Err(SpecError::new(
+                    key,
+                    format!(
+                        "placeholder `{{{missing}}}` is not a named group of `pattern` (groups: {})",
+                        list_or_none(&groups)
+                    ),
+                ));
+            }
+            defaults.insert(*field, template);
+        }
+        let rule = TextRule {
+            source: settings.source,
+            pattern,
+            captured,
+            defaults,
+        };
+        if !rule.provides(Field::File) {
+            return Err(SpecError::new(
+                key("pattern"),
+                "needs a `(?P<file>...)` group or a `defaults.file` entry",
+            ));
+        }
+        Ok(rule)
+    }
+
+    fn provides(&self, field: Field) -> bool {
+        self.captured.contains(&field) || self.defaults.contains_key(&field)
     }
 
     /// A captured group wins over a default; an empty capture counts as absent.
@@ -213,13 +264,21 @@ mod tests {
         let defaults: BTreeMap<Field, String> =
             defaults.iter().map(|(f, t)| (*f, t.to_string())).collect();
         TextSpec::new(TextSettings {
-            source: OutputStream::Stdout,
-            pattern,
-            defaults: Some(&defaults),
+            rules: vec![RuleSettings {
+                key: String::new(),
+                source: OutputStream::Stdout,
+                pattern,
+                defaults: Some(&defaults),
+            }],
             severity_default: Some(Severity::Warning),
             line_offset: 0,
             column_offset: 0,
         })
+    }
+
+    fn parse(spec: &TextSpec, stdout: &[u8], stderr: &[u8]) -> Vec<Violation> {
+        let output = crate::parse::ToolOutput { stdout, stderr };
+        spec.parse(&output, &root()).unwrap()
     }
 
     fn root() -> PathContext {
@@ -233,13 +292,74 @@ mod tests {
             &[(Field::Code, "X-{kind}"), (Field::Hint, "{{literal}}")],
         )
         .unwrap();
-        let v = s.parse(b"a.py:3: bad: broken\nnoise\nb.py:9: odd: thing\n", &root());
+        let v = parse(&s, b"a.py:3: bad: broken\nnoise\nb.py:9: odd: thing\n", b"");
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].file.as_deref(), Some("a.py"));
         assert_eq!(v[0].line, Some(3));
         assert_eq!(v[0].code.as_deref(), Some("X-bad"));
         assert_eq!(v[0].hint.as_deref(), Some("{literal}"));
         assert_eq!(v[1].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn rules_read_their_own_streams_in_order() {
+        let diff = BTreeMap::from([(Field::Code, "FORMAT".to_string())]);
+        let syntax = BTreeMap::from([(Field::Code, "syntax-error".to_string())]);
+        let s = TextSpec::new(TextSettings {
+            rules: vec![
+                RuleSettings {
+                    key: "patterns[0].".into(),
+                    source: OutputStream::Stdout,
+                    pattern: r"^--- (?P<file>\S+)$",
+                    defaults: Some(&diff),
+                },
+                RuleSettings {
+                    key: "patterns[1].".into(),
+                    source: OutputStream::Stderr,
+                    pattern: r"^error: Failed to parse (?P<file>.+?):(?P<line>\d+):(?P<column>\d+): (?P<message>.+)$",
+                    defaults: Some(&syntax),
+                },
+            ],
+            severity_default: None,
+            line_offset: 0,
+            column_offset: 0,
+        })
+        .unwrap();
+        let v = parse(
+            &s,
+            b"--- ugly.py\n+++ ugly.py\nerror: Failed to parse x.py:1:1: not on stdout\n",
+            b"error: Failed to parse bad.py:1:7: Expected a parameter\n--- not.py\n",
+        );
+        let found: Vec<_> = v
+            .iter()
+            .map(|v| {
+                (
+                    v.file.as_deref().unwrap(),
+                    v.line,
+                    v.code.as_deref().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("ugly.py", None, "FORMAT"),
+                ("bad.py", Some(1), "syntax-error")
+            ]
+        );
+        assert_eq!(v[1].message, "Expected a parameter");
+        let bad = TextSpec::new(TextSettings {
+            rules: vec![RuleSettings {
+                key: "patterns[3].".into(),
+                source: OutputStream::Stdout,
+                pattern: "(",
+                defaults: None,
+            }],
+            severity_default: None,
+            line_offset: 0,
+            column_offset: 0,
+        });
+        assert_eq!(bad.unwrap_err().key, "patterns[3].pattern");
     }
 
     #[test]
