@@ -11,6 +11,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 pub struct GlobFilter {
     include: Option<GlobSet>,
     exclude: GlobSet,
+    /// The patterns as written, for messages.
+    include_patterns: Vec<String>,
+    exclude_patterns: Vec<String>,
 }
 
 /// A glob that failed to compile: which list, which entry, and why.
@@ -27,13 +30,18 @@ pub struct GlobError {
 impl GlobFilter {
     /// Compiles both lists. An empty include list means "everything".
     pub fn new(include: &[String], exclude: &[String]) -> Result<GlobFilter, GlobError> {
-        let include = if include.is_empty() {
+        let include_set = if include.is_empty() {
             None
         } else {
             Some(build_set(include, "include_globs")?)
         };
-        let exclude = build_set(exclude, "exclude_globs")?;
-        Ok(GlobFilter { include, exclude })
+        let exclude_set = build_set(exclude, "exclude_globs")?;
+        Ok(GlobFilter {
+            include: include_set,
+            exclude: exclude_set,
+            include_patterns: include.to_vec(),
+            exclude_patterns: exclude.to_vec(),
+        })
     }
 
     /// Whether `path` (root-relative, `/`-separated) passes.
@@ -49,6 +57,20 @@ impl GlobFilter {
     /// Whether `path` matches an exclude glob.
     pub fn is_excluded(&self, path: &str) -> bool {
         self.exclude.is_match(path)
+    }
+
+    /// The exclude globs `path` matches, as written.
+    pub fn excluded_by(&self, path: &str) -> Vec<&str> {
+        self.exclude
+            .matches(path)
+            .into_iter()
+            .map(|i| self.exclude_patterns[i].as_str())
+            .collect()
+    }
+
+    /// The include globs as written (empty = everything).
+    pub fn include_patterns(&self) -> &[String] {
+        &self.include_patterns
     }
 }
 

@@ -166,3 +166,36 @@ fn a_non_utf8_file_name_is_in_scope_and_listed_quoted() {
     let json = files_json(&project, &["--scope", "project"]);
     assert_eq!(paths(&json), ["ok.py"]);
 }
+
+/// A named path that yields no file is never a silent "nothing to check":
+/// qg names the filter that removed it.
+#[test]
+fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
+    let project = repo_with_every_kind_of_file();
+    project.write("docs/conf.txt", "not python\n");
+    let json = files_json(&project, &["docs", "build/out.py", "generated", ".venv"]);
+    assert!(paths(&json).is_empty(), "{json}");
+    assert_eq!(
+        json["unmatched"],
+        serde_json::json!([
+            {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi)"},
+            {"path": "build/out.py", "reason": "excluded by project_scope.exclude_globs `build/**`"},
+            {"path": "generated", "reason": "git ignores every file under it"},
+            {"path": ".venv", "reason": "every matching file under it is excluded by project_scope.exclude_globs (`.venv/**`)"},
+        ])
+    );
+    let run = project.qg(&["run", "docs", "build/out.py"]);
+    run.assert_code(0);
+    assert_eq!(
+        run.stdout.lines().next().unwrap(),
+        "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
+    );
+    // Next to paths that do yield files, the others are warnings.
+    let run = project.qg(&["run", "pkg/tracked.py", "docs", "--format", "json", "--gate", "ruff_check"]);
+    let json = run.json();
+    assert_eq!(
+        json["warnings"],
+        serde_json::json!(["docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi)"]),
+        "{json}"
+    );
+}

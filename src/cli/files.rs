@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{current_dir, print_stdout, ScopeArgs};
 use crate::error::QgError;
 use crate::run;
-use crate::scope::{ScopeFile, ScopeMode};
+use crate::scope::{ScopeFile, ScopeMode, Unmatched};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(super) enum FilesFormat {
@@ -30,6 +30,8 @@ struct FilesJson<'a> {
     baseline_sha: Option<&'a str>,
     fallback_reason: Option<&'a str>,
     files: &'a [ScopeFile],
+    #[serde(skip_serializing_if = "<[Unmatched]>::is_empty")]
+    unmatched: &'a [Unmatched],
 }
 
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
@@ -44,6 +46,9 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                     scope.mode.as_str()
                 );
             }
+            for unmatched in &scope.unmatched {
+                eprintln!("qg: warning: {}", unmatched.describe());
+            }
             scope
                 .paths()
                 .map(|p| format!("{}\n", crate::file_name::display(p)))
@@ -56,6 +61,7 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                 baseline_sha: scope.baseline_sha.as_deref(),
                 fallback_reason: scope.fallback_reason.as_deref(),
                 files: &scope.files,
+                unmatched: &scope.unmatched,
             };
             format!(
                 "{}\n",

@@ -53,7 +53,11 @@ pub fn summary_line(report: &RunReport) -> String {
         );
     }
     if s.passed == 0 {
-        let why = if report.scope.files.is_empty() {
+        let unmatched = &report.scope.unmatched;
+        let why = if report.scope.files.is_empty() && !unmatched.is_empty() {
+            let each: Vec<String> = unmatched.iter().map(|u| u.describe()).collect();
+            each.join("; ")
+        } else if report.scope.files.is_empty() {
             "no files in scope".to_string()
         } else {
             format!(
