@@ -862,3 +862,40 @@ fn failed_files_outside_a_narrowed_project_are_neither_checked_nor_kept() {
     repo.write("src/s.py", "s = 2\n");
     assert_eq!(paths(&repo.files()), ["src/s.py"]);
 }
+
+/// qg's own files never show up in `git status`, with or without a
+/// committed config, and a stale `.st3/.gitignore` of qg's is brought up to date.
+#[test]
+fn qg_leaves_git_status_clean() {
+    let repo = green_repo();
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    repo.write(
+        ".st3/.gitignore",
+        "# Created by qg: local state, not source.\nstate.json\n",
+    );
+    repo.write("a.py", "a = 2\n");
+    repo.run();
+    repo.git(&["checkout", "--", "a.py"]);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    let bare = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .args(["-c", "user.name=qg", "-c", "user.email=qg@example.invalid"])
+            .args(args)
+            .current_dir(bare.path())
+            .output()
+            .unwrap()
+    };
+    run(&["init", "-q"]);
+    fs::write(bare.path().join("a.py"), "a = 1\n").unwrap();
+    run(&["add", "-A"]);
+    run(&["commit", "-qm", "init"]);
+    let qg = Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["run", "--no-progress"])
+        .current_dir(bare.path())
+        .output()
+        .unwrap();
+    assert!(bare.path().join(".st3/state.json").exists(), "{qg:?}");
+    let status = run(&["status", "--porcelain"]);
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+}

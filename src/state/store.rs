@@ -187,16 +187,22 @@ impl StateStore {
     }
 }
 
+/// What qg writes to `.st3/.gitignore`; the first line marks it as qg's.
+const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.state.json.*.tmp\ntool-versions.json\n";
+
 /// State is per machine, never source: a `.st3/.gitignore` keeps it (and
-/// its lock, temp and corrupt copies) out of commits, so switching branches
-/// never trips over it. Written once; a user's own file is left alone.
-fn ignore_state_files(dir: &Path) {
+/// its lock, temp and corrupt copies, and itself) out of commits and out of
+/// `git status`, so switching branches never trips over it. A file of
+/// qg's own from an older version is brought up to date; a user's own file
+/// is left alone.
+pub fn ignore_state_files(dir: &Path) {
     let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        let _ = fs::write(
-            ignore,
-            "# Created by qg: local state, not source.\nstate.json\nstate.json.*\n.state.json.*.tmp\n",
-        );
+    let ours_or_missing = match fs::read_to_string(&ignore) {
+        Ok(text) => text != STATE_IGNORE && text.starts_with("# Created by qg"),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if ours_or_missing {
+        let _ = fs::write(ignore, STATE_IGNORE);
     }
 }
 
