@@ -211,7 +211,12 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         config_origin: config.origin.clone(),
         scope: resolved.scope.clone(),
         gates: results,
-        warnings: resolved.scope.unmatched.iter().map(|u| u.describe()).collect(),
+        warnings: resolved
+            .scope
+            .unmatched
+            .iter()
+            .map(|u| u.describe())
+            .collect(),
         total_ms: started.elapsed().as_millis() as u64,
     };
     if writes_state {

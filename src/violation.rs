@@ -87,6 +87,22 @@ impl Violation {
         self.severity >= threshold
     }
 
+    /// Drops positions that mean nothing without the one they extend: no
+    /// line means a file-level finding (no column, no end), and an end
+    /// column needs a start column. (mypy's file-level findings carry
+    /// `line: -1` with `end_column: 0`, which an offset turns into 1.)
+    pub fn settle_positions(mut self) -> Violation {
+        if self.line.is_none() {
+            self.column = None;
+            self.end_line = None;
+            self.end_column = None;
+        }
+        if self.column.is_none() {
+            self.end_column = None;
+        }
+        self
+    }
+
     /// Sort key: file, then position, then code, so reports are stable.
     pub fn sort_key(&self) -> (Option<&str>, u64, u64, Option<&str>) {
         (

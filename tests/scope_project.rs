@@ -191,7 +191,15 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
         "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
     );
     // Next to paths that do yield files, the others are warnings.
-    let run = project.qg(&["run", "pkg/tracked.py", "docs", "--format", "json", "--gate", "ruff_check"]);
+    let run = project.qg(&[
+        "run",
+        "pkg/tracked.py",
+        "docs",
+        "--format",
+        "json",
+        "--gate",
+        "ruff_check",
+    ]);
     let json = run.json();
     assert_eq!(
         json["warnings"],

@@ -118,3 +118,30 @@ fn a_formatter_that_fails_without_a_syntax_error_is_still_an_error() {
         "{gate}"
     );
 }
+
+/// A file-level finding has no position at all: mypy's `line: -1,
+/// end_column: 0` must not become `line: null, end_column: 1`.
+#[test]
+fn a_file_level_finding_carries_no_position() {
+    let project = Project::empty();
+    project.write("a/conftest.py", "x = 1\n");
+    project.write("b/conftest.py", "x = 1\n");
+    let run = project.qg_with_tools(&[
+        "run", "--scope", "project", "--gate", "mypy", "--format", "json",
+    ]);
+    run.assert_code(1);
+    let finding = &run.gate("mypy")["violations"][0];
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Duplicate module named \"conftest\""),
+        "{finding}"
+    );
+    assert_eq!(finding["line"], serde_json::Value::Null);
+    assert_eq!(finding["column"], serde_json::Value::Null);
+    assert!(
+        finding.get("end_line").is_none() && finding.get("end_column").is_none(),
+        "{finding}"
+    );
+}

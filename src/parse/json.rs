@@ -179,7 +179,8 @@ impl JsonSpec {
             fixable: self.fixable(item),
             hint: text(Field::Hint),
             url: text(Field::Url),
-        })
+        }
+        .settle_positions())
     }
 
     /// `fixable_when` wins; else a mapped `fixable` field read as truthy.

@@ -116,6 +116,7 @@ impl TextSpec {
             hint: text(Field::Hint),
             url: text(Field::Url),
         }
+        .settle_positions()
     }
 }
 

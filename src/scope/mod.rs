@@ -552,7 +552,10 @@ fn directory_files(
         true => String::new(),
         false => format!("{relative}/"),
     };
-    let under: Vec<&String> = candidates.iter().filter(|p| p.starts_with(&prefix)).collect();
+    let under: Vec<&String> = candidates
+        .iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
     if under.is_empty() {
         let ignored = ws.repo.is_some() && holds_a_file(&file_name::join(&ws.root, relative));
         return Err(match ignored {
@@ -561,12 +564,20 @@ fn directory_files(
         });
     }
     let filter = &config.project_scope;
-    let included: Vec<&String> = under.iter().copied().filter(|p| filter.is_included(p)).collect();
+    let included: Vec<&String> = under
+        .iter()
+        .copied()
+        .filter(|p| filter.is_included(p))
+        .collect();
     if included.is_empty() {
         let globs = filter.include_patterns().join(", ");
         return Err(match under.len() {
-            1 => format!("the one file under it does not match project_scope.include_globs ({globs})"),
-            n => format!("none of the {n} files under it matches project_scope.include_globs ({globs})"),
+            1 => format!(
+                "the one file under it does not match project_scope.include_globs ({globs})"
+            ),
+            n => format!(
+                "none of the {n} files under it matches project_scope.include_globs ({globs})"
+            ),
         });
     }
     let kept: Vec<String> = included
@@ -575,7 +586,10 @@ fn directory_files(
         .map(|p| p.to_string())
         .collect();
     if kept.is_empty() {
-        let mut globs: Vec<&str> = included.iter().flat_map(|p| filter.excluded_by(p)).collect();
+        let mut globs: Vec<&str> = included
+            .iter()
+            .flat_map(|p| filter.excluded_by(p))
+            .collect();
         globs.sort_unstable();
         globs.dedup();
         let globs: Vec<String> = globs.iter().map(|g| format!("`{g}`")).collect();
@@ -589,13 +603,15 @@ fn directory_files(
 
 /// Whether a directory holds a regular file anywhere below it.
 fn holds_a_file(dir: &Path) -> bool {
-    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|entry| {
-        match entry.file_type() {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| match entry.file_type() {
             Ok(t) if t.is_file() => true,
             Ok(t) if t.is_dir() => holds_a_file(&entry.path()),
             _ => false,
-        }
-    })
+        })
 }
 
 /// Every regular file of the project: in git, tracked (and still present)
