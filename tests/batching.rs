@@ -157,4 +157,19 @@ fn project_wide_gate_checks_everything_but_reports_only_the_scope() {
     let run = project.qg(&["run", "--config", "c.yaml", "b.py", "--format", "json"]);
     run.assert_code(1);
     assert_eq!(run.gate("check")["violations"][0]["file"], "b.py");
+    // Some reported, some counted: the count is of the others alone.
+    project.write("c.py", "BAD\n");
+    project.write("d.py", "BAD\n");
+    let run = project.qg(&["run", "--config", "c.yaml", "b.py", "--format", "json"]);
+    let gate = run.gate("check");
+    assert_eq!(gate["violations"].as_array().unwrap().len(), 1);
+    assert_eq!(gate["outside_scope"], 2);
+    // The human report says so too.
+    let run = project.qg(&["run", "--config", "c.yaml", "b.py"]);
+    assert!(
+        run.stdout
+            .contains("1 violation, 4 files, +2 outside the scope not reported"),
+        "{}",
+        run.stdout
+    );
 }

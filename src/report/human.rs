@@ -137,6 +137,12 @@ fn gate_detail(gate: &GateResult) -> String {
                 parts.push(plural(gate.violations.len(), "violation"));
             }
             parts.push(plural(gate.files_checked, "file"));
+            if gate.outside_scope > 0 {
+                parts.push(format!(
+                    "+{} outside the scope not reported",
+                    gate.outside_scope
+                ));
+            }
             parts.push(format!("{} ms", gate.duration_ms));
             parts.join(", ")
         }
