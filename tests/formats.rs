@@ -307,7 +307,10 @@ fn readme_problem_matcher_parses_concise_output() {
                 v.line,
                 v.column,
                 v.severity.as_str().to_string(),
-                v.code.clone().unwrap_or_else(|| gate.id.clone()),
+                match &v.code {
+                    Some(code) => format!("{}:{code}", gate.id),
+                    None => gate.id.clone(),
+                },
             )
         })
         .collect();

@@ -440,13 +440,14 @@ mod tests {
             "",
             &[
                 (Field::File, "file"),
+                (Field::Line, "line"),
                 (Field::Column, "column"),
                 (Field::Message, "message"),
             ],
             true,
             1,
         );
-        let out = b"{\"file\":\"a.py\",\"column\":0,\"message\":\"x\"}\n\n{\"file\":\"b.py\",\"column\":4,\"message\":\"y\"}\n";
+        let out = b"{\"file\":\"a.py\",\"line\":1,\"column\":0,\"message\":\"x\"}\n\n{\"file\":\"b.py\",\"line\":2,\"column\":4,\"message\":\"y\"}\n";
         let v = s.parse(out, &root()).unwrap().violations;
         assert_eq!(
             v.iter().map(|v| v.column).collect::<Vec<_>>(),

@@ -1,13 +1,13 @@
 //! `--format concise`: one finding per line, `path:line:col: severity:
-//! message [code]`, the shape compilers print and every editor's problem
-//! matcher understands. File-level findings drop `line:col`. Newlines in
+//! message [gate:code]`, the shape compilers print and every editor's
+//! problem matcher understands. File-level findings drop `line:col`. Newlines in
 //! messages are shown as `\n` so each finding stays on one line.
 
 use std::fmt::Write;
 
 use super::summary::summary_line;
 use super::terminal::neutralize;
-use super::{findings, rule_id};
+use super::findings;
 use crate::run::RunReport;
 
 /// Renders the report.
@@ -23,14 +23,19 @@ pub fn render(report: &RunReport) -> String {
             (None, ..) => format!("qg: {}:", finding.gate.id),
         };
         let message = one_line(&v.message);
-        let code = rule_id(finding.gate, v);
+        // The gate goes with the code: mypy's and pyright's findings on one
+        // line must stay distinguishable.
+        let tag = match &v.code {
+            Some(code) => format!("{}:{code}", finding.gate.id),
+            None => finding.gate.id.clone(),
+        };
         let _ = writeln!(
             out,
             "{} {}: {} [{}]",
             location,
             v.severity.as_str(),
             neutralize(&message),
-            neutralize(code)
+            neutralize(&tag)
         );
     }
     for gate in &report.gates {
