@@ -492,7 +492,7 @@ printf '%s' '[{"file":"new\nline.py","line":1,"code":"X","message":"m"}]'; exit 
     // Human and concise output keep each finding on one line, the name
     // quoted like a C string so it cannot pass for another name.
     assert_output_contains(&project, "human", "\"new\\nline.py\"\n");
-    assert_output_contains(&project, "concise", "\"new\\nline.py\":1: error: m [X]\n");
+    assert_output_contains(&project, "concise", "\"new\\nline.py\":1: error: m [fake:X]\n");
 }
 
 #[test]
@@ -513,7 +513,7 @@ printf '[{"file":"caf\357\277\275.py","line":1,"code":"X","message":"m"}]'; exit
     let gate = run.gate("fake");
     assert_eq!(gate["violations"][0]["file"], r#""caf\xE9.py""#);
     assert_eq!(gate["fix_hint"], r"fix $'caf\xE9.py'");
-    assert_output_contains(&project, "concise", "\"caf\\xE9.py\":1: error: m [X]\n");
+    assert_output_contains(&project, "concise", "\"caf\\xE9.py\":1: error: m [fake:X]\n");
     assert_output_contains(&project, "sarif", r#""uri": "caf%E9.py""#);
 }
 
