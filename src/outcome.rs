@@ -98,9 +98,13 @@ pub struct GateResult {
     /// Every violation the tool reported, sorted by file and position.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub violations: Vec<Violation>,
-    /// The command that fixes or re-checks the failing files.
+    /// The command that fixes the failing files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_hint: Option<String>,
+    /// The command that checks the failing files again (a gate that cannot
+    /// fix its findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_hint: Option<String>,
     /// Root-relative path of the artifact log (of the first batch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
@@ -158,6 +162,7 @@ impl GateResult {
             files_checked: 0,
             violations: Vec::new(),
             fix_hint: None,
+            rerun_hint: None,
             log: None,
             batch_logs: Vec::new(),
             outside_scope: 0,
@@ -288,13 +293,14 @@ fn settle(gate: &Gate, result: &mut GateResult) {
     } else {
         GateStatus::Passed
     };
-    result.fix_hint = match failed {
-        true => gate
-            .fix_hint
+    let render = |hint: &Option<String>| match failed {
+        true => hint
             .as_deref()
             .map(|hint| render_fix_hint(hint, &result.violations, gate)),
         false => None,
     };
+    result.fix_hint = render(&gate.fix_hint);
+    result.rerun_hint = render(&gate.rerun_hint);
 }
 
 /// One result from the results of a gate's batches: an error in any batch

@@ -87,7 +87,8 @@ fn dirty_project_reports_exactly_the_known_violations() {
         run.gate("ruff_format")["fix_hint"],
         "ruff format pkg/badformat.py"
     );
-    assert_eq!(run.gate("mypy")["fix_hint"], "mypy pkg/typing_errors.py");
+    assert_eq!(run.gate("mypy")["rerun_hint"], "mypy pkg/typing_errors.py");
+    assert!(run.gate("mypy").get("fix_hint").is_none());
     for id in ["ruff_format", "ruff_check", "mypy", "pyright"] {
         let log = run.gate(id)["log"].as_str().unwrap().to_string();
         let text = std::fs::read_to_string(project.path().join(&log)).unwrap();

@@ -92,8 +92,11 @@ pub struct Gate {
     pub supports_autofix: bool,
     /// Gate-specific include/exclude globs.
     pub scope: GlobFilter,
-    /// Command to fix findings; `{files}` becomes the failing files.
+    /// Command that fixes findings; `{files}` becomes the failing files.
     pub fix_hint: Option<String>,
+    /// Command that checks the failing files again, for a gate with no
+    /// fixer (a type checker); `{files}` as in `fix_hint`.
+    pub rerun_hint: Option<String>,
     /// Command that installs the tool, shown when it is missing.
     pub install_hint: Option<String>,
 }
@@ -351,8 +354,10 @@ impl Compiler<'_> {
                 ));
             }
         }
-        if let Some(hint) = &raw.fix_hint {
-            check_fix_hint(hint).map_err(|m| self.error(&key("fix_hint"), m))?;
+        for (name, hint) in [("fix_hint", &raw.fix_hint), ("rerun_hint", &raw.rerun_hint)] {
+            if let Some(hint) = hint {
+                check_fix_hint(hint).map_err(|m| self.error(&key(name), m))?;
+            }
         }
         let parser = self
             .parser(&raw.parsing)
@@ -377,6 +382,7 @@ impl Compiler<'_> {
             supports_autofix: raw.capabilities.supports_autofix,
             scope,
             fix_hint: raw.fix_hint,
+            rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,
         })
     }
@@ -575,7 +581,9 @@ mod tests {
         );
         for id in &config.active_gates {
             let gate = &config.gates[id];
-            assert!(gate.fix_hint.is_some(), "{id} has no fix_hint");
+            // A gate that fixes says how; one that cannot says how to re-check.
+            assert_eq!(gate.fix_hint.is_some(), gate.supports_autofix, "{id}");
+            assert_eq!(gate.rerun_hint.is_some(), !gate.supports_autofix, "{id}");
         }
     }
 }

@@ -100,6 +100,8 @@ pub struct RawGate {
     #[serde(default)]
     pub fix_hint: Option<String>,
     #[serde(default)]
+    pub rerun_hint: Option<String>,
+    #[serde(default)]
     pub install_hint: Option<String>,
 }
 

@@ -120,6 +120,9 @@ fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
         if let Some(hint) = &gate.fix_hint {
             let _ = writeln!(out, "      fix: {}", neutralize(hint));
         }
+        if let Some(hint) = &gate.rerun_hint {
+            let _ = writeln!(out, "      re-run: {}", neutralize(hint));
+        }
         if let Some(log) = &gate.log {
             if gate.status != GateStatus::Passed {
                 let _ = writeln!(out, "      log: {}", p.dim(log));
