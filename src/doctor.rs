@@ -123,7 +123,7 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                     id,
                     Health::Error,
                     format!("`{program}` not found in the project's virtualenv or PATH"),
-                    Some(gate.install_hint.clone().unwrap_or_else(|| {
+                    Some(ctx.install_hint(gate).unwrap_or_else(|| {
                         format!("install `{program}`, or fix gates.{id}.execution.command")
                     })),
                 ),

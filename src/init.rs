@@ -121,7 +121,7 @@ pub fn inspect(root: &Path) -> Result<Inspection, QgError> {
                 gate: id.clone(),
                 installed: ctx.resolve(gate).ok().map(|t| t.path),
                 configured_in: tool_configs(root, &program, pyproject.as_ref(), &setup_cfg),
-                install_hint: gate.install_hint.clone(),
+                install_hint: ctx.install_hint(gate),
                 program,
             }
         })

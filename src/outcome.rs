@@ -358,10 +358,8 @@ fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) -> String {
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")
         }
-        ErrorKind::NotFound => match &gate.install_hint {
-            Some(install) => format!("not found (install: {install})"),
-            None => "not found".to_string(),
-        },
+        // The executor adds the install command it resolved.
+        ErrorKind::NotFound => "not found".to_string(),
         ErrorKind::NotExecutable => "not executable".to_string(),
         ErrorKind::SpawnFailed => "could not start".to_string(),
     }

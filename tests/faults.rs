@@ -59,6 +59,40 @@ fn missing_tool_is_an_error_naming_the_install_command() {
     );
 }
 
+/// With a project virtualenv, the install command puts the tool in it —
+/// where qg looks first — and doctor says the same.
+#[test]
+fn the_install_command_names_the_project_virtualenv() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let config = one_gate_config(
+        "[\"no-such-tool-qg\"]",
+        "    install_hint: \"{venv_bin}pip install no-such-tool-qg\"\n",
+    );
+    project.write("c.yaml", &config);
+    project.write(".venv/bin/python", "");
+    let run = run_json(&project);
+    assert_eq!(
+        run.json()["summary_line"],
+        "⚠️ 1/1 gates errored — fake: not found (install: .venv/bin/pip install no-such-tool-qg)"
+    );
+    let doctor = project.qg(&["doctor", "--config", "c.yaml", "--format", "json"]);
+    let checks = doctor.json()["checks"].clone();
+    let fake = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "fake")
+        .unwrap()
+        .clone();
+    assert_eq!(fake["fix"], ".venv/bin/pip install no-such-tool-qg");
+    std::fs::remove_dir_all(project.path().join(".venv")).unwrap();
+    assert_eq!(
+        run_json(&project).json()["summary_line"],
+        "⚠️ 1/1 gates errored — fake: not found (install: pip install no-such-tool-qg)"
+    );
+}
+
 #[test]
 fn tool_without_execute_permission_is_an_error() {
     let project = project_with("exit 0", "");
@@ -492,7 +526,11 @@ printf '%s' '[{"file":"new\nline.py","line":1,"code":"X","message":"m"}]'; exit 
     // Human and concise output keep each finding on one line, the name
     // quoted like a C string so it cannot pass for another name.
     assert_output_contains(&project, "human", "\"new\\nline.py\"\n");
-    assert_output_contains(&project, "concise", "\"new\\nline.py\":1: error: m [fake:X]\n");
+    assert_output_contains(
+        &project,
+        "concise",
+        "\"new\\nline.py\":1: error: m [fake:X]\n",
+    );
 }
 
 #[test]
@@ -513,7 +551,11 @@ printf '[{"file":"caf\357\277\275.py","line":1,"code":"X","message":"m"}]'; exit
     let gate = run.gate("fake");
     assert_eq!(gate["violations"][0]["file"], r#""caf\xE9.py""#);
     assert_eq!(gate["fix_hint"], r"fix $'caf\xE9.py'");
-    assert_output_contains(&project, "concise", "\"caf\\xE9.py\":1: error: m [fake:X]\n");
+    assert_output_contains(
+        &project,
+        "concise",
+        "\"caf\\xE9.py\":1: error: m [fake:X]\n",
+    );
     assert_output_contains(&project, "sarif", r#""uri": "caf%E9.py""#);
 }
 

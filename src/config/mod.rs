@@ -97,7 +97,9 @@ pub struct Gate {
     /// Command that checks the failing files again, for a gate with no
     /// fixer (a type checker); `{files}` as in `fix_hint`.
     pub rerun_hint: Option<String>,
-    /// Command that installs the tool, shown when it is missing.
+    /// Command that installs the tool, shown when it is missing;
+    /// `{venv_bin}` becomes the project virtualenv's `bin/` (see
+    /// [`crate::exec::ExecContext::install_hint`]).
     pub install_hint: Option<String>,
 }
 
@@ -354,9 +356,14 @@ impl Compiler<'_> {
                 ));
             }
         }
-        for (name, hint) in [("fix_hint", &raw.fix_hint), ("rerun_hint", &raw.rerun_hint)] {
+        let hints = [
+            ("fix_hint", &raw.fix_hint, "{files}"),
+            ("rerun_hint", &raw.rerun_hint, "{files}"),
+            ("install_hint", &raw.install_hint, "{venv_bin}"),
+        ];
+        for (name, hint, known) in hints {
             if let Some(hint) = hint {
-                check_fix_hint(hint).map_err(|m| self.error(&key(name), m))?;
+                check_placeholders(hint, known).map_err(|m| self.error(&key(name), m))?;
             }
         }
         let parser = self
@@ -497,13 +504,14 @@ fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn check_fix_hint(hint: &str) -> Result<(), String> {
+/// A hint may hold only its one `{placeholder}`.
+fn check_placeholders(hint: &str, known: &str) -> Result<(), String> {
     let placeholders = hint.match_indices('{').map(|(i, _)| &hint[i..]);
     for rest in placeholders {
-        if !rest.starts_with("{files}") {
+        if !rest.starts_with(known) {
             let shown: String = rest.chars().take_while(|c| *c != '}').collect();
             return Err(format!(
-                "unknown placeholder `{shown}}}`; only `{{files}}` is known"
+                "unknown placeholder `{shown}}}`; only `{known}` is known"
             ));
         }
     }

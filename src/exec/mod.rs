@@ -44,6 +44,21 @@ impl ExecContext<'_> {
 }
 
 impl ExecContext<'_> {
+    /// The gate's install command, with `{venv_bin}` naming the project's
+    /// virtualenv (`.venv/bin/pip install mypy`) when there is one, so the
+    /// tool lands where qg looks first; without one it is dropped (`pip
+    /// install mypy`).
+    pub fn install_hint(&self, gate: &Gate) -> Option<String> {
+        let hint = gate.install_hint.as_deref()?;
+        let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
+            .map(|bin| {
+                let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
+                format!("{}/", shown.display())
+            })
+            .unwrap_or_default();
+        Some(hint.replace("{venv_bin}", &bin))
+    }
+
     /// Where this gate's `command[0]` resolves.
     pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
         resolve::resolve(
@@ -137,7 +152,7 @@ fn prepare(
         return Err(Box::new(GateResult::skipped(gate, reason.clone())));
     }
     let tool = ctx.resolve(gate).map_err(|e| {
-        let mut result = unresolved(gate, e);
+        let mut result = unresolved(gate, e, ctx);
         result.files_checked = plan.files.len();
         Box::new(result)
     })?;
@@ -306,7 +321,7 @@ fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
         .collect()
 }
 
-fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
+fn unresolved(gate: &Gate, error: ResolveError, ctx: &ExecContext<'_>) -> GateResult {
     let program = &gate.command[0];
     let (kind, mut message) = match error {
         ResolveError::NotFound { searched } => {
@@ -326,10 +341,15 @@ fn unresolved(gate: &Gate, error: ResolveError) -> GateResult {
             format!("{} is not executable (chmod +x it)", path.display()),
         ),
     };
-    if let Some(install) = &gate.install_hint {
+    let install = ctx.install_hint(gate);
+    if let Some(install) = &install {
         message.push_str(&format!("; install: {install}"));
     }
-    GateResult::launch_error(gate, kind, message)
+    let mut result = GateResult::launch_error(gate, kind, message);
+    if let (ErrorKind::NotFound, Some(install), Some(error)) = (kind, install, &mut result.error) {
+        error.short = format!("not found (install: {install})");
+    }
+    result
 }
 
 /// `command[1..]` then the files (when `pass_files`).

@@ -95,6 +95,13 @@ pub fn resolve(
     })
 }
 
+/// The `bin` directory of the project's virtualenv — the first that exists
+/// of `$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv` — where tools are
+/// looked for first and should be installed.
+pub fn project_venv_bin(root: &Path, virtual_env: Option<OsString>) -> Option<PathBuf> {
+    venv_bin_dirs(root, virtual_env).into_iter().next()
+}
+
 fn venv_bin_dirs(root: &Path, virtual_env: Option<OsString>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = virtual_env
         .filter(|v| !v.is_empty())

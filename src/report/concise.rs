@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
+use super::findings;
 use super::summary::summary_line;
 use super::terminal::neutralize;
-use super::findings;
 use crate::run::RunReport;
 
 /// Renders the report.
