@@ -58,6 +58,9 @@ pub struct Summary {
 pub struct RunReport {
     /// The project root (canonical), for formats that need absolute URIs.
     pub root: PathBuf,
+    /// The directory qg ran in, root-relative (`""` at the root): human
+    /// and concise output print paths relative to it, as ruff and git do.
+    pub cwd: String,
     /// The config file the run used, root-relative when inside the root.
     pub config_origin: String,
     /// The resolved scope.
@@ -107,6 +110,22 @@ impl RunReport {
             .iter()
             .flat_map(|g| g.warnings.iter().map(move |w| (Some(g), w.as_str())))
             .chain(self.warnings.iter().map(|w| (None, w.as_str())))
+    }
+
+    /// A root-relative path as seen from the directory qg ran in
+    /// (`pkg/a.py` from `pkg/` is `a.py`, from `docs/` `../pkg/a.py`).
+    pub fn from_cwd<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.cwd.is_empty() {
+            return path.into();
+        }
+        let mut here: Vec<&str> = self.cwd.split('/').collect();
+        let mut there: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
+        let ups = here.len() - common;
+        here.clear();
+        let mut parts = vec![".."; ups];
+        parts.extend(there.drain(common..));
+        parts.join("/").into()
     }
 
     /// True when no gate failed or errored.
@@ -208,6 +227,7 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     let results = exec::run_all(&plans, &ctx, options.jobs, observer);
     let mut report = RunReport {
         root: workspace.root.clone(),
+        cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),
         config_origin: config.origin.clone(),
         scope: resolved.scope.clone(),
         gates: results,

@@ -575,3 +575,70 @@ fn a_symlink_out_of_the_root_is_refused_and_never_checked() {
     let args = std::fs::read_to_string(project.path().join("args.txt")).unwrap();
     assert_eq!(args, "a.py\n", "a symlink is never passed to a tool");
 }
+
+/// From a subdirectory, human and concise output print paths relative to
+/// it (as ruff and git do), and hints say to run from the root; JSON stays
+/// root-relative.
+#[test]
+fn paths_print_relative_to_the_current_directory() {
+    let script = r#"for f in "$@"; do echo "{\"file\":\"$f\",\"line\":1,\"code\":\"X\",\"message\":\"m\"}"; done; exit 1"#;
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool("fake", script);
+    project.write(
+        "c.yaml",
+        &one_gate_config(
+            "[\"fake\"]",
+            "      json_lines: true\n    fix_hint: \"fix {files}\"\n",
+        ),
+    );
+    project.write("pkg/sub/b.py", "x = 1\n");
+    project.write("docs/conf.py", "x = 1\n");
+    project.git_init();
+    let run_in = |dir: &str, format: &str| {
+        let config = project.path().join("c.yaml");
+        let mut args = vec!["run", "--config", config.to_str().unwrap()];
+        args.extend(["--scope", "project", "--format", format]);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(&args)
+            .current_dir(project.path().join(dir))
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", project.path().join("bin").display()),
+            )
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let concise = run_in("pkg", "concise");
+    for line in [
+        "sub/b.py:1: error: m [fake:X]",
+        "../a.py:1: error: m [fake:X]",
+        "../docs/conf.py:1: error: m [fake:X]",
+    ] {
+        assert!(concise.contains(&format!("\n{line}\n")), "{concise}");
+    }
+    let human = run_in("pkg", "human");
+    assert!(human.contains("\nsub/b.py\n"), "{human}");
+    assert!(
+        human.contains("fix: cd .. && fix a.py docs/conf.py pkg/sub/b.py"),
+        "{human}"
+    );
+    let concise = run_in("pkg/sub", "concise");
+    assert!(
+        concise.contains("\nb.py:1: error: m [fake:X]\n"),
+        "{concise}"
+    );
+    assert!(
+        concise.contains("\n../../a.py:1: error: m [fake:X]\n"),
+        "{concise}"
+    );
+    assert!(run_in("pkg/sub", "json").contains("\"file\":\"pkg/sub/b.py\""));
+    let concise = run_in(".", "concise");
+    assert!(
+        concise.contains("\npkg/sub/b.py:1: error: m [fake:X]\n"),
+        "{concise}"
+    );
+    assert!(run_in(".", "human").contains("fix: fix a.py"));
+}

@@ -15,7 +15,10 @@ pub fn render(report: &RunReport) -> String {
     let mut out = format!("{}\n", summary_line(report));
     for finding in findings(report) {
         let v = finding.violation;
-        let file = v.file.as_deref().map(crate::file_name::display);
+        let file = v
+            .file
+            .as_deref()
+            .map(|f| crate::file_name::display(&report.from_cwd(f)).into_owned());
         let location = match (file, v.line, v.column) {
             (Some(file), Some(line), Some(col)) => format!("{file}:{line}:{col}:"),
             (Some(file), Some(line), None) => format!("{file}:{line}:"),

@@ -41,7 +41,7 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
         if current != Some(v.file.as_deref()) {
             current = Some(v.file.as_deref());
             let file = v.file.as_deref().map_or("(no file)".to_string(), |f| {
-                crate::file_name::display(f).into_owned()
+                crate::file_name::display(&report.from_cwd(f)).into_owned()
             });
             let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
         }
@@ -117,11 +117,16 @@ fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
                 neutralize(warning)
             );
         }
+        // Hints name root-relative files: from elsewhere they run from the root.
+        let from_root = match report.cwd.is_empty() {
+            true => String::new(),
+            false => format!("cd {} && ", report.from_cwd("")),
+        };
         if let Some(hint) = &gate.fix_hint {
-            let _ = writeln!(out, "      fix: {}", neutralize(hint));
+            let _ = writeln!(out, "      fix: {from_root}{}", neutralize(hint));
         }
         if let Some(hint) = &gate.rerun_hint {
-            let _ = writeln!(out, "      re-run: {}", neutralize(hint));
+            let _ = writeln!(out, "      re-run: {from_root}{}", neutralize(hint));
         }
         if let Some(log) = &gate.log {
             if gate.status != GateStatus::Passed {
