@@ -4,12 +4,10 @@
 //! exact command that fixes it. Read-only: it changes nothing.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::{self, Config};
-use crate::exec::process::{self, Termination};
 use crate::exec::resolve::ResolveError;
 use crate::exec::ExecContext;
 use crate::state::StateStore;
@@ -115,7 +113,12 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
             let program = &gate.command[0];
             match ctx.resolve(gate) {
                 Ok(tool) => {
-                    let version = version_of(&tool.path, root);
+                    let args = gate
+                        .version_args
+                        .clone()
+                        .unwrap_or_else(|| vec!["--version".into()]);
+                    let version = crate::exec::version::ask(&tool, &args, root)
+                        .unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
                     let detail = format!("{} ({version})", tool.path.display());
                     Check::new(id, Health::Ok, detail, None)
                 }
@@ -136,37 +139,6 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
             }
         })
         .collect()
-}
-
-/// First line of `<tool> --version`, or why there is none.
-fn version_of(program: &Path, root: &Path) -> String {
-    let args = [std::ffi::OsString::from("--version")];
-    let invocation = process::Invocation {
-        label: "--version",
-        program,
-        args: &args,
-        cwd: root,
-        env: &[],
-        timeout: Duration::from_secs(20),
-    };
-    match process::run(&invocation) {
-        Ok(done) if done.termination == Termination::Exited(0) => {
-            let stream = if done.stdout.is_empty() {
-                &done.stderr
-            } else {
-                &done.stdout
-            };
-            let bytes = stream.read_all().unwrap_or_default();
-            let text = String::from_utf8_lossy(&bytes);
-            text.lines()
-                .next()
-                .unwrap_or("no version printed")
-                .trim()
-                .to_string()
-        }
-        Ok(_) => "`--version` failed".to_string(),
-        Err(e) => format!("cannot run: {e}"),
-    }
 }
 
 fn git_check(workspace: &Workspace) -> Check {

@@ -5,6 +5,7 @@
 //! [`report`] → [`state`]. [`run::run`] ties them together and returns a value that
 //! every renderer (and future consumer) works from.
 
+pub mod atomic_file;
 pub mod cli;
 pub mod config;
 pub mod doctor;

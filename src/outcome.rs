@@ -91,6 +91,10 @@ pub struct GateResult {
     pub name: String,
     /// Verdict.
     pub status: GateStatus,
+    /// The tool's own version line (`ruff 0.17.5`), when its gate has
+    /// `version_args` and the tool ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
     /// Wall time of the tool.
     pub duration_ms: u64,
     /// Files passed to the tool.
@@ -158,6 +162,7 @@ impl GateResult {
             id: gate.id.clone(),
             name: gate.name.clone(),
             status,
+            tool_version: None,
             duration_ms: 0,
             files_checked: 0,
             violations: Vec::new(),

@@ -224,7 +224,22 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     };
     let plans = plan::plan(&gates, &resolved.scope, project_files.as_deref());
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
-    let results = exec::run_all(&plans, &ctx, options.jobs, observer);
+    let running: Vec<&config::Gate> = plans
+        .iter()
+        .filter(|p| p.skip_reason.is_none())
+        .map(|p| p.gate)
+        .collect();
+    // Versions come from a cache; a new binary is asked while the gates run.
+    let (mut results, versions) = std::thread::scope(|threads| {
+        let versions =
+            threads.spawn(|| exec::version::tool_versions(&running, &ctx, !options.no_state));
+        let results = exec::run_all(&plans, &ctx, options.jobs, observer);
+        (results, versions.join().unwrap_or_default())
+    });
+    for result in &mut results {
+        let ran = !matches!(result.status, GateStatus::Skipped);
+        result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
+    }
     let mut report = RunReport {
         root: workspace.root.clone(),
         cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),

@@ -211,3 +211,40 @@ fn directories_expand_and_unknown_files_are_skipped_by_type() {
         .collect();
     assert_eq!(files, ["pkg/__init__.py", "pkg/cli.py", "pkg/core.py"]);
 }
+
+/// SARIF names the version of the tool that made each run's findings (the
+/// pins of requirements-tools.txt), asked once and then cached.
+#[test]
+fn sarif_carries_each_tools_own_version() {
+    let pins = std::fs::read_to_string(common::repo_dir().join("requirements-tools.txt")).unwrap();
+    let pin = |name: &str| {
+        pins.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}==")))
+            .or_else(|| {
+                pins.lines()
+                    .find_map(|l| l.strip_prefix(&format!("{name}[nodejs]==")))
+            })
+            .unwrap_or_else(|| panic!("{name} is not pinned"))
+            .to_string()
+    };
+    let project = Project::fixture("dirty");
+    for _ in 0..2 {
+        let run = project.qg_with_tools(&["run", "--scope", "project", "--format", "sarif"]);
+        let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let versions: Vec<&str> = sarif["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["tool"]["driver"]["version"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            versions,
+            [pin("ruff"), pin("ruff"), pin("mypy"), pin("pyright")]
+        );
+    }
+    let cache = std::fs::read_to_string(project.path().join(".st3/tool-versions.json")).unwrap();
+    assert!(
+        cache.contains(&format!("pyright {}", pin("pyright"))),
+        "{cache}"
+    );
+}

@@ -46,7 +46,7 @@ impl Fixture {
         fixture.tool(
             "lint",
             &format!(
-                "cat '{}'; echo 'lint: note: 1 file skipped [cache]'; exit 1",
+                "[ \"$1\" = --version ] && {{ echo 'lint 4.2.0 (fast)'; exit 0; }}\ncat '{}'; echo 'lint: note: 1 file skipped [cache]'; exit 1",
                 fixture.lint_output().display()
             ),
         );
@@ -64,6 +64,7 @@ gates:
   lint:
     name: "Lint"
     execution: {{command: ["{lint}"]}}
+    version_args: ["--version"]
     parsing:
       strategy: json_violations
       field_map: {{file: file, line: line, column: column, end_line: end_line,

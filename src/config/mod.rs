@@ -101,6 +101,9 @@ pub struct Gate {
     /// `{venv_bin}` becomes the project virtualenv's `bin/` (see
     /// [`crate::exec::ExecContext::install_hint`]).
     pub install_hint: Option<String>,
+    /// Arguments that make `command[0]` print its version (`["--version"]`),
+    /// asked once per installed binary; none: the version is not reported.
+    pub version_args: Option<Vec<String>>,
 }
 
 /// Finds and loads the config: `explicit`, else `<root>/.st3/quality.yaml`,
@@ -391,6 +394,7 @@ impl Compiler<'_> {
             fix_hint: raw.fix_hint,
             rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,
+            version_args: raw.version_args,
         })
     }
 

@@ -103,6 +103,8 @@ pub struct RawGate {
     pub rerun_hint: Option<String>,
     #[serde(default)]
     pub install_hint: Option<String>,
+    #[serde(default)]
+    pub version_args: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

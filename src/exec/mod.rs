@@ -5,6 +5,7 @@ pub mod artifacts;
 pub mod batch;
 pub mod process;
 pub mod resolve;
+pub mod version;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -89,13 +89,17 @@ fn run(
         .iter()
         .map(|f| result(gate, f, index[rule_id(gate, f.violation)]))
         .collect();
+    let mut driver = json!({
+        "name": format!("qg/{}", gate.id),
+        "fullName": gate.name,
+        "rules": rules,
+    });
+    // The tool's own version, when qg knows it; never qg's in its place.
+    if let Some(line) = &gate.tool_version {
+        driver["version"] = json!(crate::exec::version::number(line));
+    }
     json!({
-        "tool": {"driver": {
-            "name": format!("qg/{}", gate.id),
-            "fullName": gate.name,
-            "version": env!("CARGO_PKG_VERSION"),
-            "rules": rules,
-        }},
+        "tool": {"driver": driver},
         "automationDetails": {"id": format!("qg/{}/", gate.id)},
         "originalUriBaseIds": {ROOT_ID: {"uri": root_uri(report)}},
         "invocations": [invocation(gate, run_warnings)],

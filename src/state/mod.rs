@@ -24,7 +24,8 @@ pub fn is_state_file(path: &str) -> bool {
     };
     name == ".gitignore"
         || name.starts_with("state.json")
-        || (name.starts_with(".state.json.") && name.ends_with(".tmp"))
+        || name == "tool-versions.json"
+        || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 
 /// qg's part of the state file.

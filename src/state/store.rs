@@ -3,7 +3,6 @@
 //! the directory), foreign keys kept as raw JSON, corrupt files moved aside.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -155,7 +154,7 @@ impl StateStore {
         document.insert(OWN_KEY.to_string(), own);
         let mut text = serde_json::to_string_pretty(&document).expect("document serializes");
         text.push('\n');
-        write_atomically(&self.path, text.as_bytes())
+        crate::atomic_file::write(&self.path, text.as_bytes())
             .map_err(|e| QgError::io(format!("cannot write {}", self.path.display()), e))
     }
 
@@ -188,7 +187,7 @@ impl StateStore {
 }
 
 /// What qg writes to `.st3/.gitignore`; the first line marks it as qg's.
-const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.state.json.*.tmp\ntool-versions.json\n";
+const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.*.tmp\ntool-versions.json\n";
 
 /// State is per machine, never source: a `.st3/.gitignore` keeps it (and
 /// its lock, temp and corrupt copies, and itself) out of commits and out of
@@ -212,23 +211,6 @@ fn warn_aside(path: &Path, why: &str, aside: &Path) {
         path.display(),
         aside.display()
     );
-}
-
-/// Temp file in the same directory, fsync, rename over the target, fsync the
-/// directory: readers see the old file or the new one, never a torn one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".state.json.")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
 }
 
 /// An exclusive advisory lock, released when dropped (or when the process dies).

@@ -1,0 +1,135 @@
+//! Which version of each tool ran: `command[0]` with the gate's
+//! `version_args`, asked once per installed binary and remembered in
+//! `.st3/tool-versions.json` by path, size and mtime (a reinstall is a new
+//! binary). Reports carry it (SARIF `tool.driver.version`, JSON
+//! `tool_version`), so a finding can be traced to the tool that made it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::process::{self, Termination};
+use super::resolve::{self, ResolvedTool};
+use super::ExecContext;
+use crate::config::Gate;
+use crate::state::ToolStamp;
+
+/// Where the cache lives, relative to the root.
+pub const CACHE_FILE: &str = ".st3/tool-versions.json";
+
+/// A `--version` that takes longer than this is not worth waiting for.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// One remembered answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Entry {
+    stamp: ToolStamp,
+    version: String,
+}
+
+/// The version of each gate's tool, by gate id: from the cache, or asked
+/// (in parallel) and then cached unless `remember` is false. Gates without
+/// `version_args`, or whose tool does not resolve or answer, are absent.
+pub fn tool_versions(
+    gates: &[&Gate],
+    ctx: &ExecContext<'_>,
+    remember: bool,
+) -> BTreeMap<String, String> {
+    let path = ctx.root.join(CACHE_FILE);
+    let mut cache: BTreeMap<String, Entry> = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    let mut found = BTreeMap::new();
+    let mut to_ask = Vec::new();
+    for gate in gates {
+        let (Some(args), Ok(tool)) = (&gate.version_args, ctx.resolve(gate)) else {
+            continue;
+        };
+        let stamp = resolve::stamp(&Ok(tool.clone()));
+        let key = tool.path.display().to_string();
+        match cache.get(&key).filter(|e| e.stamp == stamp) {
+            Some(entry) => {
+                found.insert(gate.id.clone(), entry.version.clone());
+            }
+            None => to_ask.push((gate.id.clone(), key, stamp, tool, args.clone())),
+        }
+    }
+    if to_ask.is_empty() {
+        return found;
+    }
+    let answers: Vec<_> = std::thread::scope(|threads| {
+        let handles: Vec<_> = to_ask
+            .into_iter()
+            .map(|(id, key, stamp, tool, args)| {
+                threads.spawn(move || (id, key, stamp, ask(&tool, &args, ctx.root)))
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    for (id, key, stamp, version) in answers {
+        let Some(version) = version else { continue };
+        found.insert(id, version.clone());
+        cache.insert(key, Entry { stamp, version });
+    }
+    if remember {
+        if let Ok(text) = serde_json::to_vec_pretty(&cache) {
+            // A cache that cannot be written is asked again next time.
+            let _ = crate::atomic_file::write(&path, &text);
+        }
+    }
+    found
+}
+
+/// The first line the tool prints for `args` (stdout, else stderr).
+pub fn ask(tool: &ResolvedTool, args: &[String], root: &Path) -> Option<String> {
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    let invocation = process::Invocation {
+        label: "--version",
+        program: &tool.path,
+        args: &args,
+        cwd: root,
+        env: &[],
+        timeout: TIMEOUT,
+    };
+    let done = process::run(&invocation).ok()?;
+    if done.termination != Termination::Exited(0) {
+        return None;
+    }
+    let first_line = |stream: &process::Capture| {
+        let bytes = stream.read_all().unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    first_line(&done.stdout).or_else(|| first_line(&done.stderr))
+}
+
+/// The version number in a `--version` line (`mypy 2.4.1 (compiled: yes)`
+/// → `2.4.1`), or the whole line when it holds none.
+pub fn number(line: &str) -> &str {
+    line.split_whitespace()
+        .find(|word| {
+            let word = word.trim_start_matches('v');
+            word.starts_with(|c: char| c.is_ascii_digit()) && word.contains('.')
+        })
+        .unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_numbers_are_found_in_version_lines() {
+        assert_eq!(number("ruff 0.17.5"), "0.17.5");
+        assert_eq!(number("mypy 2.4.1 (compiled: yes)"), "2.4.1");
+        assert_eq!(number("pyright 1.1.414"), "1.1.414");
+        assert_eq!(number("tool v3.2"), "v3.2");
+        assert_eq!(number("no number here"), "no number here");
+    }
+}
