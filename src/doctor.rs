@@ -82,6 +82,7 @@ pub fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             );
             checks.push(Check::new("config", Health::Ok, detail, None));
             checks.extend(gate_checks(&workspace.root, &config));
+            checks.extend(import_checks(&workspace.root, &config));
         }
         Err(e) => checks.push(Check::new(
             "config",
@@ -137,6 +138,36 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                     Some(format!("chmod +x {}", path.display())),
                 ),
             }
+        })
+        .collect()
+}
+
+/// A gate whose last run reported mostly unresolved imports cannot see the
+/// project's dependencies: its verdict is about the environment, not the
+/// code.
+fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
+    let Some(last) = crate::state::history::read(root).pop() else {
+        return Vec::new();
+    };
+    let ctx = ExecContext::from_env(root, &config.artifact_logging);
+    last.gates
+        .iter()
+        .filter_map(|record| {
+            let gate = config.gates.get(&record.id)?;
+            let unresolved = gate.unresolved_imports.as_ref()?;
+            let mostly =
+                crate::outcome::mostly_unresolved(record.unresolved_imports, record.violations);
+            mostly.then(|| {
+                Check::new(
+                    &format!("{} imports", record.id),
+                    Health::Warning,
+                    format!(
+                        "the last run ({}) reported {} unresolved imports among {} findings",
+                        last.at, record.unresolved_imports, record.violations
+                    ),
+                    Some(ctx.expand_venv_bin(&unresolved.advice)),
+                )
+            })
         })
         .collect()
 }

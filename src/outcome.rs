@@ -60,6 +60,18 @@ impl ErrorKind {
     }
 }
 
+impl GateStatus {
+    /// The lowercase name used in every format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateStatus::Passed => "passed",
+            GateStatus::Failed => "failed",
+            GateStatus::Error => "error",
+            GateStatus::Skipped => "skipped",
+        }
+    }
+}
+
 impl From<ErrorKind> for &'static str {
     fn from(kind: ErrorKind) -> Self {
         kind.as_str()
@@ -342,6 +354,37 @@ pub fn restrict(gate: &Gate, result: &mut GateResult, keep: &std::collections::B
         .retain(|v| v.file.as_ref().is_none_or(|f| keep.contains(f)));
     result.outside_scope = before - result.violations.len();
     settle(gate, result);
+}
+
+/// Most findings are unresolved imports when at least this many are and
+/// they outnumber the rest: one import of a typo is not an environment.
+const UNRESOLVED_IMPORTS_AT_LEAST: usize = 3;
+
+/// How many of the gate's findings carry one of `codes`.
+pub fn count_unresolved_imports(result: &GateResult, codes: &[String]) -> usize {
+    result
+        .violations
+        .iter()
+        .filter(|v| v.code.as_ref().is_some_and(|c| codes.contains(c)))
+        .count()
+}
+
+/// Whether `unresolved` of `total` findings is "mostly unresolved imports".
+pub fn mostly_unresolved(unresolved: usize, total: usize) -> bool {
+    unresolved >= UNRESOLVED_IMPORTS_AT_LEAST && unresolved * 2 > total
+}
+
+/// Warns when most of a gate's findings say an import cannot be resolved:
+/// the tool does not see the project's dependencies, and its other
+/// findings are mostly their echo.
+pub fn advise_on_unresolved_imports(result: &mut GateResult, codes: &[String], advice: &str) {
+    let unresolved = count_unresolved_imports(result, codes);
+    let total = result.violations.len();
+    if mostly_unresolved(unresolved, total) {
+        result.warnings.push(format!(
+            "{unresolved} of {total} findings are unresolved imports: {advice}"
+        ));
+    }
 }
 
 impl GateResult {

@@ -14,6 +14,7 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
+use crate::state::history::{self, GateRecord, RunRecord};
 use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp, Worktree};
 use crate::workspace::Workspace;
 
@@ -261,6 +262,14 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
             ));
         }
     }
+    if !options.no_state {
+        let record = history_record(&config, &resolved, &report);
+        if let Err(e) = history::append(&workspace.root, &record) {
+            report
+                .warnings
+                .push(format!("run not added to {}: {e}", history::HISTORY_FILE));
+        }
+    }
     Ok(report)
 }
 
@@ -361,6 +370,33 @@ fn record_state(
     };
     StateStore::new(root)
         .update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
+}
+
+/// What the history keeps of a run.
+fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport) -> RunRecord {
+    let gates = report
+        .gates
+        .iter()
+        .map(|g| GateRecord {
+            id: g.id.clone(),
+            status: g.status.as_str().to_string(),
+            violations: g.violations.len(),
+            unresolved_imports: config
+                .gates
+                .get(&g.id)
+                .and_then(|gate| gate.unresolved_imports.as_ref())
+                .map_or(0, |u| crate::outcome::count_unresolved_imports(g, &u.codes)),
+        })
+        .collect();
+    RunRecord {
+        at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        branch: resolved.head.as_ref().map(|h| h.branch.clone()),
+        scope: report.scope.mode.as_str().to_string(),
+        requested: report.scope.requested.as_str().to_string(),
+        files: report.scope.files.len(),
+        duration_ms: report.total_ms,
+        gates,
+    }
 }
 
 /// Root-relative files with a violation at or above their gate's `fail_on`.

@@ -145,3 +145,59 @@ fn a_file_level_finding_carries_no_position() {
         "{finding}"
     );
 }
+
+/// A type checker that cannot see the project's dependencies reports them
+/// by the hundred; the run says so, and so does `qg doctor` afterwards.
+#[test]
+fn mostly_unresolved_imports_are_named_as_an_environment_problem() {
+    let project = Project::empty();
+    project.write(
+        "app.py",
+        "import notinstalled_a\nimport notinstalled_b\nfrom notinstalled_c import x\n\nprint(notinstalled_a, notinstalled_b, x)\n",
+    );
+    let run = project.qg_with_tools(&[
+        "run", "--scope", "project", "--gate", "mypy", "--gate", "pyright", "--format", "json",
+    ]);
+    run.assert_code(1);
+    // The tools run from the test virtualenv, so that is where to install.
+    let advice = format!(
+        "pyright cannot see the project's dependencies; install them where it runs: {}/bin/pip install -e . (or the project's requirements file)",
+        common::tools_venv().display()
+    );
+    assert_eq!(
+        run.gate("pyright")["warnings"],
+        serde_json::json!([format!("3 of 3 findings are unresolved imports: {advice}")])
+    );
+    assert!(
+        run.gate("mypy")["warnings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("3 of 3 findings are unresolved imports: mypy cannot see"),
+        "{}",
+        run.gate("mypy")
+    );
+    let doctor = project.qg_with_tools(&["doctor", "--format", "json"]);
+    let checks = doctor.json()["checks"].clone();
+    let pyright = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "pyright imports")
+        .unwrap_or_else(|| panic!("{checks}"))
+        .clone();
+    assert_eq!(pyright["status"], "warning");
+    assert_eq!(pyright["fix"], advice.as_str());
+    // One unresolved import among real findings is not an environment.
+    project.write(
+        "app.py",
+        "import notinstalled_a\n\nx: int = 'a'\ny: int = 'b'\nprint(notinstalled_a)\n",
+    );
+    let run = project.qg_with_tools(&[
+        "run", "--scope", "project", "--gate", "pyright", "--format", "json",
+    ]);
+    assert!(
+        run.gate("pyright").get("warnings").is_none(),
+        "{}",
+        run.gate("pyright")
+    );
+}

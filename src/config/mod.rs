@@ -104,6 +104,19 @@ pub struct Gate {
     /// Arguments that make `command[0]` print its version (`["--version"]`),
     /// asked once per installed binary; none: the version is not reported.
     pub version_args: Option<Vec<String>>,
+    /// The codes by which the tool says an import cannot be resolved, and
+    /// what to do when most findings are such: a type checker that cannot
+    /// see the project's dependencies reports them by the hundred.
+    pub unresolved_imports: Option<UnresolvedImports>,
+}
+
+/// See [`Gate::unresolved_imports`].
+#[derive(Debug, Clone)]
+pub struct UnresolvedImports {
+    /// Rule codes (`reportMissingImports`, `import-not-found`).
+    pub codes: Vec<String>,
+    /// What to do; `{venv_bin}` as in `install_hint`.
+    pub advice: String,
 }
 
 /// Finds and loads the config: `explicit`, else `<root>/.st3/quality.yaml`,
@@ -363,6 +376,11 @@ impl Compiler<'_> {
             ("fix_hint", &raw.fix_hint, "{files}"),
             ("rerun_hint", &raw.rerun_hint, "{files}"),
             ("install_hint", &raw.install_hint, "{venv_bin}"),
+            (
+                "unresolved_imports.advice",
+                &raw.unresolved_imports.as_ref().map(|u| u.advice.clone()),
+                "{venv_bin}",
+            ),
         ];
         for (name, hint, known) in hints {
             if let Some(hint) = hint {
@@ -395,6 +413,10 @@ impl Compiler<'_> {
             rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,
             version_args: raw.version_args,
+            unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
+                codes: u.codes,
+                advice: u.advice,
+            }),
         })
     }
 

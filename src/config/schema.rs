@@ -105,6 +105,16 @@ pub struct RawGate {
     pub install_hint: Option<String>,
     #[serde(default)]
     pub version_args: Option<Vec<String>>,
+    #[serde(default)]
+    pub unresolved_imports: Option<RawUnresolvedImports>,
+}
+
+/// `unresolved_imports`: the codes that mean "cannot find this import".
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUnresolvedImports {
+    pub codes: Vec<String>,
+    pub advice: String,
 }
 
 #[derive(Debug, Deserialize)]

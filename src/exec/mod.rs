@@ -50,14 +50,19 @@ impl ExecContext<'_> {
     /// tool lands where qg looks first; without one it is dropped (`pip
     /// install mypy`).
     pub fn install_hint(&self, gate: &Gate) -> Option<String> {
-        let hint = gate.install_hint.as_deref()?;
+        Some(self.expand_venv_bin(gate.install_hint.as_deref()?))
+    }
+
+    /// `{venv_bin}` of a hint: the project virtualenv's `bin/`, root-relative
+    /// when inside the root, or nothing when there is no virtualenv.
+    pub fn expand_venv_bin(&self, hint: &str) -> String {
         let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
             .map(|bin| {
                 let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
                 format!("{}/", shown.display())
             })
             .unwrap_or_default();
-        Some(hint.replace("{venv_bin}", &bin))
+        hint.replace("{venv_bin}", &bin)
     }
 
     /// Where this gate's `command[0]` resolves.
@@ -240,7 +245,7 @@ fn run_units(
                 let mut mine = lock(&parts[unit.plan]);
                 mine.push(done);
                 if mine.len() == expected[unit.plan] {
-                    let result = combine(plan, std::mem::take(&mut *mine));
+                    let result = combine(plan, std::mem::take(&mut *mine), ctx);
                     observer.gate_finished(&result);
                     *lock(&combined[unit.plan]) = Some(result);
                 }
@@ -260,7 +265,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// One gate's result from its units, restricted to the scoped files when
 /// the gate ran project-wide.
-fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>) -> GateResult {
+fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>, ctx: &ExecContext<'_>) -> GateResult {
     // Batches finish in any order; their violations are merged and sorted,
     // but logs are listed in file order.
     parts.sort_by_key(|d| d.started);
@@ -273,6 +278,10 @@ fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>) -> GateResult {
     }
     if let Some(keep) = &plan.report_only {
         outcome::restrict(plan.gate, &mut result, keep);
+    }
+    if let Some(unresolved) = &plan.gate.unresolved_imports {
+        let advice = ctx.expand_venv_bin(&unresolved.advice);
+        outcome::advise_on_unresolved_imports(&mut result, &unresolved.codes, &advice);
     }
     result
 }

@@ -2,6 +2,7 @@
 //! only what changed. qg owns only the `quality_gates` key; every other key is
 //! kept byte for byte.
 
+pub mod history;
 mod store;
 mod transition;
 
@@ -25,6 +26,7 @@ pub fn is_state_file(path: &str) -> bool {
     name == ".gitignore"
         || name.starts_with("state.json")
         || name == "tool-versions.json"
+        || name == "history.jsonl"
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 

@@ -1,0 +1,112 @@
+//! `.st3/history.jsonl`: one line per run (time, branch, scope, and per
+//! gate its status and counts), newest last, bounded. What qg learned from
+//! earlier runs — `qg doctor` reads the last one.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the history lives, relative to the root.
+pub const HISTORY_FILE: &str = ".st3/history.jsonl";
+
+/// Past this many runs the oldest are dropped, down to [`KEEP`].
+const MAX_RUNS: usize = 1000;
+/// Runs kept when the history is trimmed.
+const KEEP: usize = 500;
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// When it ended (RFC 3339, UTC).
+    pub at: String,
+    /// The branch (`(detached HEAD)`), or none outside git.
+    pub branch: Option<String>,
+    /// The scope mode actually used.
+    pub scope: String,
+    /// The scope mode asked for.
+    pub requested: String,
+    /// Files in scope.
+    pub files: usize,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Every gate, in report order.
+    pub gates: Vec<GateRecord>,
+}
+
+/// One gate of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// Gate id.
+    pub id: String,
+    /// `passed`, `failed`, `error` or `skipped`.
+    pub status: String,
+    /// Findings reported.
+    pub violations: usize,
+    /// Of them, unresolved imports (see `unresolved_imports` in the config).
+    #[serde(default)]
+    pub unresolved_imports: usize,
+}
+
+/// Appends `record` (one line, one `write`, so concurrent runs never
+/// interleave), and trims the file when it holds more than [`MAX_RUNS`].
+pub fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
+    let path = root.join(HISTORY_FILE);
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+        super::store::ignore_state_files(dir);
+    }
+    let mut line = serde_json::to_vec(record).map_err(std::io::Error::from)?;
+    line.push(b'\n');
+    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+    file.write_all(&line)?;
+    drop(file);
+    let text = fs::read_to_string(&path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() > MAX_RUNS {
+        let kept = lines[lines.len() - KEEP..].join("\n") + "\n";
+        crate::atomic_file::write(&path, kept.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The runs on record, oldest first; lines that cannot be read are skipped.
+pub fn read(root: &Path) -> Vec<RunRecord> {
+    fs::read_to_string(root.join(HISTORY_FILE))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(n: usize) -> RunRecord {
+        RunRecord {
+            at: format!("t{n}"),
+            branch: Some("main".into()),
+            scope: "auto".into(),
+            requested: "auto".into(),
+            files: n,
+            duration_ms: 1,
+            gates: vec![],
+        }
+    }
+
+    #[test]
+    fn appends_reads_back_and_stays_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        for n in 0..MAX_RUNS + 1 {
+            append(tmp.path(), &record(n)).unwrap();
+        }
+        let runs = read(tmp.path());
+        assert_eq!(runs.len(), KEEP);
+        assert_eq!(runs.last().unwrap(), &record(MAX_RUNS));
+        fs::write(tmp.path().join(HISTORY_FILE), "garbage\n{\"at\":\"x\"}\n").unwrap();
+        append(tmp.path(), &record(7)).unwrap();
+        assert_eq!(read(tmp.path()), [record(7)]);
+    }
+}
