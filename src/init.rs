@@ -220,9 +220,10 @@ fn has_python(dir: &Path, depth: usize) -> bool {
 
 fn parent_branch(root: &Path) -> Option<String> {
     let repo = git2::Repository::open(root).ok()?;
-    crate::scope::git::resolve_parent(&repo, None, None)
+    // The project's main line, even when it is the branch checked out now.
+    crate::scope::git::resolve_parent(&repo, None, None, "")
+        .ok()?
         .ok()
-        .flatten()
         .map(|p| p.name)
 }
 

@@ -899,3 +899,57 @@ fn qg_leaves_git_status_clean() {
     let status = run(&["status", "--porcelain"]);
     assert_eq!(String::from_utf8_lossy(&status.stdout), "");
 }
+
+/// A CI-style shallow, single-branch clone of a feature branch: `main` is
+/// absent and origin/HEAD names the branch itself. A parent that is HEAD's
+/// own branch (or its upstream) is no parent: branch scope falls back,
+/// named, instead of comparing the branch with itself.
+#[test]
+fn branch_scope_never_takes_the_branch_itself_as_its_parent() {
+    let origin = green_repo();
+    origin.git(&["checkout", "-q", "-b", "feature"]);
+    origin.write("f.py", "BAD\n");
+    origin.commit("feature adds a broken file");
+    origin.git(&["checkout", "-q", "main"]);
+    let clones = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", origin.path().display());
+    let status = Command::new("git")
+        .args(["clone", "-q", "--depth", "1", "--branch", "feature", &url, "clone"])
+        .current_dir(clones.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let clone = clones.path().join("clone");
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(&clone).output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/feature"]);
+    let qg = |args: &[&str]| {
+        common::Run::from(
+            Command::new(env!("CARGO_BIN_EXE_qg"))
+                .args(args)
+                .current_dir(&clone)
+                .env("CHECK_LOG", origin.log_path())
+                .env("CI", "true")
+                .output()
+                .unwrap(),
+        )
+    };
+    let files = qg(&["files", "--scope", "branch", "--format", "json"]).json();
+    assert_eq!(files["mode"], "project", "{files}");
+    assert_eq!(
+        files["fallback_reason"],
+        "no parent branch found (tried main, origin/HEAD → origin/feature, which is this branch's own upstream, master)"
+    );
+    let run = qg(&["run", "--scope", "branch", "--format", "json"]);
+    run.assert_code(1);
+    // On main itself, main is no parent either.
+    git(&["checkout", "-q", "-b", "main"]);
+    git(&["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main"]);
+    let files = qg(&["files", "--scope", "branch", "--format", "json"]).json();
+    assert_eq!(
+        files["fallback_reason"],
+        "no parent branch found (tried main, which is this branch, origin/HEAD → origin/main, master)"
+    );
+}

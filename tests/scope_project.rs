@@ -143,6 +143,13 @@ fn a_non_utf8_file_name_is_in_scope_and_listed_quoted() {
     let project = Project::empty();
     project.write("ok.py", "x = 1\n");
     project.git_init();
+    // On a topic branch, so that branch scope has a parent (master).
+    let checkout = std::process::Command::new("git")
+        .args(["checkout", "-q", "-b", "topic"])
+        .current_dir(project.path())
+        .status()
+        .unwrap();
+    assert!(checkout.success());
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.py");
     std::fs::write(project.path().join(name), "x = 1\n").unwrap();
     // Project scope lists every file; branch scope the untracked one.

@@ -252,11 +252,7 @@ impl GitScope<'_> {
 
     /// `branch` when a parent resolves and HEAD is ahead of it, else `project`.
     fn fallback(&self, head: git2::Oid, reason: String) -> Result<Scope, QgError> {
-        let parent = git::resolve_parent(
-            self.repo,
-            self.request.parent.as_deref(),
-            self.config.parent_branch.as_deref(),
-        )?;
+        let parent = self.parent()?.ok();
         let ahead = parent.as_ref().is_some_and(|p| {
             self.repo
                 .merge_base(p.commit, head)
@@ -284,16 +280,11 @@ impl GitScope<'_> {
             let reason = join("no commits yet (unborn HEAD)".to_string());
             return project_scope(self.ws, self.config, requested, Some(reason));
         };
-        let parent = git::resolve_parent(
-            self.repo,
-            self.request.parent.as_deref(),
-            self.config.parent_branch.as_deref(),
-        )?;
-        let Some(parent) = parent else {
-            let reason = join(
-                "no parent branch found (tried parent_branch, origin/HEAD, main, master)".into(),
-            );
-            return project_scope(self.ws, self.config, requested, Some(reason));
+        let parent = match self.parent()? {
+            Ok(parent) => parent,
+            Err(tried) => {
+                return project_scope(self.ws, self.config, requested, Some(join(tried)));
+            }
         };
         let base = match self.repo.merge_base(parent.commit, head_commit) {
             Ok(base) => base,
@@ -312,6 +303,17 @@ impl GitScope<'_> {
         scope.baseline_sha = Some(base.to_string());
         scope.fallback_reason = why_auto_fell_back;
         Ok(scope)
+    }
+
+    /// The parent branch (`--parent`, the config's, origin/HEAD, main,
+    /// master), never HEAD's own branch; `Err` says what was tried.
+    fn parent(&self) -> Result<Result<git::Parent, String>, QgError> {
+        git::resolve_parent(
+            self.repo,
+            self.request.parent.as_deref(),
+            self.config.parent_branch.as_deref(),
+            &self.head.branch,
+        )
     }
 
     fn tree_of(&self, commit: git2::Oid) -> Result<git2::Tree<'_>, QgError> {
