@@ -526,5 +526,28 @@ mod tests {
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let t = tail(text.as_bytes());
         assert!(t.starts_with("line 80") && t.ends_with("line 99"), "{t}");
+        assert_eq!(t.lines().count(), 20);
+        assert_eq!(tail(b"only\n\n"), "only");
+        assert_eq!(tail(b""), "");
+    }
+
+    #[test]
+    fn tail_caps_long_last_lines_at_a_char_boundary() {
+        // Twenty lines of 300 three-byte characters: 18 KB, past the 4 KiB cap,
+        // with no cut point that is a char boundary by luck.
+        let line = "é€".repeat(150);
+        let text: String = (0..25).map(|i| format!("{i}{line}\n")).collect();
+        let t = tail(text.as_bytes());
+        assert!(t.len() <= 4096, "{}", t.len());
+        assert!(t.len() > 4090, "kept {} bytes", t.len());
+        assert!(t.ends_with(&line), "the last line survives whole");
+        assert!(text.trim_end().ends_with(&t));
+        // One line far beyond the cap: its end is kept.
+        let huge = format!("start{}end", "ü".repeat(10_000));
+        let t = tail(huge.as_bytes());
+        assert!(t.ends_with("üüend") && t.len() <= 4096 && t.len() > 4090);
+        // Bytes that are not UTF-8 do not panic either.
+        let raw: Vec<u8> = std::iter::repeat_n(0xffu8, 9000).collect();
+        assert!(tail(&raw).len() <= 4096);
     }
 }

@@ -642,3 +642,20 @@ fn paths_print_relative_to_the_current_directory() {
     );
     assert!(run_in(".", "human").contains("fix: fix a.py"));
 }
+
+/// A broken tool's long stderr (long last lines, past the 4 KiB tail cap)
+/// ends in a bounded tail that keeps its last line; the log keeps it all.
+#[test]
+fn a_long_stderr_is_cut_to_its_tail() {
+    let script = "i=0; while [ $i -lt 40 ]; do printf 'line %s %0300d é\\n' $i 0 >&2; i=$((i+1)); done; echo 'the real reason' >&2; exit 3";
+    let project = project_with(script, "");
+    let run = run_json(&project);
+    run.assert_code(2);
+    let gate = run.gate("fake");
+    assert_error(&gate, "unexpected_exit_code");
+    let tail = gate["error"]["stderr_tail"].as_str().unwrap();
+    assert!(tail.len() <= 4096 && tail.len() > 3500, "{}", tail.len());
+    assert!(tail.ends_with("the real reason"), "{tail}");
+    let log = std::fs::read_to_string(project.path().join(gate["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("line 0 ") && log.contains("line 39 "));
+}

@@ -914,17 +914,27 @@ fn branch_scope_never_takes_the_branch_itself_as_its_parent() {
     let clones = tempfile::tempdir().unwrap();
     let url = format!("file://{}", origin.path().display());
     let status = Command::new("git")
-        .args(["clone", "-q", "--depth", "1", "--branch", "feature", &url, "clone"])
+        .args([
+            "clone", "-q", "--depth", "1", "--branch", "feature", &url, "clone",
+        ])
         .current_dir(clones.path())
         .status()
         .unwrap();
     assert!(status.success());
     let clone = clones.path().join("clone");
     let git = |args: &[&str]| {
-        let out = Command::new("git").args(args).current_dir(&clone).output().unwrap();
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&clone)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "git {args:?}");
     };
-    git(&["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/feature"]);
+    git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/feature",
+    ]);
     let qg = |args: &[&str]| {
         common::Run::from(
             Command::new(env!("CARGO_BIN_EXE_qg"))
@@ -946,7 +956,11 @@ fn branch_scope_never_takes_the_branch_itself_as_its_parent() {
     run.assert_code(1);
     // On main itself, main is no parent either.
     git(&["checkout", "-q", "-b", "main"]);
-    git(&["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main"]);
+    git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/main",
+    ]);
     let files = qg(&["files", "--scope", "branch", "--format", "json"]).json();
     assert_eq!(
         files["fallback_reason"],

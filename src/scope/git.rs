@@ -317,8 +317,12 @@ fn lookup(repo: &Repository, name: &str) -> Option<(Parent, Option<String>)> {
         let commit = repo.find_reference(&r).ok()?.peel_to_commit().ok()?;
         Some((commit.id(), Some(r)))
     });
-    let (commit, reference) = by_ref
-        .or_else(|| Some((repo.revparse_single(name).ok()?.peel_to_commit().ok()?.id(), None)))?;
+    let (commit, reference) = by_ref.or_else(|| {
+        Some((
+            repo.revparse_single(name).ok()?.peel_to_commit().ok()?.id(),
+            None,
+        ))
+    })?;
     Some((
         Parent {
             name: name.to_string(),
