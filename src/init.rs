@@ -325,10 +325,12 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
 }
 
 /// The `gates:` section of the embedded default, comments included.
+/// The default's import analyzer and gates, comments included: everything
+/// from the comment that opens the `import_graph` section.
 fn default_gates_section() -> &'static str {
     let start = EMBEDDED_DEFAULT
-        .find("\ngates:")
-        .expect("the embedded default has a gates section");
+        .find("\n# Which project files import which")
+        .expect("the embedded default has an import_graph section");
     &EMBEDDED_DEFAULT[start + 1..]
 }
 
@@ -365,7 +367,9 @@ mod tests {
 
     #[test]
     fn gates_section_is_the_tail_of_the_default() {
-        assert!(default_gates_section().starts_with("gates:\n"));
+        let section = default_gates_section();
+        assert!(section.starts_with("# Which project files import which"));
+        assert!(section.contains("\nimport_graph:\n") && section.contains("\ngates:\n"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod error;
 pub mod exec;
 pub mod file_name;
 pub mod globs;
+pub mod graph;
 pub mod init;
 pub mod interrupt;
 pub mod outcome;

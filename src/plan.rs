@@ -60,12 +60,32 @@ pub fn plan<'c>(
         .iter()
         .map(|gate| {
             let mut plan = plan_gate(gate, scope);
-            if let (true, None, Some(all)) = (gate.project_wide, &plan.skip_reason, project_files) {
-                widen(&mut plan, all);
+            let importers_unknown = gate.importers && scope.importers_unknown.is_some();
+            match (project_files, &plan.skip_reason) {
+                // Even with nothing changed of its own (a deleted module).
+                (Some(all), _) if importers_unknown => check_everything(&mut plan, all),
+                (Some(all), None) if gate.project_wide => widen(&mut plan, all),
+                _ => {}
             }
             plan
         })
         .collect()
+}
+
+/// A gate that checks importers, when they cannot be known, checks every
+/// project file it accepts and reports them all: never a narrower scope in
+/// silence.
+fn check_everything(plan: &mut GatePlan<'_>, project_files: &[String]) {
+    let gate = plan.gate;
+    let files: Vec<String> = project_files
+        .iter()
+        .filter(|p| has_file_type(gate, p) && gate.scope.matches(p))
+        .cloned()
+        .collect();
+    if !files.is_empty() {
+        plan.files = files;
+        plan.skip_reason = None;
+    }
 }
 
 /// A `project_wide` gate runs on every project file it accepts (the scoped
@@ -84,7 +104,14 @@ fn widen(plan: &mut GatePlan<'_>, project_files: &[String]) {
 }
 
 fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
-    let typed: Vec<&str> = scope.paths().filter(|p| has_file_type(gate, p)).collect();
+    // Importers are in scope for the gates that check them, and only those.
+    let typed: Vec<&str> = scope
+        .files
+        .iter()
+        .filter(|f| gate.importers || !f.only_imports_changed())
+        .map(|f| f.path.as_str())
+        .filter(|p| has_file_type(gate, p))
+        .collect();
     let files: Vec<String> = typed
         .iter()
         .filter(|p| gate.scope.matches(p))

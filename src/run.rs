@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::{self, resolve, ExecContext, Observer};
+use crate::graph;
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::scope::git::{self, Head};
@@ -167,11 +168,15 @@ pub struct ResolvedScope {
     pub tools: BTreeMap<String, ToolStamp>,
 }
 
-/// Resolves the scope, reading this branch's state for `auto`.
+/// Resolves the scope, reading this branch's state for `auto`; on a
+/// partial scope, adds the importers of what changed when one of `gates`
+/// checks importers. `remember`: whether caches may be written.
 pub fn resolve_scope(
     workspace: &Workspace,
     config: &Config,
     request: &ScopeRequest,
+    gates: &[&config::Gate],
+    remember: bool,
 ) -> Result<ResolvedScope, QgError> {
     let auto = request.effective_mode()? == ScopeMode::Auto;
     let head = workspace.repo.as_ref().map(git::head).transpose()?;
@@ -188,13 +193,56 @@ pub fn resolve_scope(
         state: state.as_ref(),
         tools: tools.clone(),
     };
-    let scope = scope::resolve(workspace, config, request, &baseline)?;
+    let mut scope = scope::resolve(workspace, config, request, &baseline)?;
+    if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
+        add_importers(workspace, config, &mut scope, remember);
+    }
     Ok(ResolvedScope {
         scope,
         head,
         state,
         tools,
     })
+}
+
+/// Adds every project file that imports a changed or deleted file (reason
+/// `imports_changed`), or records why they cannot be known.
+fn add_importers(workspace: &Workspace, config: &Config, scope: &mut Scope, remember: bool) {
+    let Some(spec) = &config.import_graph else {
+        return;
+    };
+    let seeds: BTreeSet<String> = scope
+        .files
+        .iter()
+        .filter(|f| {
+            f.reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Changed | Reason::Untracked | Reason::Explicit))
+        })
+        .map(|f| f.path.clone())
+        .collect();
+    let deleted = scope
+        .diff
+        .as_ref()
+        .map(|d| d.deleted.clone())
+        .unwrap_or_default();
+    if seeds.is_empty() && deleted.is_empty() {
+        return;
+    }
+    let request = graph::Request {
+        ws: workspace,
+        config,
+        spec,
+        seeds,
+        deleted,
+        in_scope: scope.paths().map(str::to_string).collect(),
+        diff: scope.diff.as_ref(),
+        remember,
+    };
+    match graph::importers(&request) {
+        Ok(found) => scope::add_importers(scope, found),
+        Err(reason) => scope.importers_unknown = Some(reason),
+    }
 }
 
 /// What each active gate's `command[0]` resolves to now.
@@ -212,13 +260,22 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     let started = Instant::now();
     let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
     let gates = plan::select_gates(&config, &options.gates)?;
-    let resolved = resolve_scope(&workspace, &config, &options.scope)?;
+    let resolved = resolve_scope(
+        &workspace,
+        &config,
+        &options.scope,
+        &gates,
+        !options.no_state,
+    )?;
     let writes_state = writes_state(options, &config, &resolved);
     let dirty_blobs = match writes_state {
         true => dirty_blobs(&workspace, &resolved.scope)?,
         false => BTreeMap::new(),
     };
-    let project_files = match (gates.iter().any(|g| g.project_wide), resolved.scope.mode) {
+    let whole_project = gates
+        .iter()
+        .any(|g| g.project_wide || (g.importers && resolved.scope.importers_unknown.is_some()));
+    let project_files = match (whole_project, resolved.scope.mode) {
         (false, _) => None,
         (true, ScopeMode::Project) => Some(resolved.scope.paths().map(str::to_string).collect()),
         (true, _) => Some(scope::project_files(&workspace, &config)?),
@@ -230,10 +287,15 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         .filter(|p| p.skip_reason.is_none())
         .map(|p| p.gate)
         .collect();
-    // Versions come from a cache; a new binary is asked while the gates run.
+    // Versions come from a cache; a new binary is asked while the gates run,
+    // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions) = std::thread::scope(|threads| {
         let versions =
             threads.spawn(|| exec::version::tool_versions(&running, &ctx, !options.no_state));
+        if resolved.scope.mode == ScopeMode::Project && !options.no_state {
+            let cwd = workspace.cwd.clone();
+            threads.spawn(|| refresh_import_graph(cwd, &config, &running));
+        }
         let results = exec::run_all(&plans, &ctx, options.jobs, observer);
         (results, versions.join().unwrap_or_default())
     });
@@ -271,6 +333,34 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         }
     }
     Ok(report)
+}
+
+/// Builds or updates the cached import graph when a gate checks importers:
+/// a whole-project run pays for it while the tools run, so the next partial
+/// run finds it ready (and knows what a file deleted in between imported).
+fn refresh_import_graph(cwd: PathBuf, config: &Config, gates: &[&config::Gate]) {
+    let Some(spec) = &config.import_graph else {
+        return;
+    };
+    if !gates.iter().any(|g| g.importers) {
+        return;
+    }
+    // A repository handle of its own: one may not be shared between threads.
+    let Ok(workspace) = Workspace::discover(&cwd) else {
+        return;
+    };
+    let request = graph::Request {
+        ws: &workspace,
+        config,
+        spec,
+        seeds: BTreeSet::new(),
+        deleted: BTreeSet::new(),
+        in_scope: BTreeSet::new(),
+        diff: None,
+        remember: true,
+    };
+    // A graph that cannot be built now is built by the next partial run.
+    let _ = graph::refresh(&request);
 }
 
 /// Only an `auto` run of every active gate moves state (`--no-state` turns

@@ -29,6 +29,8 @@ struct FilesJson<'a> {
     requested: ScopeMode,
     baseline_sha: Option<&'a str>,
     fallback_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    importers_unknown: Option<&'a str>,
     files: &'a [ScopeFile],
     #[serde(skip_serializing_if = "<[Unmatched]>::is_empty")]
     unmatched: &'a [Unmatched],
@@ -36,7 +38,8 @@ struct FilesJson<'a> {
 
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
     let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
-    let scope = run::resolve_scope(&workspace, &config, &args.scope.request())?.scope;
+    let gates = crate::plan::select_gates(&config, &[])?;
+    let scope = run::resolve_scope(&workspace, &config, &args.scope.request(), &gates, true)?.scope;
     let text = match args.format {
         FilesFormat::Text => {
             if let Some(reason) = &scope.fallback_reason {
@@ -45,6 +48,9 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                     scope.requested.as_str(),
                     scope.mode.as_str()
                 );
+            }
+            if let Some(why) = &scope.importers_unknown {
+                eprintln!("qg: importers unknown: {why}; the gates that check importers check the whole project");
             }
             for unmatched in &scope.unmatched {
                 eprintln!("qg: warning: {}", unmatched.describe());
@@ -60,6 +66,7 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                 requested: scope.requested,
                 baseline_sha: scope.baseline_sha.as_deref(),
                 fallback_reason: scope.fallback_reason.as_deref(),
+                importers_unknown: scope.importers_unknown.as_deref(),
                 files: &scope.files,
                 unmatched: &scope.unmatched,
             };

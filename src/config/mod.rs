@@ -39,6 +39,8 @@ pub struct Config {
     pub parent_branch: Option<String>,
     /// Where raw tool output is kept.
     pub artifact_logging: ArtifactLogging,
+    /// The analyzer that finds the files importing a changed one.
+    pub import_graph: Option<ImportGraph>,
     /// Every defined gate, by id.
     pub gates: BTreeMap<String, Gate>,
 }
@@ -52,6 +54,26 @@ pub struct ArtifactLogging {
     pub output_dir: PathBuf,
     /// Newest files kept; older ones are deleted.
     pub max_files: usize,
+}
+
+/// `import_graph`: a command that prints, for the files it is given, the
+/// project files each imports, as one JSON object (`{"a.py": ["b.py"]}`).
+#[derive(Debug, Clone)]
+pub struct ImportGraph {
+    /// argv; the files to analyze are appended.
+    pub command: Vec<String>,
+    /// Wall-clock limit for one analyzer run.
+    pub timeout: Duration,
+    /// Suffixes of the files it analyzes.
+    pub file_types: Vec<String>,
+    /// A regex with a `file` group matching, on stderr, a file the analyzer
+    /// could not read: that file's imports are unknown.
+    pub unreadable: Option<regex::Regex>,
+    /// Root-relative files whose change can change how imports resolve
+    /// (the analyzer's own config): any change rebuilds the graph.
+    pub config_files: Vec<String>,
+    /// Command that installs the analyzer; `{venv_bin}` as for gates.
+    pub install_hint: Option<String>,
 }
 
 /// One compiled gate.
@@ -92,6 +114,10 @@ pub struct Gate {
     pub supports_autofix: bool,
     /// Gate-specific include/exclude globs.
     pub scope: GlobFilter,
+    /// On a partial scope, also check every project file that imports a
+    /// scoped file, transitively (type checkers: an edit can break an
+    /// unchanged importer). Needs `import_graph`.
+    pub importers: bool,
     /// Command that fixes findings; `{files}` becomes the failing files.
     pub fix_hint: Option<String>,
     /// Command that checks the failing files again, for a gate with no
@@ -225,9 +251,19 @@ impl Compiler<'_> {
         )
         .map_err(|e| self.glob_error("project_scope", e))?;
         let artifact_logging = self.artifact_logging(raw.artifact_logging)?;
+        let import_graph = raw
+            .import_graph
+            .map(|graph| self.import_graph(graph))
+            .transpose()?;
         let mut gates = BTreeMap::new();
         for (id, gate) in raw.gates {
             let compiled = self.gate(&id, gate)?;
+            if compiled.importers && import_graph.is_none() {
+                return Err(self.error(
+                    &format!("gates.{id}.scope.importers"),
+                    "needs an `import_graph` section naming the analyzer that finds importers",
+                ));
+            }
             gates.insert(id, compiled);
         }
         Ok(Config {
@@ -239,7 +275,54 @@ impl Compiler<'_> {
             project_scope,
             parent_branch: raw.parent_branch,
             artifact_logging,
+            import_graph,
             gates,
+        })
+    }
+
+    fn import_graph(&self, raw: schema::RawImportGraph) -> Result<ImportGraph, ConfigError> {
+        let key = |sub: &str| format!("import_graph.{sub}");
+        if raw.command.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(self.error(
+                &key("command"),
+                "is empty; give the analyzer and its arguments",
+            ));
+        }
+        if !(raw.timeout_seconds.is_finite() && raw.timeout_seconds > 0.0) {
+            return Err(self.error(
+                &key("timeout_seconds"),
+                format!(
+                    "must be a positive number of seconds, not {}",
+                    raw.timeout_seconds
+                ),
+            ));
+        }
+        let unreadable = raw
+            .unreadable_pattern
+            .as_deref()
+            .map(|pattern| {
+                let regex = regex::RegexBuilder::new(pattern)
+                    .multi_line(true)
+                    .build()
+                    .map_err(|e| format!("invalid regex: {e}"))?;
+                match regex.capture_names().flatten().any(|n| n == "file") {
+                    true => Ok(regex),
+                    false => Err("needs a `(?P<file>...)` group".to_string()),
+                }
+            })
+            .transpose()
+            .map_err(|m| self.error(&key("unreadable_pattern"), m))?;
+        if let Some(hint) = &raw.install_hint {
+            check_placeholders(hint, "{venv_bin}")
+                .map_err(|m| self.error(&key("install_hint"), m))?;
+        }
+        Ok(ImportGraph {
+            command: raw.command,
+            timeout: Duration::from_secs_f64(raw.timeout_seconds),
+            file_types: raw.file_types,
+            unreadable,
+            config_files: raw.config_files,
+            install_hint: raw.install_hint,
         })
     }
 
@@ -409,6 +492,7 @@ impl Compiler<'_> {
             file_types: raw.capabilities.file_types,
             supports_autofix: raw.capabilities.supports_autofix,
             scope,
+            importers: raw.scope.importers,
             fix_hint: raw.fix_hint,
             rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,

@@ -19,7 +19,34 @@ pub struct RawConfig {
     pub parent_branch: Option<String>,
     #[serde(default)]
     pub artifact_logging: RawArtifactLogging,
+    #[serde(default)]
+    pub import_graph: Option<RawImportGraph>,
     pub gates: BTreeMap<String, RawGate>,
+}
+
+/// `import_graph`: the analyzer that says which project files import which.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawImportGraph {
+    pub command: Vec<String>,
+    #[serde(default = "default_graph_timeout")]
+    pub timeout_seconds: f64,
+    #[serde(default = "default_graph_types")]
+    pub file_types: Vec<String>,
+    #[serde(default)]
+    pub unreadable_pattern: Option<String>,
+    #[serde(default)]
+    pub config_files: Vec<String>,
+    #[serde(default)]
+    pub install_hint: Option<String>,
+}
+
+fn default_graph_timeout() -> f64 {
+    120.0
+}
+
+fn default_graph_types() -> Vec<String> {
+    vec![".py".into(), ".pyi".into()]
 }
 
 /// `version: "1"` (a bare `1` is accepted too).
@@ -299,4 +326,6 @@ pub struct RawGateScope {
     pub include_globs: Vec<String>,
     #[serde(default)]
     pub exclude_globs: Vec<String>,
+    #[serde(default)]
+    pub importers: bool,
 }

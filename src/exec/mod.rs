@@ -65,10 +65,35 @@ impl ExecContext<'_> {
         hint.replace("{venv_bin}", &bin)
     }
 
+    /// The variables that run `tool` as if its virtualenv were activated:
+    /// its `bin` first on PATH, `VIRTUAL_ENV` set. Nothing for a tool found
+    /// on PATH.
+    pub fn activated(&self, tool: &ResolvedTool) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = Vec::new();
+        if let Some(bin) = &tool.venv_bin {
+            let mut dirs = vec![bin.clone()];
+            if let Some(path) = &self.path_var {
+                dirs.extend(std::env::split_paths(path));
+            }
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                env.push(("PATH".into(), joined));
+            }
+            if let Some(venv) = bin.parent() {
+                env.push(("VIRTUAL_ENV".into(), venv.as_os_str().to_owned()));
+            }
+        }
+        env
+    }
+
     /// Where this gate's `command[0]` resolves.
     pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
+        self.resolve_program(&gate.command[0])
+    }
+
+    /// Where `program` resolves: the project's virtualenv, then PATH.
+    pub fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
         resolve::resolve(
-            &gate.command[0],
+            program,
             self.root,
             self.virtual_env.clone(),
             self.path_var.clone(),
@@ -392,20 +417,7 @@ fn environment(
     tool: &ResolvedTool,
     ctx: &ExecContext<'_>,
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = Vec::new();
-    if let Some(bin) = &tool.venv_bin {
-        // The tool's own virtualenv comes first on its PATH, as if activated.
-        let mut dirs = vec![bin.clone()];
-        if let Some(path) = &ctx.path_var {
-            dirs.extend(std::env::split_paths(path));
-        }
-        if let Ok(joined) = std::env::join_paths(dirs) {
-            env.push(("PATH".into(), joined));
-        }
-        if let Some(venv) = bin.parent() {
-            env.push(("VIRTUAL_ENV".into(), venv.as_os_str().to_owned()));
-        }
-    }
+    let mut env = ctx.activated(tool);
     env.extend(gate.env.iter().map(|(k, v)| (k.into(), v.into())));
     env
 }

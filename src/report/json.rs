@@ -26,6 +26,8 @@ struct JsonScope<'a> {
     files_checked: usize,
     baseline_sha: Option<&'a str>,
     fallback_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    importers_unknown: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -45,6 +47,7 @@ pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Resul
             files_checked: report.scope.files.len(),
             baseline_sha: report.scope.baseline_sha.as_deref(),
             fallback_reason: report.scope.fallback_reason.as_deref(),
+            importers_unknown: report.scope.importers_unknown.as_deref(),
         },
         gates: &report.gates,
         warnings: &report.warnings,

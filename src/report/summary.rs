@@ -73,20 +73,33 @@ pub fn summary_line(report: &RunReport) -> String {
         String::new()
     };
     format!(
-        "✅ {}/{} gates passed{} — {} checked ({})",
+        "✅ {}/{} gates passed{} — {} checked ({}){}",
         s.passed,
         s.gates,
         skipped,
         plural(report.scope.files.len(), "file"),
-        scope
+        scope,
+        importers_suffix(report)
     )
 }
 
-/// ` (auto → project: why)` when the requested scope fell back, else nothing:
-/// a fallback is always named on the first line.
+/// ` (auto → project: why)` when the requested scope fell back, and
+/// ` (importers unknown: why; …)` when the gates that check importers fell
+/// back to the whole project: a fallback is always named on the first line.
 fn fallback_suffix(report: &RunReport, scope: &str) -> String {
-    match report.scope.fallback_reason {
+    let mut suffix = match report.scope.fallback_reason {
         Some(_) => format!(" ({scope})"),
+        None => String::new(),
+    };
+    suffix.push_str(&importers_suffix(report));
+    suffix
+}
+
+fn importers_suffix(report: &RunReport) -> String {
+    match &report.scope.importers_unknown {
+        Some(why) => format!(
+            " (importers unknown: {why}; the gates that check importers checked the whole project)"
+        ),
         None => String::new(),
     }
 }

@@ -71,12 +71,16 @@ pub struct Changes {
     pub changed: BTreeSet<String>,
     /// Untracked and not ignored.
     pub untracked: BTreeSet<String>,
+    /// Deleted (a rename's old path too): nothing to check, but whatever
+    /// imported it may now be broken.
+    pub deleted: BTreeSet<String>,
 }
 
 impl Changes {
     fn absorb(&mut self, other: Changes) {
         self.changed.extend(other.changed);
         self.untracked.extend(other.untracked);
+        self.deleted.extend(other.deleted);
     }
 }
 
@@ -207,7 +211,10 @@ fn collect(diff: &git2::Diff<'_>) -> Changes {
             | Delta::Conflicted => changes.changed.extend(new_path),
             // A deleted file is nothing to check; a failed one that is gone
             // leaves scope because it is no longer a regular file.
-            Delta::Deleted | Delta::Unmodified | Delta::Ignored | Delta::Unreadable => {}
+            Delta::Deleted => changes
+                .deleted
+                .extend(delta.old_file().path_bytes().map(file_name::from_bytes)),
+            Delta::Unmodified | Delta::Ignored | Delta::Unreadable => {}
         }
     }
     changes
@@ -357,6 +364,19 @@ impl<'r> CommitBlobs<'r> {
             .ok()?;
         (entry.kind() == Some(git2::ObjectType::Blob)).then(|| entry.id().to_string())
     }
+}
+
+/// Every path in the index with its blob id (submodules left out). For a
+/// file a diff shows unchanged, that is its content's id, read without
+/// touching the file.
+pub fn index_blobs(repo: &Repository) -> Result<Vec<(String, String)>, QgError> {
+    const GITLINK: u32 = 0o160000;
+    let index = repo.index().map_err(git_error("cannot read the index"))?;
+    Ok(index
+        .iter()
+        .filter(|entry| entry.mode != GITLINK)
+        .map(|entry| (file_name::from_bytes(&entry.path), entry.id.to_string()))
+        .collect())
 }
 
 /// The blob id git would give the file's current content.

@@ -55,6 +55,9 @@ pub enum Reason {
     ProjectGlob,
     /// Named on the command line.
     Explicit,
+    /// Imports a changed file (directly or through other modules): for the
+    /// gates that check importers, an edit can break it.
+    ImportsChanged,
 }
 
 /// One file to check.
@@ -65,6 +68,26 @@ pub struct ScopeFile {
     pub path: String,
     /// Every reason it is in scope.
     pub reasons: Vec<Reason>,
+    /// For `imports_changed`: the changed files it depends on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+}
+
+impl ScopeFile {
+    /// A file in scope for one reason.
+    pub fn new(path: String, reason: Reason) -> ScopeFile {
+        ScopeFile {
+            path,
+            reasons: vec![reason],
+            depends_on: Vec::new(),
+        }
+    }
+
+    /// In scope only because it imports a changed file: only the gates that
+    /// check importers check it.
+    pub fn only_imports_changed(&self) -> bool {
+        self.reasons.iter().all(|r| *r == Reason::ImportsChanged)
+    }
 }
 
 /// The resolved scope.
@@ -82,6 +105,14 @@ pub struct Scope {
     pub fallback_reason: Option<String>,
     /// Named paths that yielded no file, and the filter that removed them.
     pub unmatched: Vec<Unmatched>,
+    /// Why the importers of the changed files are unknown, when they are:
+    /// the gates that check importers then check the whole project.
+    pub importers_unknown: Option<String>,
+    /// What the diff behind this scope saw: the files whose content may
+    /// differ from the index, and the deleted ones. `None` when no diff was
+    /// taken (`project`, named paths).
+    #[serde(skip)]
+    pub diff: Option<git::Changes>,
 }
 
 /// A path named on the command line that yielded no file to check.
@@ -208,6 +239,7 @@ impl GitScope<'_> {
                 let mut scope = self.scope_of_changes(ScopeMode::Auto, &changes, clean);
                 self.add_drifted_clean_files(&mut scope, &changes, clean);
                 scope.baseline_sha = Some(sha);
+                scope.diff = Some(changes);
                 scope
             }
             Err(reason) => self.fallback(head_commit, reason)?,
@@ -302,6 +334,7 @@ impl GitScope<'_> {
         scope.requested = requested;
         scope.baseline_sha = Some(base.to_string());
         scope.fallback_reason = why_auto_fell_back;
+        scope.diff = Some(changes);
         Ok(scope)
     }
 
@@ -355,6 +388,8 @@ impl GitScope<'_> {
             baseline_sha: None,
             fallback_reason: None,
             unmatched: Vec::new(),
+            importers_unknown: None,
+            diff: None,
         }
     }
 
@@ -417,13 +452,34 @@ impl GitScope<'_> {
     }
 }
 
+/// Adds the files that import a changed one (`importer → the changed file
+/// it depends on`); a file already in scope is checked by every gate anyway.
+pub fn add_importers(scope: &mut Scope, importers: BTreeMap<String, String>) {
+    let present: BTreeSet<String> = scope.paths().map(str::to_string).collect();
+    scope.files.extend(
+        importers
+            .into_iter()
+            .filter(|(path, _)| !present.contains(path))
+            .map(|(path, origin)| ScopeFile {
+                path,
+                reasons: vec![Reason::ImportsChanged],
+                depends_on: vec![origin],
+            }),
+    );
+    scope.files.sort_by(|a, b| a.path.cmp(&b.path));
+}
+
 fn into_scope_files(files: BTreeMap<String, Vec<Reason>>) -> Vec<ScopeFile> {
     files
         .into_iter()
         .map(|(path, mut reasons)| {
             reasons.sort();
             reasons.dedup();
-            ScopeFile { path, reasons }
+            ScopeFile {
+                path,
+                reasons,
+                depends_on: Vec::new(),
+            }
         })
         .collect()
 }
@@ -455,10 +511,7 @@ fn project_scope(
 ) -> Result<Scope, QgError> {
     let files = project_files(ws, config)?
         .into_iter()
-        .map(|path| ScopeFile {
-            path,
-            reasons: vec![Reason::ProjectGlob],
-        })
+        .map(|path| ScopeFile::new(path, Reason::ProjectGlob))
         .collect();
     Ok(Scope {
         mode: ScopeMode::Project,
@@ -467,6 +520,8 @@ fn project_scope(
         baseline_sha: None,
         fallback_reason,
         unmatched: Vec::new(),
+        importers_unknown: None,
+        diff: None,
     })
 }
 
@@ -500,10 +555,7 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
     }
     let files = selected
         .into_iter()
-        .map(|path| ScopeFile {
-            path,
-            reasons: vec![Reason::Explicit],
-        })
+        .map(|path| ScopeFile::new(path, Reason::Explicit))
         .collect();
     Ok(Scope {
         mode: ScopeMode::Files,
@@ -512,6 +564,8 @@ fn explicit_scope(ws: &Workspace, config: &Config, paths: &[PathBuf]) -> Result<
         baseline_sha: None,
         fallback_reason: None,
         unmatched,
+        importers_unknown: None,
+        diff: None,
     })
 }
 

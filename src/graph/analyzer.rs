@@ -1,0 +1,125 @@
+//! Running the import analyzer on a list of files and reading its answer:
+//! one JSON object mapping each file to the project files it imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+
+use super::Request;
+use crate::exec::{batch, process, ExecContext};
+use crate::parse::PathContext;
+
+/// What the analyzer said, root-relative.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// File → the project files it imports.
+    pub imports: BTreeMap<String, Vec<String>>,
+    /// Files it said it could not read.
+    pub unreadable: BTreeSet<String>,
+}
+
+/// Asks the analyzer about `files` (in as many runs as the OS command-line
+/// limit needs). `Err` says why there is no usable answer.
+pub fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
+    let spec = request.spec;
+    let ws = request.ws;
+    let ctx = ExecContext::from_env(&ws.root, &request.config.artifact_logging);
+    let program = &spec.command[0];
+    let tool = ctx.resolve_program(program).map_err(|_| {
+        let install = spec
+            .install_hint
+            .as_deref()
+            .map(|h| format!(" (install: {})", ctx.expand_venv_bin(h)))
+            .unwrap_or_default();
+        format!("the import analyzer `{program}` is not installed{install}")
+    })?;
+    let env = ctx.activated(&tool);
+    let fixed: usize = spec.command.iter().map(|a| batch::cost(&a.into())).sum();
+    // A name that starts with `-` must not read as an option.
+    let file_args: Vec<OsString> = files
+        .iter()
+        .map(|f| {
+            let name = crate::file_name::to_os_str(f).into_owned();
+            match f.starts_with('-') {
+                true => {
+                    let mut dotted = OsString::from("./");
+                    dotted.push(name);
+                    dotted
+                }
+                false => name,
+            }
+        })
+        .collect();
+    let parts = batch::split(
+        &file_args,
+        batch::cost,
+        fixed,
+        batch::argument_budget(&env),
+        1,
+    )
+    .map_err(|_| "a file name is longer than the OS allows on a command line".to_string())?;
+    let paths = PathContext::new(&ws.root, &ws.root);
+    let mut answers = Answers::default();
+    for part in parts {
+        let mut args: Vec<OsString> = spec.command[1..].iter().map(OsString::from).collect();
+        args.extend(part);
+        let invocation = process::Invocation {
+            label: "import graph",
+            program: &tool.path,
+            args: &args,
+            cwd: &ws.root,
+            env: &env,
+            timeout: spec.timeout,
+        };
+        let done = process::run(&invocation)
+            .map_err(|e| format!("the import analyzer could not start: {e}"))?;
+        read_answer(request, &done, &paths, &mut answers)?;
+    }
+    Ok(answers)
+}
+
+fn read_answer(
+    request: &Request<'_>,
+    done: &process::Finished,
+    paths: &PathContext,
+    answers: &mut Answers,
+) -> Result<(), String> {
+    let program = &request.spec.command[0];
+    match done.termination {
+        process::Termination::Exited(0) => {}
+        process::Termination::Exited(code) => {
+            let stderr = done.stderr.tail(1024).unwrap_or_default();
+            let last = String::from_utf8_lossy(&stderr);
+            let last = last.trim().lines().last().unwrap_or("").to_string();
+            return Err(format!(
+                "the import analyzer `{program}` exited with code {code}: {last}"
+            ));
+        }
+        process::Termination::TimedOut => {
+            return Err(format!("the import analyzer `{program}` timed out"));
+        }
+        process::Termination::Signaled(signal) => {
+            return Err(format!(
+                "the import analyzer `{program}` was killed by {}",
+                process::signal_name(signal)
+            ));
+        }
+    }
+    let stdout = done.stdout.read_all().map_err(|e| e.to_string())?;
+    let map: BTreeMap<String, Vec<String>> = serde_json::from_slice(&stdout).map_err(|e| {
+        format!("the import analyzer's output is not a JSON object of file lists ({e})")
+    })?;
+    for (file, imports) in map {
+        let mut imports: Vec<String> = imports.iter().map(|i| paths.normalize(i)).collect();
+        imports.sort();
+        imports.dedup();
+        answers.imports.insert(paths.normalize(&file), imports);
+    }
+    if let Some(pattern) = &request.spec.unreadable {
+        let stderr = done.stderr.read_all().map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&stderr);
+        for caps in pattern.captures_iter(&text) {
+            answers.unreadable.insert(paths.normalize(&caps["file"]));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `.st3/import-graph.json`: the analyzer's last answer for every file,
+//! with the blob id of the content it answered for. A file whose blob is
+//! unchanged need not be asked again; a different analyzer, a change to
+//! its config files, or a new file invalidates what it said.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Request;
+use crate::workspace::Workspace;
+
+/// Where the graph is cached, relative to the root.
+pub const CACHE_FILE: &str = ".st3/import-graph.json";
+
+/// The import graph: for each analyzed file, what it imports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Graph {
+    /// Identity of the analyzer and its config (see [`key`]).
+    pub key: String,
+    /// Root-relative path → what the analyzer said about it.
+    pub nodes: BTreeMap<String, Node>,
+}
+
+/// One analyzed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    /// The blob id of the content analyzed.
+    pub blob: String,
+    /// Root-relative project files it imports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<String>,
+    /// The analyzer could not read it: its imports are unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable: bool,
+    /// The file is gone. Kept so that what imported it can still be found
+    /// (the importers' own entries keep the edge until they change).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
+}
+
+impl Node {
+    /// What is left of a deleted file: the graph knew it.
+    pub fn tombstone(&self) -> Node {
+        Node {
+            blob: self.blob.clone(),
+            imports: Vec::new(),
+            unreadable: false,
+            gone: true,
+        }
+    }
+}
+
+/// Identity of the analyzer: its command, the binary it resolves to (path,
+/// size, mtime), and the content of its config files.
+pub fn key(request: &Request<'_>) -> Result<String, String> {
+    let ctx =
+        crate::exec::ExecContext::from_env(&request.ws.root, &request.config.artifact_logging);
+    let spec = request.spec;
+    let tool = ctx.resolve_program(&spec.command[0]);
+    let stamp = crate::exec::resolve::stamp(&tool);
+    let mut identity = format!("qg-graph/v1\0{}\0{stamp:?}", spec.command.join("\0"));
+    for file in &spec.config_files {
+        let blob = crate::scope::git::blob_id(&request.ws.root.join(file));
+        identity.push_str(&format!("\0{file}={}", blob.as_deref().unwrap_or("-")));
+    }
+    git2::Oid::hash_object(git2::ObjectType::Blob, identity.as_bytes())
+        .map(|oid| oid.to_string())
+        .map_err(|e| e.message().to_string())
+}
+
+/// The cached graph, if there is a readable one.
+pub fn load(ws: &Workspace) -> Option<Graph> {
+    let bytes = std::fs::read(ws.root.join(CACHE_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes the graph; a cache that cannot be written is rebuilt next time.
+pub fn save(ws: &Workspace, graph: &Graph) {
+    if load(ws).as_ref() == Some(graph) {
+        return;
+    }
+    if let Ok(bytes) = serde_json::to_vec(graph) {
+        let path = ws.root.join(CACHE_FILE);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = crate::atomic_file::write(&path, &bytes);
+    }
+}

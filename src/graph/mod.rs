@@ -1,0 +1,354 @@
+//! Which project files import which: the files a change can break. For the
+//! gates that check importers (type checkers), a partial scope grows by
+//! every project file that imports a changed (or deleted) file, directly or
+//! through other modules, so that an edit that breaks an unchanged importer
+//! is caught in the run that made it.
+//!
+//! The graph comes from the analyzer `import_graph` names (a real resolver
+//! of Python imports, not a regex of ours), asked only about files whose
+//! content changed since it last answered: its answers are cached by blob
+//! id in `.st3/import-graph.json` (see [`cache`]). Whenever the importers
+//! cannot be known for sure — no analyzer, a crash, output that cannot be
+//! read, a file it cannot read, a deleted module with no graph from before —
+//! [`importers`] says why, and those gates check the whole project.
+
+mod analyzer;
+pub mod cache;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::config::{Config, ImportGraph};
+use crate::scope::git::{self, Changes};
+use crate::workspace::Workspace;
+use cache::{Graph, Node};
+
+/// What [`importers`] needs to know about the run.
+pub struct Request<'a> {
+    /// The project.
+    pub ws: &'a Workspace,
+    /// The config (project globs, the analyzer).
+    pub config: &'a Config,
+    /// The analyzer.
+    pub spec: &'a ImportGraph,
+    /// Files whose importers are wanted: the changed ones.
+    pub seeds: BTreeSet<String>,
+    /// Files that were deleted: whatever imported them is wanted too.
+    pub deleted: BTreeSet<String>,
+    /// Files already in scope (their own imports need not be known).
+    pub in_scope: BTreeSet<String>,
+    /// The diff the scope was resolved from, if one was taken.
+    pub diff: Option<&'a Changes>,
+    /// Whether the cache may be written (`--no-state` says no).
+    pub remember: bool,
+}
+
+/// Every project file that imports a seed or a deleted file, transitively
+/// (seeds themselves left out), with one changed file it depends on.
+/// `Err` says why the importers cannot be known.
+pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
+    let graph = current_graph(request)?;
+    check_readable(request, &graph)?;
+    // A deleted file the graph never knew: what imported it is unknown.
+    if let Some(unknown) = request
+        .deleted
+        .iter()
+        .find(|d| !graph.nodes.contains_key(*d))
+    {
+        return Err(format!(
+            "what imported the deleted {} is unknown: the import graph never saw it",
+            crate::file_name::display(unknown)
+        ));
+    }
+    let mut found = reach(&graph, request.seeds.iter().chain(&request.deleted));
+    found.retain(|file, _| {
+        graph.nodes.get(file).is_some_and(|n| !n.gone) && !request.seeds.contains(file)
+    });
+    if request.remember {
+        cache::save(request.ws, &graph);
+    }
+    Ok(found)
+}
+
+/// Brings the cached graph up to date without asking for importers (a
+/// whole-project run), so the next partial run finds it ready.
+pub fn refresh(request: &Request<'_>) -> Result<(), String> {
+    cache::save(request.ws, &current_graph(request)?);
+    Ok(())
+}
+
+/// The cached graph brought up to date with the files as they are now.
+fn current_graph(request: &Request<'_>) -> Result<Graph, String> {
+    let current = current_blobs(request)?;
+    let key = cache::key(request)?;
+    let old = cache::load(request.ws).unwrap_or(Graph {
+        key: String::new(),
+        nodes: BTreeMap::new(),
+    });
+    let is_new = |path: &String| old.nodes.get(path).is_none_or(|n| n.gone);
+    let mut graph = if old.key != key || current.keys().any(is_new) {
+        // A file new to the graph may be what an unchanged file's import
+        // now resolves to: every file is asked again.
+        build(request, &key, &current, &old)?
+    } else {
+        update(request, &old, &current)?
+    };
+    // What is gone stays known, as a tombstone.
+    for (path, node) in &old.nodes {
+        if !current.contains_key(path) {
+            graph
+                .nodes
+                .entry(path.clone())
+                .or_insert_with(|| node.tombstone());
+        }
+    }
+    forget_old_tombstones(&mut graph);
+    Ok(graph)
+}
+
+/// Tombstones past this many are forgotten, those nothing imports first.
+const MAX_TOMBSTONES: usize = 10_000;
+
+/// Keeps the cache bounded on a project that deletes files for years: a
+/// tombstone nothing imports tells only that nothing imported it.
+fn forget_old_tombstones(graph: &mut Graph) {
+    let gone = graph.nodes.values().filter(|n| n.gone).count();
+    if gone <= MAX_TOMBSTONES {
+        return;
+    }
+    let imported: BTreeSet<String> = graph
+        .nodes
+        .values()
+        .flat_map(|n| n.imports.iter().cloned())
+        .collect();
+    graph
+        .nodes
+        .retain(|path, node| !node.gone || imported.contains(path));
+}
+
+/// The blob id of every project file the analyzer reads: the index's for
+/// files the diff shows unchanged, the file's own for the others.
+fn current_blobs(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
+    let ws = request.ws;
+    let wanted = |path: &str| {
+        request
+            .spec
+            .file_types
+            .iter()
+            .any(|t| path.ends_with(t.as_str()))
+            && request.config.project_scope.matches(path)
+            && !crate::state::is_state_file(path)
+    };
+    let Some(repo) = &ws.repo else {
+        // Outside git every file is hashed: nothing else knows its content.
+        let files = crate::scope::project_files(ws, request.config).map_err(|e| e.to_string())?;
+        return Ok(files
+            .into_iter()
+            .filter(|f| wanted(f))
+            .filter_map(|f| {
+                Some((
+                    f.clone(),
+                    git::blob_id(&crate::file_name::join(&ws.root, &f))?,
+                ))
+            })
+            .collect());
+    };
+    let own_diff;
+    let diff = match request.diff {
+        Some(diff) => diff,
+        None => {
+            let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+            own_diff = git::changes_since(repo, head.as_ref()).map_err(|e| e.to_string())?;
+            &own_diff
+        }
+    };
+    let mut blobs: BTreeMap<String, String> = git::index_blobs(repo)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|(path, _)| wanted(path) && !diff.deleted.contains(path))
+        .collect();
+    for path in diff.changed.iter().chain(&diff.untracked) {
+        if !wanted(path) {
+            continue;
+        }
+        match git::blob_id(&crate::file_name::join(&ws.root, path)) {
+            Some(blob) => blobs.insert(path.clone(), blob),
+            None => blobs.remove(path),
+        };
+    }
+    Ok(blobs)
+}
+
+/// Asks the analyzer about every file. An unchanged file keeps its edges
+/// to files that are gone (the analyzer can no longer resolve them), so
+/// that what imported a deleted module is still known.
+fn build(
+    request: &Request<'_>,
+    key: &str,
+    current: &BTreeMap<String, String>,
+    old: &Graph,
+) -> Result<Graph, String> {
+    let files: Vec<String> = current.keys().cloned().collect();
+    let answers = analyzer::analyze(request, &files)?;
+    let nodes = current
+        .iter()
+        .map(|(path, blob)| {
+            let mut node = answers.node(path, blob);
+            if let Some(before) = old.nodes.get(path).filter(|n| n.blob == *blob && !n.gone) {
+                let gone = before.imports.iter().filter(|i| !current.contains_key(*i));
+                node.imports.extend(gone.cloned());
+                node.imports.sort();
+                node.imports.dedup();
+            }
+            (path.clone(), node)
+        })
+        .collect();
+    Ok(Graph {
+        key: key.to_string(),
+        nodes,
+    })
+}
+
+/// Asks the analyzer only about the files whose content changed (every
+/// other file keeps its node, edges to deleted files included).
+fn update(
+    request: &Request<'_>,
+    old: &Graph,
+    current: &BTreeMap<String, String>,
+) -> Result<Graph, String> {
+    let unchanged = |path: &String, blob: &String| {
+        old.nodes
+            .get(path)
+            .filter(|n| n.blob == *blob && !n.gone)
+            .cloned()
+    };
+    let stale: Vec<String> = current
+        .iter()
+        .filter(|(path, blob)| unchanged(path, blob).is_none())
+        .map(|(path, _)| path.clone())
+        .collect();
+    let answers = match stale.is_empty() {
+        true => analyzer::Answers::default(),
+        false => analyzer::analyze(request, &stale)?,
+    };
+    let nodes = current
+        .iter()
+        .map(|(path, blob)| {
+            let node = unchanged(path, blob).unwrap_or_else(|| answers.node(path, blob));
+            (path.clone(), node)
+        })
+        .collect();
+    Ok(Graph {
+        key: old.key.clone(),
+        nodes,
+    })
+}
+
+/// A file the analyzer could not read may import anything: unless it is
+/// checked anyway, its importers cannot be known.
+fn check_readable(request: &Request<'_>, graph: &Graph) -> Result<(), String> {
+    let unknown = graph.nodes.iter().find(|(path, node)| {
+        node.unreadable && !request.in_scope.contains(*path) && !request.seeds.contains(*path)
+    });
+    match unknown {
+        Some((path, _)) => Err(format!(
+            "the import analyzer could not read {}, so what it imports is unknown",
+            crate::file_name::display(path)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Breadth-first over "is imported by" from every seed at once: each file
+/// reached, with the seed that reached it first.
+fn reach<'a>(graph: &Graph, seeds: impl Iterator<Item = &'a String>) -> BTreeMap<String, String> {
+    let mut imported_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (path, node) in &graph.nodes {
+        for dependency in &node.imports {
+            imported_by
+                .entry(dependency.as_str())
+                .or_default()
+                .push(path.as_str());
+        }
+    }
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue: VecDeque<(&str, &str)> = seeds.map(|s| (s.as_str(), s.as_str())).collect();
+    let starts: BTreeSet<&str> = queue.iter().map(|(s, _)| *s).collect();
+    while let Some((file, origin)) = queue.pop_front() {
+        for importer in imported_by.get(file).into_iter().flatten() {
+            if starts.contains(importer) || found.contains_key(*importer) {
+                continue;
+            }
+            found.insert(importer.to_string(), origin.to_string());
+            queue.push_back((importer, origin));
+        }
+    }
+    found
+}
+
+impl analyzer::Answers {
+    /// The graph node of one analyzed file.
+    fn node(&self, path: &str, blob: &str) -> Node {
+        match self.imports.get(path) {
+            Some(imports) if !self.unreadable.contains(path) => Node {
+                blob: blob.to_string(),
+                imports: imports.clone(),
+                unreadable: false,
+                gone: false,
+            },
+            // Named unreadable, or left out of the answer: unknown imports.
+            _ => Node {
+                blob: blob.to_string(),
+                imports: Vec::new(),
+                unreadable: true,
+                gone: false,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(&str, &[&str])]) -> Graph {
+        Graph {
+            key: String::new(),
+            nodes: edges
+                .iter()
+                .map(|(file, imports)| {
+                    let node = Node {
+                        blob: String::new(),
+                        imports: imports.iter().map(|s| s.to_string()).collect(),
+                        unreadable: false,
+                        gone: false,
+                    };
+                    (file.to_string(), node)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn importers_are_found_transitively_with_their_origin() {
+        // a <- pkg/__init__ <- c ; a <- b ; d is unrelated; e imports c.
+        let g = graph(&[
+            ("a.py", &[]),
+            ("pkg/__init__.py", &["a.py"]),
+            ("b.py", &["a.py"]),
+            ("c.py", &["pkg/__init__.py"]),
+            ("d.py", &[]),
+            ("e.py", &["c.py", "d.py"]),
+        ]);
+        let seeds = ["a.py".to_string()];
+        let found = reach(&g, seeds.iter());
+        let expected: BTreeMap<String, String> = ["b.py", "c.py", "e.py", "pkg/__init__.py"]
+            .iter()
+            .map(|f| (f.to_string(), "a.py".to_string()))
+            .collect();
+        assert_eq!(found, expected);
+        // A cycle ends; a seed is never its own importer.
+        let g = graph(&[("x.py", &["y.py"]), ("y.py", &["x.py"])]);
+        let found = reach(&g, ["x.py".to_string()].iter());
+        assert_eq!(found.keys().collect::<Vec<_>>(), ["y.py"]);
+    }
+}

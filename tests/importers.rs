@@ -1,0 +1,392 @@
+//! Importers in scope: on a partial scope the type checkers also check every
+//! project file that imports a changed (or deleted) one, so an edit that
+//! breaks an unchanged importer fails the run that made it. Real ruff
+//! (the analyzer), mypy and pyright, in temp git repos.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{violation_keys, Run};
+use serde_json::Value;
+
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// A repo on `main` with `files` committed, no config (the default).
+    fn new(files: &[(&str, &str)]) -> Repo {
+        let repo = Repo {
+            dir: tempfile::Builder::new()
+                .prefix("qg-imp-")
+                .tempdir()
+                .unwrap(),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        for (path, text) in files {
+            repo.write(path, text);
+        }
+        repo.commit("initial");
+        repo
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, contents: &str) {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, contents).unwrap();
+    }
+
+    fn git(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=qg", "-c", "user.email=qg@example.invalid"])
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    fn qg(&self, args: &[&str]) -> Run {
+        Run::from(
+            Command::new(env!("CARGO_BIN_EXE_qg"))
+                .args(args)
+                .current_dir(self.path())
+                .env("VIRTUAL_ENV", common::tools_venv())
+                .env("CI", "true")
+                .output()
+                .unwrap(),
+        )
+    }
+
+    /// `qg run --format json` (auto).
+    fn run(&self) -> Run {
+        let run = self.qg(&["run", "--format", "json"]);
+        assert!(
+            run.code == 0 || run.code == 1,
+            "{}{}",
+            run.stdout,
+            run.stderr
+        );
+        run
+    }
+
+    fn files(&self) -> Value {
+        let run = self.qg(&["files", "--format", "json"]);
+        run.assert_code(0);
+        run.json()
+    }
+
+    fn baseline(&self) -> Value {
+        let text = fs::read_to_string(self.path().join(".st3/state.json")).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["quality_gates"]["branches"]["main"]
+            ["baseline_sha"]
+            .clone()
+    }
+}
+
+fn key(file: &str, line: u64, code: &str) -> (String, Option<u64>, String, String) {
+    (
+        file.to_string(),
+        Some(line),
+        code.to_string(),
+        "error".to_string(),
+    )
+}
+
+/// `path → (reasons, depends_on)` of a `qg files` listing.
+fn listed(files: &Value) -> Vec<(String, Value, Value)> {
+    files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["reasons"].clone(),
+                f["depends_on"].clone(),
+            )
+        })
+        .collect()
+}
+
+const A: &str = "def f(x: int) -> int:\n    return x\n";
+const A_BROKEN: &str = "def f(x: str) -> str:\n    return x\n";
+const B: &str = "from pkg.a import f\n\n\ndef g() -> int:\n    return f(1)\n";
+
+/// The TDD loop: change `a.py` so that the unchanged `b.py` no
+/// longer type-checks. The run fails on b.py's exact errors, the baseline
+/// stays, the next run still reports them, and fixing b.py makes it green.
+#[test]
+fn an_edit_that_breaks_an_unchanged_importer_fails_until_it_is_fixed() {
+    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    let green = repo.baseline();
+    repo.write("pkg/a.py", A_BROKEN);
+    let files = repo.files();
+    assert_eq!(
+        listed(&files),
+        [
+            (
+                "pkg/a.py".to_string(),
+                serde_json::json!(["changed"]),
+                Value::Null
+            ),
+            (
+                "pkg/b.py".to_string(),
+                serde_json::json!(["imports_changed"]),
+                serde_json::json!(["pkg/a.py"])
+            ),
+        ]
+    );
+    for attempt in ["first", "second"] {
+        let run = repo.run();
+        run.assert_code(1);
+        assert_eq!(
+            violation_keys(&run.gate("mypy")),
+            [
+                key("pkg/b.py", 5, "return-value"),
+                key("pkg/b.py", 5, "arg-type")
+            ],
+            "{attempt} run"
+        );
+        assert_eq!(
+            violation_keys(&run.gate("pyright")),
+            [
+                key("pkg/b.py", 5, "reportReturnType"),
+                key("pkg/b.py", 5, "reportArgumentType")
+            ],
+            "{attempt} run"
+        );
+        if attempt == "first" {
+            // The linters are not type checkers: b.py is not theirs to check
+            // (until it has failed once, when every gate re-checks it).
+            assert_eq!(run.gate("ruff_check")["files_checked"], 1);
+        }
+        assert_eq!(
+            repo.baseline(),
+            green,
+            "the baseline stays while b.py is broken"
+        );
+    }
+    repo.write(
+        "pkg/b.py",
+        "from pkg.a import f\n\n\ndef g() -> str:\n    return f(\"1\")\n",
+    );
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    let text = fs::read_to_string(repo.path().join(".st3/state.json")).unwrap();
+    let state: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        state["quality_gates"]["branches"]["main"]["failed_files"],
+        serde_json::json!([])
+    );
+    let run = repo.run();
+    assert!(run.json()["summary_line"]
+        .as_str()
+        .unwrap()
+        .starts_with("⏭️ nothing to check"));
+}
+
+/// Every way Python code imports a module, src/ layout included; only the
+/// files that depend on the change are added.
+#[test]
+fn importers_are_found_through_every_kind_of_import() {
+    let repo = Repo::new(&[
+        ("src/pkg/__init__.py", "from pkg.a import f as f\n"),
+        ("src/pkg/a.py", A),
+        ("src/pkg/reexported.py", "from pkg import f\n\nY = f(1)\n"),
+        ("src/pkg/relative.py", "from . import a\n\nY = a.f(1)\n"),
+        ("src/pkg/aliased.py", "import pkg.a as aa\n\nY = aa.f(1)\n"),
+        ("src/pkg/sub/__init__.py", ""),
+        ("src/pkg/sub/deep.py", "from ..a import f\n\nY = f(1)\n"),
+        (
+            "src/pkg/sub/twice.py",
+            "from pkg.reexported import Y\n\nZ = Y\n",
+        ),
+        ("src/pkg/s.py", "def s():\n    return 1\n"),
+        ("src/pkg/s.pyi", "def s() -> int: ...\n"),
+        (
+            "src/pkg/stubbed.py",
+            "from pkg.s import s\n\nV: int = s()\n",
+        ),
+        ("src/pkg/unrelated.py", "X = 1\n"),
+        (
+            "tests/test_a.py",
+            "from pkg.a import f\n\n\ndef test_f() -> None:\n    assert f(1) == 1\n",
+        ),
+    ]);
+    // The first run (the whole project) builds the graph.
+    repo.run();
+    repo.write("src/pkg/a.py", A_BROKEN);
+    let files = repo.files();
+    let importers: Vec<(String, Value)> = listed(&files)
+        .into_iter()
+        .filter(|(_, reasons, _)| reasons == &serde_json::json!(["imports_changed"]))
+        .map(|(path, _, depends_on)| (path, depends_on))
+        .collect();
+    let via_a = serde_json::json!(["src/pkg/a.py"]);
+    assert_eq!(
+        importers,
+        [
+            ("src/pkg/__init__.py".to_string(), via_a.clone()),
+            ("src/pkg/aliased.py".to_string(), via_a.clone()),
+            ("src/pkg/reexported.py".to_string(), via_a.clone()),
+            ("src/pkg/relative.py".to_string(), via_a.clone()),
+            ("src/pkg/sub/deep.py".to_string(), via_a.clone()),
+            ("src/pkg/sub/twice.py".to_string(), via_a.clone()),
+            ("tests/test_a.py".to_string(), via_a.clone()),
+        ],
+        "{files}"
+    );
+    // A stub is what importers see.
+    repo.git(&["checkout", "--", "src/pkg/a.py"]);
+    repo.write("src/pkg/s.pyi", "def s() -> str: ...\n");
+    let files = repo.files();
+    assert!(
+        listed(&files)
+            .iter()
+            .any(|(p, r, _)| p == "src/pkg/stubbed.py"
+                && r == &serde_json::json!(["imports_changed"])),
+        "{files}"
+    );
+}
+
+/// A deleted or renamed module breaks what imported it: those importers are
+/// checked (from the graph as it was) and fail.
+#[test]
+fn a_deleted_or_renamed_module_breaks_its_importers() {
+    for rename in [false, true] {
+        let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+        assert_eq!(repo.run().json()["overall_pass"], true);
+        if rename {
+            repo.git(&["mv", "pkg/a.py", "pkg/a2.py"]);
+        } else {
+            repo.git(&["rm", "-q", "pkg/a.py"]);
+        }
+        let files = repo.files();
+        assert!(
+            listed(&files).contains(&(
+                "pkg/b.py".to_string(),
+                serde_json::json!(["imports_changed"]),
+                serde_json::json!(["pkg/a.py"])
+            )),
+            "rename: {rename}: {files}"
+        );
+        let run = repo.run();
+        run.assert_code(1);
+        assert_eq!(
+            violation_keys(&run.gate("mypy")),
+            [key("pkg/b.py", 1, "import-not-found")]
+        );
+        assert_eq!(
+            violation_keys(&run.gate("pyright")),
+            [key("pkg/b.py", 1, "reportMissingImports")]
+        );
+        // Still failing next time, until b.py is fixed.
+        assert_eq!(repo.run().json()["overall_pass"], false);
+    }
+}
+
+/// When the importers cannot be known, the gates that check them check the
+/// whole project and the summary says why: never a narrower scope in silence.
+#[test]
+fn unknown_importers_mean_the_whole_project_named_in_the_summary() {
+    let repo = Repo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A),
+        ("pkg/b.py", B),
+        ("pkg/c.py", "C = 1\n"),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    // No analyzer: a config whose import_graph names a missing program.
+    let config = qg::config::EMBEDDED_DEFAULT.replace(
+        "command: [\"ruff\", \"analyze\", \"graph\"",
+        "command: [\"no-such-analyzer-qg\", \"analyze\", \"graph\"",
+    );
+    repo.write(".st3/quality.yaml", &config);
+    repo.commit("config");
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    let run = repo.run();
+    run.assert_code(1);
+    let json = run.json();
+    let summary = json["summary_line"].as_str().unwrap();
+    let expected = format!(
+        "(importers unknown: the import analyzer `no-such-analyzer-qg` is not installed (install: {}/bin/pip install ruff); the gates that check importers checked the whole project)",
+        common::tools_venv().display()
+    );
+    assert!(summary.ends_with(&expected), "{summary}");
+    assert_eq!(run.gate("mypy")["files_checked"], 4);
+    assert_eq!(run.gate("ruff_check")["files_checked"], 1);
+    assert_eq!(violation_keys(&run.gate("mypy")).len(), 2);
+}
+
+/// A file the analyzer cannot read may import anything: outside the scope,
+/// the importers are unknown; the changed file itself being unparseable is
+/// no reason (what imports *it* is read from the other files).
+#[test]
+fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
+    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    repo.run();
+    repo.write("pkg/a.py", "def f(:\n");
+    let files = repo.files();
+    assert!(files.get("importers_unknown").is_none(), "{files}");
+    assert_eq!(listed(&files).len(), 2);
+    // A committed file no gate checks (so it never fails and never enters
+    // the scope) that the analyzer cannot parse.
+    let config = qg::config::EMBEDDED_DEFAULT
+        .replace("active_gates: [ruff_format, ruff_check, mypy, pyright]", "active_gates: [mypy]")
+        .replace("    scope: {importers: true}\n    rerun_hint: \"mypy", "    scope: {importers: true, exclude_globs: [\"pkg/unreadable.py\"]}\n    rerun_hint: \"mypy");
+    repo.write(".st3/quality.yaml", &config);
+    repo.write("pkg/a.py", A);
+    repo.write("pkg/unreadable.py", "def g(:\n");
+    repo.commit("an unparseable file no gate checks");
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    let files = repo.files();
+    assert_eq!(
+        files["importers_unknown"],
+        "the import analyzer could not read pkg/unreadable.py, so what it imports is unknown",
+        "{files}"
+    );
+    let run = repo.run();
+    run.assert_code(1);
+    assert_eq!(run.gate("mypy")["files_checked"], 3);
+}
+
+/// No graph from before a deletion: what imported the deleted file is
+/// unknown, and said so.
+#[test]
+fn a_deletion_the_graph_never_saw_makes_importers_unknown() {
+    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    repo.run();
+    std::fs::remove_file(repo.path().join(".st3/import-graph.json")).unwrap();
+    repo.git(&["rm", "-q", "pkg/a.py"]);
+    let files = repo.files();
+    assert_eq!(
+        files["importers_unknown"],
+        "what imported the deleted pkg/a.py is unknown: the import graph never saw it",
+        "{files}"
+    );
+    let run = repo.run();
+    run.assert_code(1);
+    assert_eq!(
+        violation_keys(&run.gate("mypy")),
+        [key("pkg/b.py", 1, "import-not-found")]
+    );
+}
