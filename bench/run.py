@@ -242,15 +242,24 @@ def django_noop(runs, tmp: Path):
     ]
 
 
+HUB_IMPORTERS = 20
+
+
 def generate_package(root: Path, modules: int):
+    """`modules` typed modules importing pkg.base; the first HUB_IMPORTERS
+    also import pkg.hub, so editing hub.py puts 20 importers in scope."""
     pkg = root / "pkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text('"""Generated package."""\n')
     (pkg / "base.py").write_text('"""Shared base."""\n\nBASE: int = 7\n')
+    (pkg / "hub.py").write_text('"""Imported by many."""\n\n\ndef hub(x: int) -> int:\n    """Return x."""\n    return x\n')
     for i in range(modules):
+        uses_hub = i < HUB_IMPORTERS
+        imports = "from pkg.base import BASE\n" + ("from pkg.hub import hub\n" if uses_hub else "")
+        body = "hub(x)" if uses_hub else "x"
         (pkg / f"mod{i:03d}.py").write_text(
-            f'"""Module {i}."""\n\nfrom pkg.base import BASE\n\n\n'
-            f'def value_{i:03d}(x: int) -> int:\n    """Return x shifted."""\n    return x + BASE + {i}\n\n\n'
+            f'"""Module {i}."""\n\n{imports}\n\n'
+            f'def value_{i:03d}(x: int) -> int:\n    """Return x shifted."""\n    return {body} + BASE + {i}\n\n\n'
             f'def label_{i:03d}(name: str) -> str:\n    """Return a label."""\n    return f"{{name}}-{i}"\n'
         )
 
@@ -292,6 +301,93 @@ def tdd_loop(runs, tmp: Path):
          f"{r:.2f}x", "<= 1.15x", r <= 1.15),
         ("TDD loop: auto vs project scope",
          f"auto {sec(p['auto'])}, project {sec(p['project'])}", f"{p['auto'] / p['project']:.2f}x", "(report)", True),
+    ]
+
+
+def tdd_importers(runs, tmp: Path):
+    """Issue 11: a one-line edit to a leaf module and to a module imported by
+    20 others; qg auto (which type-checks the importers too) against the
+    slowest type checker alone on that file and its importers."""
+    root = tmp / "tdd-importers"
+    generate_package(root, 300)
+    git_commit_all(root)
+    report = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+    assert report["overall_pass"], report["summary_line"]  # project fallback; builds the graph
+    importers = [f"pkg/mod{i:03d}.py" for i in range(HUB_IMPORTERS)]
+    rows = []
+    for label, target, expected in [("a leaf module", "pkg/mod150.py", []),
+                                    (f"a module imported by {HUB_IMPORTERS}", "pkg/hub.py", importers)]:
+        module = root / target
+        original = module.read_text()
+        edits = iter(range(10_000))
+
+        def qg_auto():
+            module.write_text(original + f"\nEDIT_{next(edits)} = 1\n")
+            out = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+            assert out["overall_pass"] and out["scope"]["files_checked"] == 1 + len(expected), out["summary_line"]
+
+        checkers = [c for c in default_commands() if c[0] in ("mypy", "pyright")]
+        steps = {"qg": qg_auto}
+        for c in checkers:
+            steps[c[0]] = cmd(c + [target, *expected], root)
+        m = medians(steps, runs * 2, warmup=1)
+        slowest = max((n for n in m if n != "qg"), key=lambda n: m[n])
+        r = m["qg"] / m[slowest]
+        rows.append((
+            f"TDD loop with importers: `qg run` (auto) after a one-line edit to {label} vs the slowest type checker alone on it and its {len(expected)} importers",
+            f"qg {sec(m['qg'])}, {slowest} alone {sec(m[slowest])}",
+            f"{r:.2f}x", "<= 1.15x", r <= 1.15,
+        ))
+        module.write_text(original)
+        sh([QG, "run"], root)
+    return rows
+
+
+def graph_cost(runs, tmp: Path):
+    """Issue 11: the import graph's own cost on django (7k files): cold
+    (no cache), and warm with nothing or one file changed, as the extra time
+    of `qg files` with gates that check importers over the same without."""
+    root = sdist(DJANGO, tmp / "django-graph")
+    config = (HERE / ".st3" / "quality.yaml").read_text()
+    without = config.replace("    scope: {importers: true}\n", "")
+    (root / "with.yaml").write_text(config)
+    (root / "without.yaml").write_text(without)
+    git_commit_all(root, "configs")
+    target = "django/db/models/base.py"
+    graph = root / ".st3" / "import-graph.json"
+
+    def files(config_name):
+        return cmd([QG, "files", "--config", config_name, target], root)
+
+    def cold():
+        graph.unlink(missing_ok=True)
+        sh([QG, "files", "--config", "with.yaml", target], root)
+
+    files("with.yaml")()  # builds the graph
+    listed = json.loads(sh([QG, "files", "--config", "with.yaml", target, "--format", "json"], root, capture=True))
+    importers = sum(1 for f in listed["files"] if "imports_changed" in f["reasons"])
+    m = medians({"with": files("with.yaml"), "without": files("without.yaml"), "cold": cold}, runs * 2, warmup=1)
+    module = root / "django" / "utils" / "text.py"
+    original = module.read_text()
+    edits = iter(range(10_000))
+
+    def edited():
+        module.write_text(original + f"\nEDIT_{next(edits)} = 1\n")
+        sh([QG, "files", "--config", "with.yaml", target], root)
+
+    e = medians({"edited": edited, "without": files("without.yaml")}, runs * 2, warmup=1)
+    module.write_text(original)
+    warm = (m["with"] - m["without"]) * 1000
+    warm_edit = (e["edited"] - e["without"]) * 1000
+    tracked = len(sh(["git", "ls-files"], root, capture=True).splitlines())
+    return [
+        (f"import graph on django ({tracked} files, {importers} importers of {target}): warm, nothing changed",
+         f"`qg files {target}` {ms(m['with'])} with importers, {ms(m['without'])} without",
+         f"{warm:+.1f} ms", "<= 50 ms", warm <= 50),
+        ("import graph on django: warm, one other file edited (the analyzer asked about it alone)",
+         f"{ms(e['edited'])} with importers, {ms(e['without'])} without", f"{warm_edit:+.1f} ms", "<= 50 ms", warm_edit <= 50),
+        ("import graph on django: cold (no cache: every file analyzed)",
+         f"{sec(m['cold'])}", f"{(m['cold'] - m['without']) * 1000:+.0f} ms", "(report)", True),
     ]
 
 
@@ -417,6 +513,8 @@ FIGURES = {
     "rich": rich_project,
     "django": django_noop,
     "tdd": tdd_loop,
+    "tdd-importers": tdd_importers,
+    "graph": graph_cost,
     "parsing": parsing,
     "mypy-wide": whole_project_mypy,
 }

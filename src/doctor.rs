@@ -82,6 +82,7 @@ pub fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             );
             checks.push(Check::new("config", Health::Ok, detail, None));
             checks.extend(gate_checks(&workspace.root, &config));
+            checks.extend(selection_checks(&workspace.root, &config));
             checks.extend(import_checks(&workspace.root, &config));
         }
         Err(e) => checks.push(Check::new(
@@ -137,6 +138,31 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                     format!("{} is not executable", path.display()),
                     Some(format!("chmod +x {}", path.display())),
                 ),
+            }
+        })
+        .collect()
+}
+
+/// Where each active gate's files come from: the tool's own config (and
+/// which keys), or qg's file list.
+fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
+    config
+        .active_gates
+        .iter()
+        .map(|id| {
+            let gate = &config.gates[id];
+            let name = format!("{id} files");
+            let Some(spec) = &gate.selection else {
+                let detail =
+                    "qg's file list: project_scope and the gate's file_types and globs".to_string();
+                return Check::new(&name, Health::Ok, detail, None);
+            };
+            match crate::selection::read(root, spec) {
+                Ok(selection) => {
+                    let detail = format!("the tool's own selection: {}", selection.source);
+                    Check::new(&name, Health::Ok, detail, None)
+                }
+                Err((_, why)) => Check::new(&name, Health::Warning, why, None),
             }
         })
         .collect()

@@ -23,6 +23,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scope;
+pub mod selection;
 pub mod state;
 pub mod suggest;
 pub mod violation;

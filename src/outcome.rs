@@ -42,6 +42,8 @@ pub enum ErrorKind {
     UnparseableOutput,
     /// It signalled violations but none could be parsed.
     NoViolationsParsed,
+    /// It said it could not check a file (`success.tool_error_codes`).
+    CouldNotCheck,
 }
 
 impl ErrorKind {
@@ -56,6 +58,7 @@ impl ErrorKind {
             ErrorKind::UnexpectedExitCode => "unexpected_exit_code",
             ErrorKind::UnparseableOutput => "unparseable_output",
             ErrorKind::NoViolationsParsed => "no_violations_parsed",
+            ErrorKind::CouldNotCheck => "could_not_check",
         }
     }
 }
@@ -260,8 +263,23 @@ pub fn judge(
         }
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
+    let (unchecked, violations): (Vec<Violation>, Vec<Violation>) =
+        violations.into_iter().partition(|v| {
+            v.code
+                .as_ref()
+                .is_some_and(|c| gate.tool_error_codes.contains(c))
+        });
     result.violations = violations;
     settle(gate, &mut result);
+    if !unchecked.is_empty() {
+        // The other findings stay: they are real; the gate is not a verdict.
+        let each: Vec<String> = unchecked
+            .iter()
+            .map(|v| format!("{}: {}", v.file.as_deref().unwrap_or("-"), v.message))
+            .collect();
+        let message = format!("{} could not check {}", gate.name, each.join("; "));
+        return result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code)));
+    }
     result
 }
 
@@ -345,14 +363,15 @@ pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
     merged
 }
 
-/// Keeps only violations in `keep` (and file-less ones): a `project_wide`
-/// gate reports on the scoped files alone; the rest is counted, not lost.
-pub fn restrict(gate: &Gate, result: &mut GateResult, keep: &std::collections::BTreeSet<String>) {
+/// Keeps only violations in files `keep` accepts (and file-less ones): a
+/// `project_wide` gate reports on the scoped files alone; the rest is
+/// counted in `outside_scope`, not lost.
+pub fn restrict(gate: &Gate, result: &mut GateResult, keep: impl Fn(&str) -> bool) {
     let before = result.violations.len();
     result
         .violations
-        .retain(|v| v.file.as_ref().is_none_or(|f| keep.contains(f)));
-    result.outside_scope = before - result.violations.len();
+        .retain(|v| v.file.as_deref().is_none_or(&keep));
+    result.outside_scope += before - result.violations.len();
     settle(gate, result);
 }
 
@@ -403,6 +422,7 @@ fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) -> String {
         ErrorKind::Signal => "killed by a signal".to_string(),
         ErrorKind::UnexpectedExitCode => format!("unexpected exit code {code}"),
         ErrorKind::UnparseableOutput => "unparseable output".to_string(),
+        ErrorKind::CouldNotCheck => "could not check a file".to_string(),
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")
         }
@@ -426,6 +446,7 @@ fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
         fixable: None,
         hint: None,
         url: None,
+        cell: None,
     }
 }
 

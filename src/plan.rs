@@ -1,10 +1,11 @@
 //! The planner: which of the scope's files each gate gets, or why it is skipped.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{Config, Gate};
 use crate::error::QgError;
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeMode};
+use crate::selection::ToolSelection;
 use crate::suggest;
 
 /// One gate's share of the scope.
@@ -19,6 +20,42 @@ pub struct GatePlan<'c> {
     /// For a `project_wide` gate: the scoped files whose violations are
     /// reported (the tool itself runs on `files`, the whole project).
     pub report_only: Option<BTreeSet<String>>,
+    /// Set on `--scope project` for a gate whose tool picks its own files:
+    /// run the tool's own whole-project invocation, `command` plus these
+    /// arguments and no file list (`files` then says what it checks).
+    pub native_args: Option<Vec<String>>,
+    /// For a tool's own run: qg's `project_scope`, whose excludes (and the
+    /// gate's own globs) still apply to what is reported: findings in files
+    /// they leave out are counted in `outside_scope`, not shown.
+    pub project_scope: Option<crate::globs::GlobFilter>,
+}
+
+impl GatePlan<'_> {
+    /// Whether a finding in `file` is reported.
+    pub fn reports(&self, file: &str) -> bool {
+        let in_scope = self
+            .report_only
+            .as_ref()
+            .is_none_or(|keep| keep.contains(file));
+        let in_project = self
+            .project_scope
+            .as_ref()
+            .is_none_or(|project| !project.is_excluded(file) && self.gate.scope.matches(file));
+        in_scope && in_project
+    }
+}
+
+/// What the planner needs besides the gates and the scope.
+pub struct Context<'a> {
+    /// The project root, for stub lookups.
+    pub root: &'a std::path::Path,
+    /// Every file of `project` scope, when a gate needs the whole project
+    /// (`project_wide`, importers unknown); `None` otherwise.
+    pub project_files: Option<&'a [String]>,
+    /// Each gate's tool's own file selection, by gate id.
+    pub selections: &'a BTreeMap<String, ToolSelection>,
+    /// The config's `project_scope`.
+    pub project_scope: &'a crate::globs::GlobFilter,
 }
 
 /// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
@@ -49,22 +86,43 @@ pub fn select_gates<'c>(
 }
 
 /// Plans every selected gate against the scope.
-/// `project_files` (every file of `project` scope) is needed only by
-/// `project_wide` gates; pass `None` when none is selected.
-pub fn plan<'c>(
-    gates: &[&'c Gate],
-    scope: &Scope,
-    project_files: Option<&[String]>,
-) -> Vec<GatePlan<'c>> {
+pub fn plan<'c>(gates: &[&'c Gate], scope: &Scope, context: &Context<'_>) -> Vec<GatePlan<'c>> {
     gates
         .iter()
         .map(|gate| {
             let mut plan = plan_gate(gate, scope);
+            let selection = context.selections.get(&gate.id);
+            let accepts = |path: &str| {
+                has_file_type(gate, path)
+                    && gate.scope.matches(path)
+                    && selection.is_none_or(|s| s.checks(path, context.root))
+            };
+            if let (Some(selection), Some(spec)) = (selection, &gate.selection) {
+                plan.files.retain(|f| selection.checks(f, context.root));
+                if scope.mode == ScopeMode::Project && plan.skip_reason.is_none() {
+                    // The tool's own run: exactly what the project's checks.
+                    plan.native_args = Some(match selection.names_files {
+                        true => Vec::new(),
+                        false => spec.project_args.clone(),
+                    });
+                    plan.project_scope = Some(context.project_scope.clone());
+                }
+                if plan.files.is_empty() && plan.skip_reason.is_none() {
+                    plan.skip_reason = Some(format!(
+                        "the tool's own selection ({}) leaves out every file in scope",
+                        selection.source
+                    ));
+                }
+            }
             let importers_unknown = gate.importers && scope.importers_unknown.is_some();
-            match (project_files, &plan.skip_reason) {
+            match (context.project_files, &plan.skip_reason) {
                 // Even with nothing changed of its own (a deleted module).
-                (Some(all), _) if importers_unknown => check_everything(&mut plan, all),
-                (Some(all), None) if gate.project_wide => widen(&mut plan, all),
+                (Some(all), _) if importers_unknown && plan.native_args.is_none() => {
+                    check_everything(&mut plan, all, &accepts)
+                }
+                (Some(all), None) if gate.project_wide && plan.native_args.is_none() => {
+                    widen(&mut plan, all, &accepts)
+                }
                 _ => {}
             }
             plan
@@ -75,11 +133,14 @@ pub fn plan<'c>(
 /// A gate that checks importers, when they cannot be known, checks every
 /// project file it accepts and reports them all: never a narrower scope in
 /// silence.
-fn check_everything(plan: &mut GatePlan<'_>, project_files: &[String]) {
-    let gate = plan.gate;
+fn check_everything(
+    plan: &mut GatePlan<'_>,
+    project_files: &[String],
+    accepts: &dyn Fn(&str) -> bool,
+) {
     let files: Vec<String> = project_files
         .iter()
-        .filter(|p| has_file_type(gate, p) && gate.scope.matches(p))
+        .filter(|p| accepts(p))
         .cloned()
         .collect();
     if !files.is_empty() {
@@ -90,12 +151,11 @@ fn check_everything(plan: &mut GatePlan<'_>, project_files: &[String]) {
 
 /// A `project_wide` gate runs on every project file it accepts (the scoped
 /// ones included) and reports only the scoped ones.
-fn widen(plan: &mut GatePlan<'_>, project_files: &[String]) {
-    let gate = plan.gate;
+fn widen(plan: &mut GatePlan<'_>, project_files: &[String], accepts: &dyn Fn(&str) -> bool) {
     let scoped: BTreeSet<String> = plan.files.iter().cloned().collect();
     let mut files: BTreeSet<String> = project_files
         .iter()
-        .filter(|p| has_file_type(gate, p) && gate.scope.matches(p))
+        .filter(|p| accepts(p))
         .cloned()
         .collect();
     files.extend(scoped.iter().cloned());
@@ -140,6 +200,8 @@ fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
         files,
         skip_reason,
         report_only: None,
+        native_args: None,
+        project_scope: None,
     }
 }
 

@@ -15,6 +15,7 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
+use crate::selection::{self, ToolSelection};
 use crate::state::history::{self, GateRecord, RunRecord};
 use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp, Worktree};
 use crate::workspace::Workspace;
@@ -280,7 +281,14 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         (true, ScopeMode::Project) => Some(resolved.scope.paths().map(str::to_string).collect()),
         (true, _) => Some(scope::project_files(&workspace, &config)?),
     };
-    let plans = plan::plan(&gates, &resolved.scope, project_files.as_deref());
+    let (selections, selection_warnings) = tool_selections(&workspace, &gates);
+    let context = plan::Context {
+        root: &workspace.root,
+        project_files: project_files.as_deref(),
+        selections: &selections,
+        project_scope: &config.project_scope,
+    };
+    let plans = plan::plan(&gates, &resolved.scope, &context);
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
     let running: Vec<&config::Gate> = plans
         .iter()
@@ -302,6 +310,9 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
         result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
+        result
+            .warnings
+            .extend(selection_warnings.get(&result.id).cloned());
     }
     let mut report = RunReport {
         root: workspace.root.clone(),
@@ -333,6 +344,31 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
         }
     }
     Ok(report)
+}
+
+/// Each gate's tool's own choice of files, read from its config; a config
+/// that cannot be read is a warning of its gate (the tool's defaults are
+/// assumed; the tool itself will say more).
+fn tool_selections(
+    workspace: &Workspace,
+    gates: &[&config::Gate],
+) -> (BTreeMap<String, ToolSelection>, BTreeMap<String, String>) {
+    let mut selections = BTreeMap::new();
+    let mut warnings = BTreeMap::new();
+    for gate in gates {
+        let Some(spec) = &gate.selection else {
+            continue;
+        };
+        let selection = match selection::read(&workspace.root, spec) {
+            Ok(selection) => selection,
+            Err((selection, why)) => {
+                warnings.insert(gate.id.clone(), why);
+                selection
+            }
+        };
+        selections.insert(gate.id.clone(), selection);
+    }
+    (selections, warnings)
 }
 
 /// Builds or updates the cached import graph when a gate checks importers:

@@ -79,6 +79,10 @@ pub struct Violation {
     /// Documentation link for the rule, when the tool gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// For a notebook (`.ipynb`): the 1-based cell the finding is in;
+    /// `line` and `column` are then within that cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u64>,
 }
 
 impl Violation {
@@ -103,14 +107,22 @@ impl Violation {
         self
     }
 
-    /// Sort key: file, then position, then code, so reports are stable.
-    pub fn sort_key(&self) -> (Option<&str>, u64, u64, Option<&str>) {
+    /// Sort key: file, then position (cell first), then code, so reports
+    /// are stable.
+    pub fn sort_key(&self) -> (Option<&str>, u64, u64, u64, Option<&str>) {
         (
             self.file.as_deref(),
+            self.cell.unwrap_or(0),
             self.line.unwrap_or(0),
             self.column.unwrap_or(0),
             self.code.as_deref(),
         )
+    }
+
+    /// `cell 2:` for a finding in a notebook cell (as ruff prints it), else
+    /// nothing: the prefix of a `line:column` position.
+    pub fn cell_prefix(&self) -> String {
+        self.cell.map(|c| format!("cell {c}:")).unwrap_or_default()
     }
 }
 

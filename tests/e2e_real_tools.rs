@@ -47,7 +47,7 @@ fn dirty_project_reports_exactly_the_known_violations() {
     );
     assert_eq!(
         violation_keys(&run.gate("ruff_format")),
-        [key("pkg/badformat.py", None, "FORMAT", "error")]
+        [key("pkg/badformat.py", Some(1), "unformatted", "error")]
     );
     assert_eq!(
         violation_keys(&run.gate("ruff_check")),
@@ -189,8 +189,8 @@ fn human_output_starts_with_the_summary_and_groups_by_file() {
 #[test]
 fn directories_expand_and_unknown_files_are_skipped_by_type() {
     let project = Project::fixture("clean");
-    project.write("docs/readme.md", "# docs\n");
-    let run = project.qg_with_tools(&["run", "docs/readme.md", "--format", "json"]);
+    project.write("docs/readme.txt", "docs\n");
+    let run = project.qg_with_tools(&["run", "docs/readme.txt", "--format", "json"]);
     run.assert_code(0);
     assert!(run.json()["summary_line"]
         .as_str()

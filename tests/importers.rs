@@ -350,8 +350,15 @@ fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
     // A committed file no gate checks (so it never fails and never enters
     // the scope) that the analyzer cannot parse.
     let config = qg::config::EMBEDDED_DEFAULT
-        .replace("active_gates: [ruff_format, ruff_check, mypy, pyright]", "active_gates: [mypy]")
-        .replace("    scope: {importers: true}\n    rerun_hint: \"mypy", "    scope: {importers: true, exclude_globs: [\"pkg/unreadable.py\"]}\n    rerun_hint: \"mypy");
+        .replace(
+            "active_gates: [ruff_format, ruff_check, mypy, pyright]",
+            "active_gates: [mypy]",
+        )
+        .replacen(
+            "    scope: {importers: true}\n",
+            "    scope: {importers: true, exclude_globs: [\"pkg/unreadable.py\"]}\n",
+            1,
+        );
     repo.write(".st3/quality.yaml", &config);
     repo.write("pkg/a.py", A);
     repo.write("pkg/unreadable.py", "def g(:\n");

@@ -46,19 +46,20 @@ fn summary(
 }
 
 #[test]
-fn ruff_format_gives_one_file_level_violation_per_file() {
-    let v = parse_recorded("ruff_format", "ruff_format.diff");
+fn ruff_format_gives_one_violation_per_file_at_its_first_change() {
+    let v = parse_recorded("ruff_format", "ruff_format.json");
     assert_eq!(
         v.iter().map(summary).collect::<Vec<_>>(),
         [(
             Some("pkg/badformat.py"),
-            None,
-            None,
-            Some("FORMAT"),
+            Some(1),
+            Some(13),
+            Some("unformatted"),
             Severity::Error
         )]
     );
     assert_eq!(v[0].fixable, Some(true));
+    assert_eq!(v[0].message, "File would be reformatted");
 }
 
 #[test]

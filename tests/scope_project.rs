@@ -38,9 +38,15 @@ fn project_scope_is_tracked_plus_untracked_minus_ignored_deleted_and_excluded() 
     let project = repo_with_every_kind_of_file();
     let json = files_json(&project, &["--scope", "project"]);
     assert_eq!(json["mode"], "project");
+    // README.md too: ruff formats the Python code blocks of Markdown.
     assert_eq!(
         paths(&json),
-        ["pkg/tracked.py", "pkg/untracked.py", "src/deep/er/mod.pyi"]
+        [
+            "README.md",
+            "pkg/tracked.py",
+            "pkg/untracked.py",
+            "src/deep/er/mod.pyi"
+        ]
     );
     assert_eq!(
         json["files"][0]["reasons"],
@@ -53,7 +59,7 @@ fn project_scope_include_and_exclude_globs_both_apply() {
     let project = repo_with_every_kind_of_file();
     let config = qg::config::EMBEDDED_DEFAULT
         .replace(
-            "include_globs: [\"**/*.py\", \"**/*.pyi\"]",
+            "include_globs: [\"**/*.py\", \"**/*.pyi\", \"**/*.ipynb\", \"**/*.md\"]",
             "include_globs: [\"pkg/**/*.py\"]",
         )
         .replace(
@@ -115,7 +121,7 @@ fn auto_falls_back_to_project_and_says_why() {
             .contains("no baseline"),
         "{json}"
     );
-    assert_eq!(paths(&json).len(), 3);
+    assert_eq!(paths(&json).len(), 4);
 }
 
 #[test]
@@ -185,7 +191,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     assert_eq!(
         json["unmatched"],
         serde_json::json!([
-            {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi)"},
+            {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md)"},
             {"path": "build/out.py", "reason": "excluded by project_scope.exclude_globs `build/**`"},
             {"path": "generated", "reason": "git ignores every file under it"},
             {"path": ".venv", "reason": "every matching file under it is excluded by project_scope.exclude_globs (`.venv/**`)"},
@@ -195,7 +201,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     run.assert_code(0);
     assert_eq!(
         run.stdout.lines().next().unwrap(),
-        "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
+        "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
     );
     // Next to paths that do yield files, the others are warnings.
     let run = project.qg(&[
@@ -210,7 +216,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     let json = run.json();
     assert_eq!(
         json["warnings"],
-        serde_json::json!(["docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi)"]),
+        serde_json::json!(["docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md)"]),
         "{json}"
     );
 }

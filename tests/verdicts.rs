@@ -64,13 +64,13 @@ fn a_syntax_error_is_a_violation_of_the_file_for_every_gate() {
             (
                 "pkg/bad.py".to_string(),
                 Some(1),
-                "syntax-error".to_string(),
+                "invalid-syntax".to_string(),
                 "error".to_string()
             ),
             (
                 "pkg/ugly.py".to_string(),
-                None,
-                "FORMAT".to_string(),
+                Some(1),
+                "unformatted".to_string(),
                 "error".to_string()
             ),
         ]
@@ -94,14 +94,17 @@ fn a_syntax_error_is_a_violation_of_the_file_for_every_gate() {
 }
 
 /// A formatter that fails for another reason (here: a file that is not
-/// UTF-8, which ruff cannot read) is still an error: exit 2, nothing parsed.
+/// UTF-8, which ruff cannot read) is still an error, naming the file; the
+/// real findings beside it are kept.
 #[test]
-fn a_formatter_that_fails_without_a_syntax_error_is_still_an_error() {
+fn a_formatter_that_cannot_read_a_file_is_an_error() {
     let project = Project::empty();
     std::fs::write(project.path().join("latin1.py"), b"x = '\xff'\n").unwrap();
+    project.write("ugly.py", "x  =  1\n");
     let run = project.qg_with_tools(&[
         "run",
         "latin1.py",
+        "ugly.py",
         "--gate",
         "ruff_format",
         "--format",
@@ -109,13 +112,19 @@ fn a_formatter_that_fails_without_a_syntax_error_is_still_an_error() {
     ]);
     run.assert_code(2);
     let gate = run.gate("ruff_format");
-    assert_eq!(gate["error"]["kind"], "no_violations_parsed", "{gate}");
-    assert!(
-        gate["error"]["stderr_tail"]
-            .as_str()
-            .unwrap()
-            .contains("Failed to read latin1.py"),
-        "{gate}"
+    assert_eq!(gate["error"]["kind"], "could_not_check", "{gate}");
+    assert_eq!(
+        gate["error"]["message"],
+        "Ruff format could not check latin1.py: stream did not contain valid UTF-8"
+    );
+    assert_eq!(
+        violation_keys(&gate),
+        [(
+            "ugly.py".to_string(),
+            Some(1),
+            "unformatted".to_string(),
+            "error".to_string()
+        )]
     );
 }
 

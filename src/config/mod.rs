@@ -106,6 +106,9 @@ pub struct Gate {
     pub exit_codes_violations: Vec<i32>,
     /// Lowest severity that fails the gate.
     pub fail_on: Severity,
+    /// Finding codes by which the tool says it could not check a file (ruff's
+    /// `io`): the gate is then an error, not a verdict on the code.
+    pub tool_error_codes: Vec<String>,
     /// How output becomes violations.
     pub parser: ParserSpec,
     /// File suffixes the tool understands (`.py`); empty = any.
@@ -134,7 +137,51 @@ pub struct Gate {
     /// what to do when most findings are such: a type checker that cannot
     /// see the project's dependencies reports them by the hundred.
     pub unresolved_imports: Option<UnresolvedImports>,
+    /// How the tool picks its own files: then `--scope project` runs the
+    /// tool's own whole-project invocation, and partial scopes pass only
+    /// files it would check.
+    pub selection: Option<SelectionSpec>,
 }
+
+/// How a tool picks its own files (see [`crate::selection`]).
+#[derive(Debug, Clone)]
+pub struct SelectionSpec {
+    /// Arguments of the tool's own whole-project run, appended to the
+    /// command unless its config names the files itself.
+    pub project_args: Vec<String>,
+    /// Where its config may live, in the tool's order of precedence.
+    pub config: Vec<ConfigSource>,
+    /// The key that names the files it checks.
+    pub include: Option<SelectionKey>,
+    /// The key that names files it leaves out.
+    pub exclude: Option<SelectionKey>,
+    /// How it treats a `.py` beside a `.pyi`.
+    pub stubs: StubPolicy,
+}
+
+/// A config file and the section in it (`tool.mypy` in TOML, `mypy` in
+/// INI, `""` for the root of a JSON file).
+#[derive(Debug, Clone)]
+pub struct ConfigSource {
+    /// Root-relative file.
+    pub file: String,
+    /// Section.
+    pub section: String,
+}
+
+/// A config key holding file patterns, and the patterns the tool assumes
+/// when the key is absent.
+#[derive(Debug, Clone)]
+pub struct SelectionKey {
+    /// The key.
+    pub key: String,
+    /// How its entries are written.
+    pub syntax: PatternSyntax,
+    /// The tool's default when the key is absent.
+    pub default: Vec<String>,
+}
+
+pub use schema::{PatternSyntax, StubPolicy};
 
 /// See [`Gate::unresolved_imports`].
 #[derive(Debug, Clone)]
@@ -488,6 +535,7 @@ impl Compiler<'_> {
             exit_codes_ok: success.exit_codes_ok,
             exit_codes_violations: success.exit_codes_violations,
             fail_on: success.fail_on,
+            tool_error_codes: success.tool_error_codes,
             parser,
             file_types: raw.capabilities.file_types,
             supports_autofix: raw.capabilities.supports_autofix,
@@ -500,6 +548,27 @@ impl Compiler<'_> {
             unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
                 codes: u.codes,
                 advice: u.advice,
+            }),
+            selection: raw.selection.map(|s| {
+                let key = |k: schema::RawSelectionKey| SelectionKey {
+                    key: k.key,
+                    syntax: k.syntax,
+                    default: k.default,
+                };
+                SelectionSpec {
+                    project_args: s.project_args,
+                    config: s
+                        .config
+                        .into_iter()
+                        .map(|c| ConfigSource {
+                            file: c.file,
+                            section: c.section,
+                        })
+                        .collect(),
+                    include: s.include.map(key),
+                    exclude: s.exclude.map(key),
+                    stubs: s.stubs,
+                }
             }),
         })
     }

@@ -134,6 +134,66 @@ pub struct RawGate {
     pub version_args: Option<Vec<String>>,
     #[serde(default)]
     pub unresolved_imports: Option<RawUnresolvedImports>,
+    #[serde(default)]
+    pub selection: Option<RawSelection>,
+}
+
+/// `selection`: how the tool picks its files itself.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSelection {
+    #[serde(default)]
+    pub project_args: Vec<String>,
+    #[serde(default)]
+    pub config: Vec<RawConfigSource>,
+    #[serde(default)]
+    pub include: Option<RawSelectionKey>,
+    #[serde(default)]
+    pub exclude: Option<RawSelectionKey>,
+    #[serde(default)]
+    pub stubs: StubPolicy,
+}
+
+/// One place the tool's config may live.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfigSource {
+    pub file: String,
+    #[serde(default)]
+    pub section: String,
+}
+
+/// A config key holding file patterns.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSelectionKey {
+    pub key: String,
+    #[serde(default)]
+    pub syntax: PatternSyntax,
+    #[serde(default)]
+    pub default: Vec<String>,
+}
+
+/// How a tool writes file patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternSyntax {
+    /// Files, directories or globs relative to the root.
+    #[default]
+    Paths,
+    /// Regular expressions searched in each path (mypy's `exclude`).
+    Regex,
+}
+
+/// How a tool treats `mod.py` beside `mod.pyi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StubPolicy {
+    /// Both are checked.
+    #[default]
+    Both,
+    /// The stub hides the source: only the `.pyi` is checked.
+    PreferStub,
 }
 
 /// `unresolved_imports`: the codes that mean "cannot find this import".
@@ -175,6 +235,8 @@ pub struct RawSuccess {
     pub exit_codes_violations: Vec<i32>,
     #[serde(default = "default_fail_on")]
     pub fail_on: Severity,
+    #[serde(default)]
+    pub tool_error_codes: Vec<String>,
 }
 
 impl Default for RawSuccess {
@@ -183,6 +245,7 @@ impl Default for RawSuccess {
             exit_codes_ok: default_ok_codes(),
             exit_codes_violations: default_violation_codes(),
             fail_on: default_fail_on(),
+            tool_error_codes: Vec::new(),
         }
     }
 }
@@ -231,6 +294,7 @@ pub enum Field {
     Hint,
     Url,
     Fixable,
+    Cell,
 }
 
 impl Field {
@@ -248,11 +312,12 @@ impl Field {
             Field::Hint => "hint",
             Field::Url => "url",
             Field::Fixable => "fixable",
+            Field::Cell => "cell",
         }
     }
 
     /// Every field, for matching regex group names.
-    pub const ALL: [Field; 11] = [
+    pub const ALL: [Field; 12] = [
         Field::File,
         Field::Line,
         Field::Column,
@@ -264,6 +329,7 @@ impl Field {
         Field::Hint,
         Field::Url,
         Field::Fixable,
+        Field::Cell,
     ];
 }
 

@@ -189,7 +189,7 @@ fn prepare(
     })?;
     let cwd = process::working_dir(ctx.root, gate.working_dir.as_deref());
     let env = environment(gate, &tool, ctx);
-    let batches = if gate.pass_files {
+    let batches = if gate.pass_files && plan.native_args.is_none() {
         batches(plan, &tool, &env, ctx.root, jobs, runnable)?
     } else {
         vec![plan.files.clone()]
@@ -261,7 +261,14 @@ fn run_units(
                     .as_ref()
                     .expect("units exist only for launchable gates");
                 let started = Instant::now();
-                let result = run_unit(plan.gate, launch, &unit.files, ctx, observer);
+                let result = run_unit(
+                    plan.gate,
+                    &plan.native_args,
+                    launch,
+                    &unit.files,
+                    ctx,
+                    observer,
+                );
                 let done = Done {
                     result,
                     started,
@@ -301,8 +308,8 @@ fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>, ctx: &ExecContext<'_>) -> 
     if let (Some(started), Some(ended)) = (started, ended) {
         result.duration_ms = ended.duration_since(started).as_millis() as u64;
     }
-    if let Some(keep) = &plan.report_only {
-        outcome::restrict(plan.gate, &mut result, keep);
+    if plan.report_only.is_some() || plan.project_scope.is_some() {
+        outcome::restrict(plan.gate, &mut result, |f| plan.reports(f));
     }
     if let Some(unresolved) = &plan.gate.unresolved_imports {
         let advice = ctx.expand_venv_bin(&unresolved.advice);
@@ -313,12 +320,20 @@ fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>, ctx: &ExecContext<'_>) -> 
 
 fn run_unit(
     gate: &Gate,
+    plan_native_args: &Option<Vec<String>>,
     launch: &Launch,
     files: &[String],
     ctx: &ExecContext<'_>,
     observer: &dyn Observer,
 ) -> GateResult {
-    let args = arguments(gate, files, ctx.root);
+    let args = match &plan_native_args {
+        Some(native) => gate.command[1..]
+            .iter()
+            .chain(native)
+            .map(OsString::from)
+            .collect(),
+        None => arguments(gate, files, ctx.root),
+    };
     let argv = display_argv(&launch.tool, &args);
     observer.gate_started(gate, files.len(), &argv);
     let invocation = process::Invocation {

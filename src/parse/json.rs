@@ -179,6 +179,9 @@ impl JsonSpec {
             fixable: self.fixable(item),
             hint: text(Field::Hint),
             url: text(Field::Url),
+            cell: number(Field::Cell)
+                .and_then(|c| u64::try_from(c).ok())
+                .filter(|c| *c >= 1),
         }
         .settle_positions())
     }

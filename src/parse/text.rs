@@ -115,6 +115,9 @@ impl TextSpec {
             fixable: text(Field::Fixable).map(|t| is_yes(&t)),
             hint: text(Field::Hint),
             url: text(Field::Url),
+            cell: number(Field::Cell)
+                .and_then(|c| u64::try_from(c).ok())
+                .filter(|c| *c >= 1),
         }
         .settle_positions()
     }

@@ -19,10 +19,12 @@ pub fn render(report: &RunReport) -> String {
             .file
             .as_deref()
             .map(|f| crate::file_name::display(&report.from_cwd(f)).into_owned());
+        // A notebook cell as ruff prints it: `nb.ipynb:cell 2:1:8:`.
+        let cell = v.cell_prefix();
         let location = match (file, v.line, v.column) {
-            (Some(file), Some(line), Some(col)) => format!("{file}:{line}:{col}:"),
-            (Some(file), Some(line), None) => format!("{file}:{line}:"),
-            (Some(file), None, _) => format!("{file}:"),
+            (Some(file), Some(line), Some(col)) => format!("{file}:{cell}{line}:{col}:"),
+            (Some(file), Some(line), None) => format!("{file}:{cell}{line}:"),
+            (Some(file), None, _) => format!("{file}:{cell}"),
             (None, ..) => format!("qg: {}:", finding.gate.id),
         };
         let message = one_line(&v.message);

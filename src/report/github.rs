@@ -12,7 +12,7 @@ use crate::violation::Severity;
 pub fn render(report: &RunReport) -> String {
     let mut out = format!("{}\n", summary_line(report));
     for finding in findings(report) {
-        let v = finding.violation;
+        let v = &*finding.by_file_line();
         let mut properties: Vec<(&str, String)> = Vec::new();
         if let Some(file) = &v.file {
             properties.push(("file", crate::file_name::display_json(file).into_owned()));

@@ -13,7 +13,7 @@ pub fn render(report: &RunReport) -> String {
     let mut issues: Vec<Value> = findings(report)
         .iter()
         .map(|f| {
-            let v = f.violation;
+            let v = &*f.by_file_line();
             let path = match v.file.as_deref() {
                 Some(file) => crate::file_name::display_json(file),
                 None => config_path(report).into(),

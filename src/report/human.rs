@@ -50,9 +50,11 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
 }
 
 fn render_violation(out: &mut String, gate: &GateResult, v: &Violation, p: &Palette) {
+    let cell = v.cell_prefix();
     let position = match (v.line, v.column) {
-        (Some(l), Some(c)) => format!("{l}:{c}"),
-        (Some(l), None) => l.to_string(),
+        (Some(l), Some(c)) => format!("{cell}{l}:{c}"),
+        (Some(l), None) => format!("{cell}{l}"),
+        _ if v.cell.is_some() => cell.trim_end_matches(':').to_string(),
         _ => "-".to_string(),
     };
     let severity = match v.severity {

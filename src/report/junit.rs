@@ -112,7 +112,7 @@ impl Suite {
 }
 
 fn finding_case(class: &str, name: &str, finding: &Finding<'_>, failing: bool) -> String {
-    let v = finding.violation;
+    let v = &*finding.by_file_line();
     let file_attrs = match (&v.file, v.line) {
         (Some(file), Some(line)) => format!(" file=\"{}\" line=\"{line}\"", attr(&display(file))),
         (Some(file), None) => format!(" file=\"{}\"", attr(&display(file))),
@@ -154,6 +154,9 @@ fn unique_name(finding: &Finding<'_>, used: &mut HashMap<String, usize>) -> Stri
         Some(file) => display(file).into_owned(),
         None => finding.gate.id.clone(),
     };
+    if let Some(cell) = v.cell {
+        base.push_str(&format!(":cell {cell}"));
+    }
     if let Some(line) = v.line {
         base.push_str(&format!(":{line}"));
         if let Some(col) = v.column {

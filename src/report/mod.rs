@@ -77,6 +77,31 @@ pub struct Finding<'a> {
     pub fingerprint: String,
 }
 
+impl<'a> Finding<'a> {
+    /// The violation as formats that know only files and lines should show
+    /// it: a finding in a notebook cell becomes a file-level finding whose
+    /// message starts with `cell 2, line 5:` — its lines count within the
+    /// cell, not within the `.ipynb` file such a format would point into.
+    pub fn by_file_line(&self) -> std::borrow::Cow<'a, Violation> {
+        let v = self.violation;
+        let Some(cell) = v.cell else {
+            return std::borrow::Cow::Borrowed(v);
+        };
+        let at = match v.line {
+            Some(line) => format!("cell {cell}, line {line}"),
+            None => format!("cell {cell}"),
+        };
+        std::borrow::Cow::Owned(Violation {
+            line: None,
+            column: None,
+            end_line: None,
+            end_column: None,
+            message: format!("{at}: {}", v.message),
+            ..v.clone()
+        })
+    }
+}
+
 /// Every finding of the report, sorted, with fingerprints.
 pub fn findings(report: &RunReport) -> Vec<Finding<'_>> {
     let mut seen: HashMap<(String, &str, &str, &str), usize> = HashMap::new();

@@ -108,7 +108,7 @@ fn run(
 }
 
 fn result(gate: &GateResult, finding: &Finding<'_>, rule_index: usize) -> Value {
-    let v = finding.violation;
+    let v = &*finding.by_file_line();
     let mut result = json!({
         "ruleId": rule_id(gate, v),
         "ruleIndex": rule_index,

@@ -42,7 +42,7 @@ pub fn render(report: &RunReport, budget: usize) -> String {
     out.push_str("\n#### Violations\n\n| File | Line | Severity | Code | Message | Gate |\n|---|---|---|---|---|---|\n");
     let mut shown = 0;
     for finding in &all {
-        let v = finding.violation;
+        let v = &*finding.by_file_line();
         let row = format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             cell(

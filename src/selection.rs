@@ -1,0 +1,451 @@
+//! Each tool's own choice of files: what it checks when the project runs it
+//! itself (`mypy .`, bare `pyright`), read from the tool's config as the
+//! gate's `selection` describes it — where the config lives, which keys
+//! include and exclude files, and how stubs beside sources are treated.
+//!
+//! On `--scope project` such a gate runs the tool's own whole-project
+//! invocation, so it checks exactly what the project's own run would; on a
+//! partial scope, files the tool's config leaves out are never passed to it
+//! (a file named on the command line overrides a tool's config, so qg must
+//! filter), and a `.py` hidden by its `.pyi` is passed the way the tool's
+//! discovery would treat it.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+
+use crate::config::{PatternSyntax, SelectionSpec, StubPolicy};
+
+/// What a tool selects in this project.
+#[derive(Debug, Clone)]
+pub struct ToolSelection {
+    /// Where it comes from, for `qg doctor`: `setup.cfg [mypy]: files =
+    /// src; exclude = ^build/`, or `the tool's defaults`.
+    pub source: String,
+    /// Whether the tool's config names the files itself (then its
+    /// whole-project run takes no `project_args`).
+    pub names_files: bool,
+    include: Option<Matcher>,
+    exclude: Option<Matcher>,
+    prefer_stub: bool,
+}
+
+/// Include or exclude entries, compiled.
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// Files, directories or globs, root-relative.
+    Paths(GlobSet),
+    /// Regexes searched in each path and in each of its directories
+    /// (`a/`, `a/b/`), as mypy's `exclude` is.
+    Regex(Vec<Regex>),
+}
+
+impl ToolSelection {
+    /// Whether the tool's own run would check `path` (root-relative).
+    pub fn selects(&self, path: &str) -> bool {
+        self.include.as_ref().is_none_or(|m| m.matches(path))
+            && !self.exclude.as_ref().is_some_and(|m| m.matches(path))
+    }
+
+    /// Whether the tool checks `path` given the project's other files:
+    /// with `prefer_stub`, a `.py` beside a `.pyi` of the same module is
+    /// never checked (the tool's discovery takes the stub).
+    pub fn checks(&self, path: &str, root: &Path) -> bool {
+        if self.prefer_stub && path.ends_with(".py") {
+            let stub = format!("{path}i");
+            if crate::file_name::join(root, &stub).is_file() {
+                return false;
+            }
+        }
+        self.selects(path)
+    }
+}
+
+impl Matcher {
+    fn matches(&self, path: &str) -> bool {
+        match self {
+            Matcher::Paths(set) => set.is_match(path),
+            Matcher::Regex(regexes) => {
+                let dirs = path.match_indices('/').map(|(i, _)| &path[..=i]);
+                std::iter::once(path)
+                    .chain(dirs)
+                    .any(|p| regexes.iter().any(|r| r.is_match(p)))
+            }
+        }
+    }
+}
+
+/// Reads the tool's selection from the first config source that holds its
+/// section. `Err` says which file could not be read (the tool would fail on
+/// it too); the selection is then the tool's defaults.
+pub fn read(root: &Path, spec: &SelectionSpec) -> Result<ToolSelection, (ToolSelection, String)> {
+    let defaults = |source: String| ToolSelection {
+        source,
+        names_files: false,
+        include: None,
+        exclude: spec
+            .exclude
+            .as_ref()
+            .filter(|e| !e.default.is_empty())
+            .and_then(|e| compile(&e.default, e.syntax).ok()),
+        prefer_stub: spec.stubs == StubPolicy::PreferStub,
+    };
+    for source in &spec.config {
+        let path = root.join(&source.file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let section = match Section::parse(&source.file, &text, &source.section) {
+            Ok(Some(section)) => section,
+            Ok(None) => continue,
+            Err(e) => {
+                let why = format!(
+                    "cannot read {}: {e}; assuming the tool's defaults",
+                    source.file
+                );
+                return Err((defaults("the tool's defaults".into()), why));
+            }
+        };
+        let label = match source.section.as_str() {
+            "" => source.file.clone(),
+            name => format!("{} [{name}]", source.file),
+        };
+        return from_section(&label, &section, spec)
+            .map_err(|why| (defaults("the tool's defaults".into()), why));
+    }
+    Ok(defaults(match spec.config.is_empty() {
+        // qg reads nothing: the tool's own run applies its own settings.
+        true => "the tool's own discovery and settings, applied by the tool itself".into(),
+        false => "the tool's defaults (no config names its files)".into(),
+    }))
+}
+
+fn from_section(
+    label: &str,
+    section: &Section,
+    spec: &SelectionSpec,
+) -> Result<ToolSelection, String> {
+    let mut shown = Vec::new();
+    let mut read_key =
+        |key: &Option<crate::config::SelectionKey>| -> Result<Option<Matcher>, String> {
+            let Some(key) = key else { return Ok(None) };
+            let entries = match section.get(&key.key, key.syntax) {
+                Some(entries) => {
+                    shown.push(format!("{} = {}", key.key, entries.join(", ")));
+                    entries
+                }
+                None if !key.default.is_empty() => key.default.clone(),
+                None => return Ok(None),
+            };
+            compile(&entries, key.syntax)
+                .map(Some)
+                .map_err(|e| format!("{label}: `{}` cannot be read: {e}", key.key))
+        };
+    let include = read_key(&spec.include)?;
+    let exclude = read_key(&spec.exclude)?;
+    let source = match shown.is_empty() {
+        true => format!("{label} (no file selection: the tool's defaults)"),
+        false => format!("{label}: {}", shown.join("; ")),
+    };
+    Ok(ToolSelection {
+        source,
+        names_files: include.is_some(),
+        include,
+        exclude,
+        prefer_stub: spec.stubs == StubPolicy::PreferStub,
+    })
+}
+
+fn compile(entries: &[String], syntax: PatternSyntax) -> Result<Matcher, String> {
+    match syntax {
+        PatternSyntax::Paths => {
+            let mut builder = GlobSetBuilder::new();
+            for entry in entries {
+                let entry = entry.trim().trim_start_matches("./").trim_end_matches('/');
+                if entry.is_empty() || entry == "." {
+                    builder.add(glob("**")?);
+                    continue;
+                }
+                // The entry itself (a file, or a glob), or anything under it.
+                builder.add(glob(entry)?);
+                builder.add(glob(&format!("{entry}/**"))?);
+            }
+            builder
+                .build()
+                .map(Matcher::Paths)
+                .map_err(|e| e.to_string())
+        }
+        PatternSyntax::Regex => entries
+            .iter()
+            .map(|r| Regex::new(r.trim()).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Matcher::Regex),
+    }
+}
+
+fn glob(pattern: &str) -> Result<globset::Glob, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// One section of a config file, whatever its format.
+enum Section {
+    Toml(toml::Table),
+    Json(serde_json::Map<String, serde_json::Value>),
+    Ini(std::collections::HashMap<String, Option<String>>),
+}
+
+impl Section {
+    /// The section `name` of `file` (`tool.mypy` in TOML, `mypy` in INI,
+    /// `""` for a JSON file's root), or `None` when the file lacks it.
+    fn parse(file: &str, text: &str, name: &str) -> Result<Option<Section>, String> {
+        if file.ends_with(".toml") {
+            let mut table: toml::Table = text
+                .parse()
+                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            for part in name.split('.').filter(|p| !p.is_empty()) {
+                match table.remove(part) {
+                    Some(toml::Value::Table(inner)) => table = inner,
+                    _ => return Ok(None),
+                }
+            }
+            Ok(Some(Section::Toml(table)))
+        } else if file.ends_with(".json") {
+            let value: serde_json::Value =
+                serde_json::from_str(&strip_json_comments(text)).map_err(|e| e.to_string())?;
+            let mut value = value;
+            for part in name.split('.').filter(|p| !p.is_empty()) {
+                value = match value.get(part) {
+                    Some(inner) => inner.clone(),
+                    None => return Ok(None),
+                };
+            }
+            match value {
+                serde_json::Value::Object(map) => Ok(Some(Section::Json(map))),
+                _ => Ok(None),
+            }
+        } else {
+            let mut ini = configparser::ini::Ini::new();
+            ini.set_multiline(true);
+            // As Python's configparser: `#` or `;` start a comment only at
+            // the start of a line (a regex may hold either).
+            ini.set_inline_comment_symbols(Some(&[]));
+            let mut map = ini.read(text.to_string())?;
+            Ok(map.remove(&name.to_lowercase()).map(Section::Ini))
+        }
+    }
+
+    /// The entries of `key`: a list, or a string (comma- or line-separated
+    /// for paths; one regex per line-joined string for regexes).
+    fn get(&self, key: &str, syntax: PatternSyntax) -> Option<Vec<String>> {
+        let split = |text: &str| -> Vec<String> {
+            match syntax {
+                PatternSyntax::Paths => text
+                    .split([',', '\n'])
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                PatternSyntax::Regex => vec![text.trim().to_string()],
+            }
+        };
+        match self {
+            Section::Toml(table) => match table.get(key)? {
+                toml::Value::String(s) => Some(split(s)),
+                toml::Value::Array(items) => Some(
+                    items
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                ),
+                _ => None,
+            },
+            Section::Json(map) => match map.get(key)? {
+                serde_json::Value::String(s) => Some(split(s)),
+                serde_json::Value::Array(items) => Some(
+                    items
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                ),
+                _ => None,
+            },
+            Section::Ini(map) => map.get(&key.to_lowercase())?.as_deref().map(split),
+        }
+    }
+}
+
+/// JSON with `//` and `/* */` comments (pyrightconfig.json allows them),
+/// made plain JSON; strings are left alone.
+fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for next in chars.by_ref() {
+                    if next == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for next in chars.by_ref() {
+                    if last == '*' && next == '/' {
+                        break;
+                    }
+                    last = next;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigSource, SelectionKey, SelectionSpec};
+
+    fn spec(
+        config: &[(&str, &str)],
+        include: &str,
+        exclude: (&str, PatternSyntax),
+    ) -> SelectionSpec {
+        SelectionSpec {
+            project_args: vec![".".into()],
+            config: config
+                .iter()
+                .map(|(file, section)| ConfigSource {
+                    file: file.to_string(),
+                    section: section.to_string(),
+                })
+                .collect(),
+            include: Some(SelectionKey {
+                key: include.into(),
+                syntax: PatternSyntax::Paths,
+                default: Vec::new(),
+            }),
+            exclude: Some(SelectionKey {
+                key: exclude.0.into(),
+                syntax: exclude.1,
+                default: match exclude.1 {
+                    PatternSyntax::Paths => vec!["**/node_modules".into()],
+                    PatternSyntax::Regex => Vec::new(),
+                },
+            }),
+            stubs: StubPolicy::Both,
+        }
+    }
+
+    fn read_in(files: &[(&str, &str)], spec: &SelectionSpec) -> ToolSelection {
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(tmp.path().join(name), text).unwrap();
+        }
+        read(tmp.path(), spec).unwrap_or_else(|(_, why)| panic!("{why}"))
+    }
+
+    #[test]
+    fn ini_lists_span_lines_and_regexes_match_directories_too() {
+        let s = spec(
+            &[("mypy.ini", "mypy"), ("setup.cfg", "mypy")],
+            "files",
+            ("exclude", PatternSyntax::Regex),
+        );
+        let cfg = "[metadata]\nname = x\n[mypy]\nfiles =\n    src,\n    tests/unit\nexclude = (?x)(^build/ | /generated/)  # not a comment\n";
+        let selection = read_in(&[("setup.cfg", cfg)], &s);
+        assert!(selection.names_files);
+        assert!(selection.selects("src/a.py") && selection.selects("tests/unit/t.py"));
+        assert!(!selection.selects("tests/other.py"));
+        assert!(
+            !selection.selects("src/pkg/generated/x.py"),
+            "a directory matches"
+        );
+        // The first source holding the section wins.
+        let own = read_in(
+            &[("setup.cfg", cfg), ("mypy.ini", "[mypy]\nfiles = tests\n")],
+            &s,
+        );
+        assert!(own.selects("tests/other.py") && !own.selects("src/a.py"));
+    }
+
+    #[test]
+    fn toml_and_json_with_comments_and_defaults() {
+        let s = spec(
+            &[
+                ("pyrightconfig.json", ""),
+                ("pyproject.toml", "tool.pyright"),
+            ],
+            "include",
+            ("exclude", PatternSyntax::Paths),
+        );
+        let toml = "[tool.pyright]\ninclude = [\"src\", \"scripts/*.py\"]\n";
+        let selection = read_in(&[("pyproject.toml", toml)], &s);
+        assert!(selection.selects("src/deep/a.py") && selection.selects("scripts/run.py"));
+        assert!(
+            !selection.selects("scripts/sub/run.py"),
+            "`*` stays in its directory"
+        );
+        // The default exclude applies when the key is absent.
+        assert!(!selection.selects("src/node_modules/x.py"));
+        let json = "{\n  // pyright allows comments\n  \"include\": [\"lib\"], /* and these */ \"exclude\": [\"lib/old\"]\n}";
+        let selection = read_in(
+            &[("pyproject.toml", toml), ("pyrightconfig.json", json)],
+            &s,
+        );
+        assert!(selection.selects("lib/a.py") && !selection.selects("lib/old/a.py"));
+        assert!(!selection.selects("src/a.py"));
+        // Nothing configured: everything, and the tool's own run takes its args.
+        let none = read_in(&[], &s);
+        assert!(!none.names_files && none.selects("anything.py"));
+    }
+
+    #[test]
+    fn a_stub_hides_its_source_when_the_tool_prefers_stubs() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("m.py"), "").unwrap();
+        std::fs::write(tmp.path().join("m.pyi"), "").unwrap();
+        std::fs::write(tmp.path().join("n.py"), "").unwrap();
+        let mut s = spec(&[], "files", ("exclude", PatternSyntax::Regex));
+        s.stubs = StubPolicy::PreferStub;
+        let selection = read(tmp.path(), &s).unwrap();
+        assert!(!selection.checks("m.py", tmp.path()));
+        assert!(selection.checks("m.pyi", tmp.path()) && selection.checks("n.py", tmp.path()));
+    }
+
+    #[test]
+    fn an_unreadable_config_is_said_and_the_defaults_assumed() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("pyproject.toml"), "[tool.mypy\n").unwrap();
+        let s = spec(
+            &[("pyproject.toml", "tool.mypy")],
+            "files",
+            ("exclude", PatternSyntax::Regex),
+        );
+        let (selection, why) = read(tmp.path(), &s).unwrap_err();
+        assert!(why.starts_with("cannot read pyproject.toml:"), "{why}");
+        assert!(selection.selects("a.py"));
+    }
+}

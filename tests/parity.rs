@@ -1,0 +1,266 @@
+//! `--scope project` checks what each tool checks when the project runs it
+//! itself — `ruff check .`, `ruff format --check .`, `mypy .` (bare `mypy`
+//! when its config names files), `pyright` — and partial scopes never pass a
+//! tool a file its own configuration leaves out. Real tools on
+//! fixtures/parity: stubs beside sources, a tool-configured file selection,
+//! notebooks and Markdown.
+
+mod common;
+
+use std::process::Command;
+
+use common::{violation_keys, Project};
+use serde_json::Value;
+
+/// The error+warning count of each tool's own project-wide run, from the root.
+fn native_counts(project: &Project) -> Vec<(String, usize)> {
+    let bin = common::tools_venv().join("bin");
+    let run = |args: &[&str]| {
+        let out = Command::new(bin.join(args[0]))
+            .args(&args[1..])
+            .current_dir(project.path())
+            .env("VIRTUAL_ENV", common::tools_venv())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap()
+    };
+    let json_len = |text: String| -> usize {
+        let start = text.find('[').unwrap();
+        let end = text.rfind(']').unwrap();
+        serde_json::from_str::<Vec<Value>>(&text[start..=end])
+            .unwrap()
+            .len()
+    };
+    let format = json_len(run(&[
+        "ruff",
+        "format",
+        "--check",
+        "--output-format=json",
+        ".",
+    ]));
+    let check = json_len(run(&[
+        "ruff",
+        "check",
+        "--no-fix",
+        "--output-format=json",
+        ".",
+    ]));
+    let mut mypy = run(&["mypy"]);
+    if mypy.contains("Missing target module") {
+        mypy = run(&["mypy", "."]);
+    }
+    let mypy = match mypy.split("Found ").nth(1) {
+        Some(rest) => rest.split(' ').next().unwrap().parse().unwrap(),
+        None => {
+            assert!(mypy.contains("Success"), "{mypy}");
+            0
+        }
+    };
+    let pyright: Value = serde_json::from_str(&run(&["pyright", "--outputjson"])).unwrap();
+    let summary = &pyright["summary"];
+    let pyright =
+        summary["errorCount"].as_u64().unwrap() + summary["warningCount"].as_u64().unwrap();
+    vec![
+        ("ruff_format".into(), format),
+        ("ruff_check".into(), check),
+        ("mypy".into(), mypy),
+        ("pyright".into(), pyright as usize),
+    ]
+}
+
+/// qg's error+warning count per gate on `--scope project`.
+fn qg_counts(project: &Project) -> Vec<(String, usize)> {
+    let run = project.qg_with_tools(&[
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+    ]);
+    run.json()["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            assert_ne!(g["status"], "error", "{g}");
+            let n = g["violations"].as_array().map_or(0, |vs| {
+                vs.iter().filter(|v| v["severity"] != "info").count()
+            });
+            (g["id"].as_str().unwrap().to_string(), n)
+        })
+        .collect()
+}
+
+fn counts(expected: &[(&str, usize)]) -> Vec<(String, usize)> {
+    expected.iter().map(|(g, n)| (g.to_string(), *n)).collect()
+}
+
+/// A module shipped as `shapes.py` beside `shapes.pyi`: mypy's own
+/// discovery takes the stub (given both, it would stop at "Duplicate
+/// module"); pyright checks both.
+#[test]
+fn stubs_beside_sources_are_checked_as_each_tool_would() {
+    let project = Project::fixture("parity/stubs");
+    let expected = counts(&[
+        ("ruff_format", 0),
+        ("ruff_check", 0),
+        ("mypy", 1),
+        ("pyright", 2),
+    ]);
+    assert_eq!(native_counts(&project), expected);
+    assert_eq!(qg_counts(&project), expected);
+    // A partial scope: the changed .py goes to pyright, not to mypy, which
+    // checks what imports it instead.
+    project.write("pkg/shapes.py", "def area(width, height):\n    return width * height\n\n\ndef broken() -> int:\n    return \"still not an int\"\n");
+    let run = project.qg_with_tools(&["run", "pkg/shapes.py", "--format", "json", "--no-state"]);
+    let mypy = run.gate("mypy");
+    assert_eq!(mypy["files_checked"], 1, "{mypy}");
+    assert_eq!(
+        violation_keys(&mypy),
+        [(
+            "pkg/use.py".into(),
+            Some(3),
+            "assignment".into(),
+            "error".into()
+        )]
+    );
+    let pyright = run.gate("pyright");
+    assert_eq!(pyright["files_checked"], 2, "{pyright}");
+}
+
+/// `[tool.mypy] files/exclude` and `[tool.pyright] include/exclude`: the
+/// type checkers check src/ but not src/app/legacy.py nor scripts/, on the
+/// project scope and on any other.
+#[test]
+fn a_tools_own_file_selection_is_respected_on_every_scope() {
+    let project = Project::fixture("parity/selection");
+    let expected = counts(&[
+        ("ruff_format", 0),
+        ("ruff_check", 0),
+        ("mypy", 1),
+        ("pyright", 1),
+    ]);
+    assert_eq!(native_counts(&project), expected);
+    assert_eq!(qg_counts(&project), expected);
+    let run = project.qg_with_tools(&[
+        "run",
+        "scripts/tool.py",
+        "src/app/legacy.py",
+        "--format",
+        "json",
+        "--no-state",
+    ]);
+    run.assert_code(0);
+    for id in ["mypy", "pyright"] {
+        let gate = run.gate(id);
+        assert_eq!(gate["status"], "skipped", "{gate}");
+        assert!(
+            gate["skip_reason"]
+                .as_str()
+                .unwrap()
+                .contains("pyproject.toml [tool."),
+            "{gate}"
+        );
+    }
+    assert_eq!(run.gate("ruff_check")["files_checked"], 2);
+    // qg doctor says where each gate's files come from.
+    let doctor = project.qg_with_tools(&["doctor", "--format", "json"]);
+    let checks = doctor.json()["checks"].clone();
+    let detail = |name: &str| {
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {checks}"))["detail"]
+            .clone()
+    };
+    assert_eq!(
+        detail("mypy files"),
+        "the tool's own selection: pyproject.toml [tool.mypy]: files = src; exclude = ^src/app/legacy\\.py$"
+    );
+    assert_eq!(
+        detail("pyright files"),
+        "the tool's own selection: pyproject.toml [tool.pyright]: include = src; exclude = src/app/legacy.py"
+    );
+    assert_eq!(
+        detail("ruff_check files"),
+        "the tool's own selection: the tool's own discovery and settings, applied by the tool itself"
+    );
+}
+
+/// ruff formats and lints notebooks and the Python blocks of Markdown, as
+/// `ruff format --check .` and `ruff check .` do; notebook findings name
+/// their cell, and lines count within it.
+#[test]
+fn notebooks_and_markdown_are_checked_by_ruff_with_cells() {
+    let project = Project::fixture("parity/notebooks");
+    let expected = counts(&[
+        ("ruff_format", 2),
+        ("ruff_check", 1),
+        ("mypy", 0),
+        ("pyright", 0),
+    ]);
+    assert_eq!(native_counts(&project), expected);
+    assert_eq!(qg_counts(&project), expected);
+    let run = project.qg_with_tools(&[
+        "run",
+        "nb/analysis.ipynb",
+        "README.md",
+        "--format",
+        "json",
+        "--no-state",
+    ]);
+    let lint = &run.gate("ruff_check")["violations"][0];
+    assert_eq!(
+        (
+            lint["file"].as_str(),
+            lint["cell"].as_u64(),
+            lint["line"].as_u64()
+        ),
+        (Some("nb/analysis.ipynb"), Some(2), Some(1))
+    );
+    let format = run.gate("ruff_format");
+    let cells: Vec<(String, Option<u64>)> = format["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["file"].as_str().unwrap().to_string(), v["cell"].as_u64()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("README.md".to_string(), None),
+            ("nb/analysis.ipynb".to_string(), Some(3))
+        ]
+    );
+    assert_eq!(run.gate("mypy")["status"], "skipped");
+    let concise = project.qg_with_tools(&[
+        "run",
+        "nb/analysis.ipynb",
+        "--format",
+        "concise",
+        "--no-state",
+    ]);
+    assert!(
+        concise.stdout.contains(
+            "\nnb/analysis.ipynb:cell 2:1:8: error: `os` imported but unused [ruff_check:F401]\n"
+        ),
+        "{}",
+        concise.stdout
+    );
+    // Formats that know only file and line say which cell in the message.
+    let github = project.qg_with_tools(&[
+        "run",
+        "nb/analysis.ipynb",
+        "--format",
+        "github",
+        "--no-state",
+    ]);
+    assert!(
+        github.stdout.contains("::error file=nb/analysis.ipynb,title=F401 (Ruff lint)::cell 2, line 1: `os` imported but unused"),
+        "{}",
+        github.stdout
+    );
+}
