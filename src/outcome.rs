@@ -293,10 +293,11 @@ fn unparsed_warnings(unparsed: &Unparsed) -> Vec<String> {
         .collect();
     let more = unparsed.total - unparsed.lines.len();
     if more > 0 {
-        let lines = if more == 1 { "line" } else { "lines" };
-        warnings.push(format!(
-            "and {more} more {lines} that are not findings (the log has them all)"
-        ));
+        let lines = match more {
+            1 => "line that is not a finding",
+            _ => "lines that are not findings",
+        };
+        warnings.push(format!("and {more} more {lines} (the log has them all)"));
     }
     warnings
 }
@@ -540,6 +541,65 @@ mod tests {
         let raw = crate::file_name::from_bytes(b"caf\xe9 it's.py");
         assert_eq!(shell_quote(&raw), r"$'caf\xE9 it\'s.py'");
         assert_eq!(shell_quote("new\nline.py"), r"$'new\x0Aline.py'");
+    }
+
+    #[test]
+    fn unparsed_lines_past_the_kept_ones_are_counted_in_one_more_warning() {
+        let mut unparsed = Unparsed::default();
+        for n in 1..=103 {
+            unparsed.push(n, format!("note {n}").as_bytes());
+        }
+        let warnings = unparsed_warnings(&unparsed);
+        assert_eq!(warnings.len(), Unparsed::KEPT + 1);
+        assert_eq!(warnings[0], "output line 1 is not a finding: `note 1`");
+        assert_eq!(
+            warnings.last().unwrap(),
+            "and 3 more lines that are not findings (the log has them all)"
+        );
+        let mut one_more = Unparsed::default();
+        for n in 1..=101 {
+            one_more.push(n, b"x");
+        }
+        assert_eq!(
+            unparsed_warnings(&one_more).last().unwrap(),
+            "and 1 more line that is not a finding (the log has them all)"
+        );
+        let mut few = Unparsed::default();
+        few.push(7, b"only");
+        assert_eq!(
+            unparsed_warnings(&few),
+            ["output line 7 is not a finding: `only`"]
+        );
+    }
+
+    #[test]
+    fn mostly_unresolved_means_at_least_three_and_more_than_half() {
+        assert!(mostly_unresolved(3, 5));
+        assert!(mostly_unresolved(3, 3));
+        assert!(!mostly_unresolved(3, 6), "half is not more than half");
+        assert!(
+            !mostly_unresolved(2, 2),
+            "two imports are not an environment"
+        );
+        assert!(!mostly_unresolved(0, 0));
+        assert!(mostly_unresolved(153, 229));
+    }
+
+    #[test]
+    fn statuses_have_their_json_names() {
+        let names: Vec<&str> = [
+            GateStatus::Passed,
+            GateStatus::Failed,
+            GateStatus::Error,
+            GateStatus::Skipped,
+        ]
+        .into_iter()
+        .map(GateStatus::as_str)
+        .collect();
+        assert_eq!(names, ["passed", "failed", "error", "skipped"]);
+        for status in [GateStatus::Passed, GateStatus::Error] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
     }
 
     #[test]

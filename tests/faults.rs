@@ -112,6 +112,10 @@ fn unexpected_exit_code_carries_code_and_stderr_tail() {
     assert_error(&gate, "unexpected_exit_code");
     assert_eq!(gate["error"]["exit_code"], 2);
     assert_eq!(gate["error"]["stderr_tail"], "config is broken: line 3");
+    assert_eq!(
+        run.json()["summary_line"],
+        "⚠️ 1/1 gates errored — fake: unexpected exit code 2"
+    );
 }
 
 #[test]
@@ -192,6 +196,10 @@ fn timeout_kills_the_whole_process_tree() {
     );
     run.assert_code(2);
     assert_error(&run.gate("fake"), "timeout");
+    assert_eq!(
+        run.json()["summary_line"],
+        "⚠️ 1/1 gates errored — fake: timed out after 1s"
+    );
     let pid: i32 = std::fs::read_to_string(project.path().join("grandchild.pid"))
         .unwrap()
         .trim()

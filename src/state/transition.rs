@@ -226,6 +226,25 @@ mod tests {
     }
 
     #[test]
+    fn an_errored_run_forgets_only_the_clean_blobs_of_failing_files() {
+        let mut prev = previous("old", &[]).unwrap();
+        prev.clean_blobs.insert("failing.py".into(), "f".into());
+        prev.clean_blobs.insert("fine.py".into(), "g".into());
+        let mut f = facts(&["failing.py"], &["failing.py"]);
+        f.any_error = true;
+        let next = transition(Some(prev), &f, &ALL_EXIST);
+        assert_eq!(next.clean_blobs.keys().collect::<Vec<_>>(), ["fine.py"]);
+    }
+
+    #[test]
+    fn a_changed_entry_gets_a_new_timestamp() {
+        let mut prev = previous("old", &[]).unwrap();
+        prev.updated_at = Some("earlier".into());
+        let next = transition(Some(prev), &facts(&["a.py"], &["a.py"]), &ALL_EXIST);
+        assert_eq!(next.updated_at.as_deref(), Some("now"));
+    }
+
+    #[test]
     fn a_run_that_changes_nothing_leaves_the_entry_untouched() {
         let mut f = facts(&[], &[]);
         let first = transition(None, &f, &ALL_EXIST);
