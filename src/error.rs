@@ -33,11 +33,7 @@ impl fmt::Display for ConfigError {
             write!(f, "{}: ", key.escape_debug())?;
         }
         let folded: Vec<&str> = self.message.split_whitespace().collect();
-        write!(
-            f,
-            "{}",
-            crate::report::terminal::neutralize(&folded.join(" "))
-        )
+        write!(f, "{}", crate::quote::neutralize(&folded.join(" ")))
     }
 }
 

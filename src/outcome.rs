@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::config::Gate;
 use crate::exec::process::{signal_name, Finished, Termination};
-use crate::parse::{PathContext, Unparsed};
+use crate::parse::Unparsed;
+use crate::paths::PathContext;
 use crate::violation::Violation;
 
 /// A gate's verdict.
@@ -463,46 +464,11 @@ fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String 
     let quoted: Vec<String> = files
         .iter()
         .map(|f| match f.starts_with('-') {
-            true => shell_quote(&format!("./{f}")),
-            false => shell_quote(f),
+            true => crate::quote::shell_quote(&format!("./{f}")),
+            false => crate::quote::shell_quote(f),
         })
         .collect();
     hint.replace("{files}", &quoted.join(" "))
-}
-
-/// Quotes a word for POSIX shells when it needs it; a word with control
-/// characters or undecodable bytes (see [`crate::file_name`]) becomes an
-/// ANSI-C `$'...'` string, which bash, zsh and ksh read back byte for byte.
-pub fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
-    if safe {
-        word.to_string()
-    } else if word.chars().any(crate::file_name::needs_escape) {
-        ansi_c_quote(word)
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-fn ansi_c_quote(word: &str) -> String {
-    use crate::file_name::{escape_of, Escape};
-    let mut out = String::from("$'");
-    for c in word.chars() {
-        match (c, escape_of(c)) {
-            ('\'' | '\\', _) => {
-                out.push('\\');
-                out.push(c);
-            }
-            (_, Some(Escape::Byte(b))) => out.push_str(&format!("\\x{b:02X}")),
-            (_, Some(Escape::Char(c))) => out.push_str(&format!("\\U{:08X}", c as u32)),
-            (c, None) => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -531,17 +497,6 @@ fn tail(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("pkg/a.py"), "pkg/a.py");
-        assert_eq!(shell_quote("my file.py"), "'my file.py'");
-        assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
-        assert_eq!(shell_quote("--opt"), "--opt");
-        let raw = crate::file_name::from_bytes(b"caf\xe9 it's.py");
-        assert_eq!(shell_quote(&raw), r"$'caf\xE9 it\'s.py'");
-        assert_eq!(shell_quote("new\nline.py"), r"$'new\x0Aline.py'");
-    }
 
     #[test]
     fn unparsed_lines_past_the_kept_ones_are_counted_in_one_more_warning() {

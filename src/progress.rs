@@ -11,8 +11,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::config::Gate;
 use crate::exec::Observer;
-use crate::outcome::shell_quote;
 use crate::outcome::GateResult;
+use crate::quote::shell_quote;
 
 /// Observer for a terminal run.
 pub struct TerminalObserver {

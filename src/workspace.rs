@@ -63,6 +63,6 @@ impl Workspace {
         absolute
             .strip_prefix(&self.root)
             .ok()
-            .map(crate::parse::paths::to_slash)
+            .map(crate::paths::to_slash)
     }
 }

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use qg::config::{self, EMBEDDED_DEFAULT};
-use qg::parse::{PathContext, ToolOutput};
+use qg::parse::ToolOutput;
+use qg::paths::PathContext;
 use qg::violation::{Severity, Violation};
 
 fn parse_recorded(gate: &str, file: &str) -> Vec<Violation> {

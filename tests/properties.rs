@@ -10,7 +10,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use qg::config::{self, EMBEDDED_DEFAULT};
-use qg::parse::{PathContext, ToolOutput};
+use qg::parse::ToolOutput;
+use qg::paths::PathContext;
 use serde_json::Value;
 
 fn cases() -> u32 {

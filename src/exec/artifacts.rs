@@ -57,9 +57,7 @@ pub fn write(
     entry.finished.stderr.copy_to(&mut file)?;
     file.flush()?;
     rotate(&dir, settings.max_files);
-    Ok(crate::parse::paths::to_slash(
-        &settings.output_dir.join(name),
-    ))
+    Ok(crate::paths::to_slash(&settings.output_dir.join(name)))
 }
 
 /// Creates the directory with a `.gitignore` of `*`, as ruff does for its

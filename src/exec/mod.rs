@@ -16,7 +16,7 @@ use std::time::Instant;
 use crate::config::{ArtifactLogging, Gate};
 use crate::file_name;
 use crate::outcome::{self, ErrorKind, GateResult};
-use crate::parse::PathContext;
+use crate::paths::PathContext;
 use crate::plan::GatePlan;
 use resolve::{ResolveError, ResolvedTool};
 

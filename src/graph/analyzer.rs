@@ -6,7 +6,7 @@ use std::ffi::OsString;
 
 use super::Request;
 use crate::exec::{batch, process, ExecContext};
-use crate::parse::PathContext;
+use crate::paths::PathContext;
 
 /// What the analyzer said, root-relative.
 #[derive(Debug, Default)]

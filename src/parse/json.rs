@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json_stream::for_each_at;
-use super::{shift, ParseFailure, Parsed, PathContext, SpecError};
+use super::{shift, ParseFailure, Parsed, SpecError};
 use crate::config::schema::{Field, OutputStream};
+use crate::paths::PathContext;
 use crate::violation::{Severity, Violation};
 
 /// Compiled `json_violations` settings.

@@ -7,13 +7,12 @@
 
 pub mod json;
 mod json_stream;
-pub mod paths;
 pub mod text;
 
 use crate::config::schema::OutputStream;
 use crate::violation::Violation;
 
-pub use paths::PathContext;
+use crate::paths::PathContext;
 
 /// A compiled parsing strategy.
 #[derive(Debug, Clone)]

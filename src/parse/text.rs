@@ -8,8 +8,9 @@ use regex::{Captures, Regex, RegexBuilder};
 
 use std::io::Read;
 
-use super::{shift, OutputSource, PathContext, SpecError};
+use super::{shift, OutputSource, SpecError};
 use crate::config::schema::{Field, OutputStream};
+use crate::paths::PathContext;
 use crate::violation::{Severity, Violation};
 
 /// Compiled `text_violations` settings: one or more rules, each a regex

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::findings;
 use super::summary::summary_line;
-use super::terminal::neutralize;
+use crate::quote::neutralize;
 use crate::run::RunReport;
 
 /// Renders the report.

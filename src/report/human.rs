@@ -4,8 +4,9 @@
 use std::fmt::Write;
 
 use super::summary::{plural, summary_line};
-use super::terminal::{neutralize, Palette};
+use super::terminal::Palette;
 use crate::outcome::{GateResult, GateStatus};
+use crate::quote::neutralize;
 use crate::run::RunReport;
 use crate::violation::{Severity, Violation};
 

@@ -202,7 +202,7 @@ fn encode_path(path: &str) -> String {
 }
 
 fn root_uri(report: &RunReport) -> String {
-    let root = crate::parse::paths::to_slash(&report.root);
+    let root = crate::paths::to_slash(&report.root);
     let root = root.trim_end_matches('/');
     let root = if root.starts_with('/') {
         root.to_string()

@@ -727,7 +727,7 @@ fn walk_files(root: &Path) -> Result<Vec<String>, QgError> {
             let child = relative.join(&name);
             match entry.file_type() {
                 Ok(t) if t.is_dir() => pending.push(child),
-                Ok(t) if t.is_file() => out.push(crate::parse::paths::to_slash(&child)),
+                Ok(t) if t.is_file() => out.push(crate::paths::to_slash(&child)),
                 _ => {}
             }
         }

@@ -1,0 +1,76 @@
+//! Making text safe to show and to paste: untrusted tool output shown on a
+//! terminal, and file names pasted into a shell.
+
+/// Replaces control characters (ESC, BEL, C1 controls, …) with visible
+/// escapes so a tool message cannot move the cursor, set a hyperlink (OSC 8)
+/// or write the clipboard (OSC 52). Newlines and tabs are kept.
+pub fn neutralize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\n' || c == '\t' || !(c.is_control() || crate::file_name::is_bidi_override(c)) {
+            out.push(c);
+        } else {
+            out.push_str(&c.escape_unicode().to_string());
+        }
+    }
+    out
+}
+
+/// Quotes a word for POSIX shells when it needs it; a word with control
+/// characters or undecodable bytes (see [`crate::file_name`]) becomes an
+/// ANSI-C `$'...'` string, which bash, zsh and ksh read back byte for byte.
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,%".contains(c));
+    if safe {
+        word.to_string()
+    } else if word.chars().any(crate::file_name::needs_escape) {
+        ansi_c_quote(word)
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn ansi_c_quote(word: &str) -> String {
+    use crate::file_name::{escape_of, Escape};
+    let mut out = String::from("$'");
+    for c in word.chars() {
+        match (c, escape_of(c)) {
+            ('\'' | '\\', _) => {
+                out.push('\\');
+                out.push(c);
+            }
+            (_, Some(Escape::Byte(b))) => out.push_str(&format!("\\x{b:02X}")),
+            (_, Some(Escape::Char(c))) => out.push_str(&format!("\\U{:08X}", c as u32)),
+            (c, None) => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("pkg/a.py"), "pkg/a.py");
+        assert_eq!(shell_quote("my file.py"), "'my file.py'");
+        assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
+        assert_eq!(shell_quote("--opt"), "--opt");
+        let raw = crate::file_name::from_bytes(b"caf\xe9 it's.py");
+        assert_eq!(shell_quote(&raw), r"$'caf\xE9 it\'s.py'");
+        assert_eq!(shell_quote("new\nline.py"), r"$'new\x0Aline.py'");
+    }
+
+    #[test]
+    fn escapes_are_made_visible() {
+        let hostile = "a\x1b[2Jb\x1b]8;;http://x\x07c\x1b]52;c;aGk=\x07\nnext\u{202E}";
+        let safe = neutralize(hostile);
+        assert!(!safe.contains('\x1b') && !safe.contains('\x07') && !safe.contains('\u{202E}'));
+        assert!(safe.contains("\\u{1b}[2J") && safe.contains("\nnext"));
+    }
+}
