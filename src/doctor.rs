@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::{self, Config};
-use crate::exec::resolve::ResolveError;
-use crate::exec::ExecContext;
 use crate::state::StateStore;
+use crate::tools::resolve::ResolveError;
+use crate::tools::Toolbox;
 use crate::workspace::Workspace;
 
 /// How one check came out.
@@ -106,7 +106,7 @@ fn finish(root: String, checks: Vec<Check>) -> Diagnosis {
 }
 
 fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
-    let ctx = ExecContext::from_env(root, &config.artifact_logging);
+    let ctx = Toolbox::from_env(root);
     config
         .active_gates
         .iter()
@@ -119,7 +119,7 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                         .version_args
                         .clone()
                         .unwrap_or_else(|| vec!["--version".into()]);
-                    let version = crate::exec::version::ask(&tool, &args, root)
+                    let version = crate::tools::version::ask(&tool, &args, root)
                         .unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
                     let detail = format!("{} ({version})", tool.path.display());
                     Check::new(id, Health::Ok, detail, None)
@@ -175,7 +175,7 @@ fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
     let Some(last) = crate::state::history::read(root).pop() else {
         return Vec::new();
     };
-    let ctx = ExecContext::from_env(root, &config.artifact_logging);
+    let ctx = Toolbox::from_env(root);
     last.gates
         .iter()
         .filter_map(|record| {

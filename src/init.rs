@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{self, EMBEDDED_DEFAULT, PROJECT_CONFIG};
 use crate::error::QgError;
-use crate::exec::ExecContext;
+use crate::tools::Toolbox;
 
 /// What `qg init` found out about a gate's tool.
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ pub fn inspect(root: &Path) -> Result<Inspection, QgError> {
     let default = config::parse(EMBEDDED_DEFAULT, "<embedded default>")?;
     let pyproject = read_toml(&root.join("pyproject.toml"));
     let setup_cfg = std::fs::read_to_string(root.join("setup.cfg")).unwrap_or_default();
-    let ctx = ExecContext::from_env(root, &default.artifact_logging);
+    let ctx = Toolbox::from_env(root);
     let tools = default
         .active_gates
         .iter()

@@ -7,7 +7,7 @@
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::exec::process;
+use crate::process;
 
 /// Starts the watcher thread. Call once, before any tool starts.
 pub fn install() {

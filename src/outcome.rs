@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use crate::config::Gate;
-use crate::exec::process::{signal_name, Finished, Termination};
 use crate::parse::Unparsed;
 use crate::paths::PathContext;
+use crate::process::{signal_name, Finished, Termination};
 use crate::violation::Violation;
 
 /// A gate's verdict.

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::config::{self, Config};
 use crate::error::QgError;
-use crate::exec::{self, resolve, ExecContext, Observer};
+use crate::exec::{self, ExecContext, Observer};
 use crate::graph;
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
@@ -18,6 +18,7 @@ use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::selection::{self, ToolSelection};
 use crate::state::history::{self, GateRecord, RunRecord};
 use crate::state::{transition, BranchState, RunFacts, StateStore, ToolStamp, Worktree};
+use crate::tools::{resolve, version, Toolbox};
 use crate::workspace::Workspace;
 
 /// What `qg run` was asked to do.
@@ -248,11 +249,16 @@ fn add_importers(workspace: &Workspace, config: &Config, scope: &mut Scope, reme
 
 /// What each active gate's `command[0]` resolves to now.
 fn tool_stamps(workspace: &Workspace, config: &Config) -> BTreeMap<String, ToolStamp> {
-    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    let tools = Toolbox::from_env(&workspace.root);
     config
         .active_gates
         .iter()
-        .map(|id| (id.clone(), resolve::stamp(&ctx.resolve(&config.gates[id]))))
+        .map(|id| {
+            (
+                id.clone(),
+                resolve::stamp(&tools.resolve(&config.gates[id])),
+            )
+        })
         .collect()
 }
 
@@ -299,7 +305,7 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions) = std::thread::scope(|threads| {
         let versions =
-            threads.spawn(|| exec::version::tool_versions(&running, &ctx, !options.no_state));
+            threads.spawn(|| version::tool_versions(&running, &ctx.tools, !options.no_state));
         if resolved.scope.mode == ScopeMode::Project && !options.no_state {
             let cwd = workspace.cwd.clone();
             threads.spawn(|| refresh_import_graph(cwd, &config, &running));

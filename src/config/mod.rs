@@ -127,8 +127,8 @@ pub struct Gate {
     /// fixer (a type checker); `{files}` as in `fix_hint`.
     pub rerun_hint: Option<String>,
     /// Command that installs the tool, shown when it is missing;
-    /// `{venv_bin}` becomes the project virtualenv's `bin/` (see
-    /// [`crate::exec::ExecContext::install_hint`]).
+    /// `{venv_bin}` becomes the project virtualenv's `bin/` (the tools
+    /// module expands it).
     pub install_hint: Option<String>,
     /// Arguments that make `command[0]` print its version (`["--version"]`),
     /// asked once per installed binary; none: the version is not reported.
@@ -143,7 +143,7 @@ pub struct Gate {
     pub selection: Option<SelectionSpec>,
 }
 
-/// How a tool picks its own files (see [`crate::selection`]).
+/// How a tool picks its own files (the selection module reads it).
 #[derive(Debug, Clone)]
 pub struct SelectionSpec {
     /// Arguments of the tool's own whole-project run, appended to the

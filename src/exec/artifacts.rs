@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::process::{Finished, Termination};
 use crate::config::ArtifactLogging;
+use crate::process::{Finished, Termination};
 
 /// What one log file records.
 pub struct LogEntry<'a> {
@@ -78,7 +78,7 @@ fn write_header(file: &mut fs::File, entry: &LogEntry<'_>) -> std::io::Result<()
     let exit = match entry.finished.termination {
         Termination::Exited(code) => format!("exit code {code}"),
         Termination::Signaled(signal) => {
-            format!("killed by {}", super::process::signal_name(signal))
+            format!("killed by {}", crate::process::signal_name(signal))
         }
         Termination::TimedOut => "timed out; process group killed".to_string(),
     };

@@ -2,10 +2,6 @@
 //! into a [`GateResult`]. Results come back in plan (config) order.
 
 pub mod artifacts;
-pub mod batch;
-pub mod process;
-pub mod resolve;
-pub mod version;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,86 +14,25 @@ use crate::file_name;
 use crate::outcome::{self, ErrorKind, GateResult};
 use crate::paths::PathContext;
 use crate::plan::GatePlan;
-use resolve::{ResolveError, ResolvedTool};
+use crate::process::{self, batch};
+use crate::tools::resolve::{ResolveError, ResolvedTool};
+use crate::tools::Toolbox;
 
 /// What every gate run shares.
 pub struct ExecContext<'a> {
-    /// Project root (canonical).
-    pub root: &'a Path,
+    /// Where tools are found and how they run.
+    pub tools: Toolbox<'a>,
     /// Artifact-log settings.
     pub logging: &'a ArtifactLogging,
-    /// `$VIRTUAL_ENV` at start.
-    pub virtual_env: Option<OsString>,
-    /// `$PATH` at start.
-    pub path_var: Option<OsString>,
 }
 
 impl ExecContext<'_> {
     /// Captures the environment qg itself was started with.
     pub fn from_env<'a>(root: &'a Path, logging: &'a ArtifactLogging) -> ExecContext<'a> {
         ExecContext {
-            root,
+            tools: Toolbox::from_env(root),
             logging,
-            virtual_env: std::env::var_os("VIRTUAL_ENV"),
-            path_var: std::env::var_os("PATH"),
         }
-    }
-}
-
-impl ExecContext<'_> {
-    /// The gate's install command, with `{venv_bin}` naming the project's
-    /// virtualenv (`.venv/bin/pip install mypy`) when there is one, so the
-    /// tool lands where qg looks first; without one it is dropped (`pip
-    /// install mypy`).
-    pub fn install_hint(&self, gate: &Gate) -> Option<String> {
-        Some(self.expand_venv_bin(gate.install_hint.as_deref()?))
-    }
-
-    /// `{venv_bin}` of a hint: the project virtualenv's `bin/`, root-relative
-    /// when inside the root, or nothing when there is no virtualenv.
-    pub fn expand_venv_bin(&self, hint: &str) -> String {
-        let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
-            .map(|bin| {
-                let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
-                format!("{}/", shown.display())
-            })
-            .unwrap_or_default();
-        hint.replace("{venv_bin}", &bin)
-    }
-
-    /// The variables that run `tool` as if its virtualenv were activated:
-    /// its `bin` first on PATH, `VIRTUAL_ENV` set. Nothing for a tool found
-    /// on PATH.
-    pub fn activated(&self, tool: &ResolvedTool) -> Vec<(OsString, OsString)> {
-        let mut env: Vec<(OsString, OsString)> = Vec::new();
-        if let Some(bin) = &tool.venv_bin {
-            let mut dirs = vec![bin.clone()];
-            if let Some(path) = &self.path_var {
-                dirs.extend(std::env::split_paths(path));
-            }
-            if let Ok(joined) = std::env::join_paths(dirs) {
-                env.push(("PATH".into(), joined));
-            }
-            if let Some(venv) = bin.parent() {
-                env.push(("VIRTUAL_ENV".into(), venv.as_os_str().to_owned()));
-            }
-        }
-        env
-    }
-
-    /// Where this gate's `command[0]` resolves.
-    pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
-        self.resolve_program(&gate.command[0])
-    }
-
-    /// Where `program` resolves: the project's virtualenv, then PATH.
-    pub fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
-        resolve::resolve(
-            program,
-            self.root,
-            self.virtual_env.clone(),
-            self.path_var.clone(),
-        )
     }
 }
 
@@ -182,15 +117,15 @@ fn prepare(
     if let Some(reason) = &plan.skip_reason {
         return Err(Box::new(GateResult::skipped(gate, reason.clone())));
     }
-    let tool = ctx.resolve(gate).map_err(|e| {
+    let tool = ctx.tools.resolve(gate).map_err(|e| {
         let mut result = unresolved(gate, e, ctx);
         result.files_checked = plan.files.len();
         Box::new(result)
     })?;
-    let cwd = process::working_dir(ctx.root, gate.working_dir.as_deref());
+    let cwd = process::working_dir(ctx.tools.root, gate.working_dir.as_deref());
     let env = environment(gate, &tool, ctx);
     let batches = if gate.pass_files && plan.native_args.is_none() {
-        batches(plan, &tool, &env, ctx.root, jobs, runnable)?
+        batches(plan, &tool, &env, ctx.tools.root, jobs, runnable)?
     } else {
         vec![plan.files.clone()]
     };
@@ -312,7 +247,7 @@ fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>, ctx: &ExecContext<'_>) -> 
         outcome::restrict(plan.gate, &mut result, |f| plan.reports(f));
     }
     if let Some(unresolved) = &plan.gate.unresolved_imports {
-        let advice = ctx.expand_venv_bin(&unresolved.advice);
+        let advice = ctx.tools.expand_venv_bin(&unresolved.advice);
         outcome::advise_on_unresolved_imports(&mut result, &unresolved.codes, &advice);
     }
     result
@@ -332,7 +267,7 @@ fn run_unit(
             .chain(native)
             .map(OsString::from)
             .collect(),
-        None => arguments(gate, files, ctx.root),
+        None => arguments(gate, files, ctx.tools.root),
     };
     let argv = display_argv(&launch.tool, &args);
     observer.gate_started(gate, files.len(), &argv);
@@ -353,7 +288,7 @@ fn run_unit(
             return result;
         }
     };
-    let paths = PathContext::new(ctx.root, &launch.cwd);
+    let paths = PathContext::new(ctx.tools.root, &launch.cwd);
     let mut result = outcome::judge(gate, files, &finished, &paths);
     match write_log(gate, &argv, &launch.tool, &launch.cwd, &finished, ctx) {
         Ok(log) => result.log = log,
@@ -391,7 +326,7 @@ fn unresolved(gate: &Gate, error: ResolveError, ctx: &ExecContext<'_>) -> GateRe
             format!("{} is not executable (chmod +x it)", path.display()),
         ),
     };
-    let install = ctx.install_hint(gate);
+    let install = ctx.tools.install_hint(gate);
     if let Some(install) = &install {
         message.push_str(&format!("; install: {install}"));
     }
@@ -432,7 +367,7 @@ fn environment(
     tool: &ResolvedTool,
     ctx: &ExecContext<'_>,
 ) -> Vec<(OsString, OsString)> {
-    let mut env = ctx.activated(tool);
+    let mut env = ctx.tools.activated(tool);
     env.extend(gate.env.iter().map(|(k, v)| (k.into(), v.into())));
     env
 }
@@ -456,5 +391,5 @@ fn write_log(
         cwd,
         finished,
     };
-    artifacts::write(ctx.root, ctx.logging, &entry).map(Some)
+    artifacts::write(ctx.tools.root, ctx.logging, &entry).map(Some)
 }

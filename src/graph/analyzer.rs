@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 
 use super::Request;
-use crate::exec::{batch, process, ExecContext};
 use crate::paths::PathContext;
+use crate::process::{self, batch};
+use crate::tools::Toolbox;
 
 /// What the analyzer said, root-relative.
 #[derive(Debug, Default)]
@@ -22,7 +23,7 @@ pub struct Answers {
 pub fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
     let spec = request.spec;
     let ws = request.ws;
-    let ctx = ExecContext::from_env(&ws.root, &request.config.artifact_logging);
+    let ctx = Toolbox::from_env(&ws.root);
     let program = &spec.command[0];
     let tool = ctx.resolve_program(program).map_err(|_| {
         let install = spec

@@ -54,11 +54,10 @@ impl Node {
 /// Identity of the analyzer: its command, the binary it resolves to (path,
 /// size, mtime), and the content of its config files.
 pub fn key(request: &Request<'_>) -> Result<String, String> {
-    let ctx =
-        crate::exec::ExecContext::from_env(&request.ws.root, &request.config.artifact_logging);
+    let ctx = crate::tools::Toolbox::from_env(&request.ws.root);
     let spec = request.spec;
     let tool = ctx.resolve_program(&spec.command[0]);
-    let stamp = crate::exec::resolve::stamp(&tool);
+    let stamp = crate::tools::resolve::stamp(&tool);
     let mut identity = format!("qg-graph/v1\0{}\0{stamp:?}", spec.command.join("\0"));
     for file in &spec.config_files {
         let blob = crate::scope::git::blob_id(&request.ws.root.join(file));

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::json_stream::for_each_at;
 use super::{shift, ParseFailure, Parsed, SpecError};
-use crate::config::schema::{Field, OutputStream};
+use super::{Field, OutputStream};
 use crate::paths::PathContext;
 use crate::violation::{Severity, Violation};
 

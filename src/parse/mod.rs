@@ -8,8 +8,10 @@
 pub mod json;
 mod json_stream;
 pub mod text;
+mod vocabulary;
 
-use crate::config::schema::OutputStream;
+pub use vocabulary::{Field, OutputStream};
+
 use crate::violation::Violation;
 
 use crate::paths::PathContext;
@@ -86,6 +88,23 @@ impl SpecError {
 pub trait OutputSource {
     /// A reader over the chosen stream (`both`: stdout, a newline, stderr).
     fn open(&self, stream: OutputStream) -> std::io::Result<Box<dyn std::io::BufRead + '_>>;
+}
+
+/// A finished tool's streams, read from its capture files.
+impl OutputSource for crate::process::Finished {
+    fn open(&self, stream: OutputStream) -> std::io::Result<Box<dyn std::io::BufRead + '_>> {
+        Ok(match stream {
+            OutputStream::Stdout => Box::new(self.stdout.reader()?),
+            OutputStream::Stderr => Box::new(self.stderr.reader()?),
+            OutputStream::Both => {
+                use std::io::Read;
+                let both = (self.stdout.reader()?)
+                    .chain(&b"\n"[..])
+                    .chain(self.stderr.reader()?);
+                Box::new(std::io::BufReader::new(both))
+            }
+        })
+    }
 }
 
 /// Output held in memory.

@@ -9,7 +9,7 @@ use regex::{Captures, Regex, RegexBuilder};
 use std::io::Read;
 
 use super::{shift, OutputSource, SpecError};
-use crate::config::schema::{Field, OutputStream};
+use super::{Field, OutputStream};
 use crate::paths::PathContext;
 use crate::violation::{Severity, Violation};
 

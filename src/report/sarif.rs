@@ -96,7 +96,7 @@ fn run(
     });
     // The tool's own version, when qg knows it; never qg's in its place.
     if let Some(line) = &gate.tool_version {
-        driver["version"] = json!(crate::exec::version::number(line));
+        driver["version"] = json!(crate::tools::version::number(line));
     }
     json!({
         "tool": {"driver": driver},

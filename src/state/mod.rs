@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::tools::resolve::ToolStamp;
 pub use store::StateStore;
 pub use transition::{transition, RunFacts, Worktree};
 
@@ -61,16 +62,4 @@ pub struct BranchState {
     /// When qg last wrote this entry (RFC 3339, UTC).
     #[serde(default)]
     pub updated_at: Option<String>,
-}
-
-/// Identity of a resolved tool: a change of path, size or mtime means a
-/// different tool, so the baseline no longer proves anything.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolStamp {
-    /// Resolved executable, or `null` when it was not found.
-    pub path: Option<String>,
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the Unix epoch.
-    pub mtime_ns: u128,
 }

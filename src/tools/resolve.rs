@@ -2,6 +2,8 @@
 //! first (`$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv`), then `PATH`.
 
 use std::ffi::OsString;
+
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Where a tool was found.
@@ -12,6 +14,18 @@ pub struct ResolvedTool {
     /// The virtualenv `bin` directory it came from, if any (prepended to the
     /// child's PATH so the tool finds its siblings).
     pub venv_bin: Option<PathBuf>,
+}
+
+/// Identity of a resolved tool: a change of path, size or mtime means a
+/// different tool, so the baseline no longer proves anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolStamp {
+    /// Resolved executable, or `null` when it was not found.
+    pub path: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: u128,
 }
 
 /// Why a tool could not be resolved.
@@ -25,7 +39,7 @@ pub enum ResolveError {
 
 /// The identity of whatever `resolve` found (or did not find), for the
 /// state file: a new path, size or mtime invalidates the baseline.
-pub fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> crate::state::ToolStamp {
+pub fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> ToolStamp {
     let path = resolved.as_ref().ok().map(|tool| tool.path.clone());
     let meta = path.as_ref().and_then(|p| std::fs::metadata(p).ok());
     let mtime_ns = meta
@@ -33,7 +47,7 @@ pub fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> crate::state::Too
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    crate::state::ToolStamp {
+    ToolStamp {
         path: path.map(|p| p.display().to_string()),
         size: meta.map_or(0, |m| m.len()),
         mtime_ns,

@@ -3,6 +3,8 @@
 //! stray grandchild to hold open, no quadratic buffer growth), in its own
 //! process group so a timeout kills the whole tree.
 
+pub mod batch;
+
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -31,25 +33,6 @@ pub struct Finished {
     pub stderr: Capture,
     /// Wall time.
     pub duration: Duration,
-}
-
-impl crate::parse::OutputSource for Finished {
-    fn open(
-        &self,
-        stream: crate::config::schema::OutputStream,
-    ) -> std::io::Result<Box<dyn std::io::BufRead + '_>> {
-        use crate::config::schema::OutputStream;
-        Ok(match stream {
-            OutputStream::Stdout => Box::new(self.stdout.reader()?),
-            OutputStream::Stderr => Box::new(self.stderr.reader()?),
-            OutputStream::Both => Box::new(std::io::BufReader::new(
-                self.stdout
-                    .reader()?
-                    .chain(&b"\n"[..])
-                    .chain(self.stderr.reader()?),
-            )),
-        })
-    }
 }
 
 /// One captured stream, left on disk: readers stream it, so 100 MB of

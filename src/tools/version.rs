@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::process::{self, Termination};
+use super::resolve::ToolStamp;
 use super::resolve::{self, ResolvedTool};
-use super::ExecContext;
+use super::Toolbox;
 use crate::config::Gate;
-use crate::state::ToolStamp;
+use crate::process::{self, Termination};
 
 /// Where the cache lives, relative to the root.
 pub const CACHE_FILE: &str = ".st3/tool-versions.json";
@@ -34,10 +34,10 @@ struct Entry {
 /// `version_args`, or whose tool does not resolve or answer, are absent.
 pub fn tool_versions(
     gates: &[&Gate],
-    ctx: &ExecContext<'_>,
+    tools: &Toolbox<'_>,
     remember: bool,
 ) -> BTreeMap<String, String> {
-    let path = ctx.root.join(CACHE_FILE);
+    let path = tools.root.join(CACHE_FILE);
     let mut cache: BTreeMap<String, Entry> = std::fs::read(&path)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -45,7 +45,7 @@ pub fn tool_versions(
     let mut found = BTreeMap::new();
     let mut to_ask = Vec::new();
     for gate in gates {
-        let (Some(args), Ok(tool)) = (&gate.version_args, ctx.resolve(gate)) else {
+        let (Some(args), Ok(tool)) = (&gate.version_args, tools.resolve(gate)) else {
             continue;
         };
         let stamp = resolve::stamp(&Ok(tool.clone()));
@@ -64,7 +64,7 @@ pub fn tool_versions(
         let handles: Vec<_> = to_ask
             .into_iter()
             .map(|(id, key, stamp, tool, args)| {
-                threads.spawn(move || (id, key, stamp, ask(&tool, &args, ctx.root)))
+                threads.spawn(move || (id, key, stamp, ask(&tool, &args, tools.root)))
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()

@@ -1,0 +1,93 @@
+//! Finding a project's tools and running them as its own: where each
+//! program resolves, the environment that activates its virtualenv, the
+//! install command when it is missing, and which version it is.
+
+pub mod resolve;
+pub mod version;
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::config::Gate;
+use resolve::{ResolveError, ResolvedTool};
+
+/// Where a project's tools are found, and how they run: the project's
+/// virtualenv first (`$VIRTUAL_ENV`, `.venv`, `venv`), then `PATH`, as if
+/// that virtualenv were activated.
+#[derive(Debug, Clone)]
+pub struct Toolbox<'a> {
+    /// Project root (canonical).
+    pub root: &'a Path,
+    /// `$VIRTUAL_ENV` at start.
+    pub virtual_env: Option<OsString>,
+    /// `$PATH` at start.
+    pub path_var: Option<OsString>,
+}
+
+impl Toolbox<'_> {
+    /// Captures the environment qg itself was started with.
+    pub fn from_env(root: &Path) -> Toolbox<'_> {
+        Toolbox {
+            root,
+            virtual_env: std::env::var_os("VIRTUAL_ENV"),
+            path_var: std::env::var_os("PATH"),
+        }
+    }
+}
+
+impl Toolbox<'_> {
+    /// The gate's install command, with `{venv_bin}` naming the project's
+    /// virtualenv (`.venv/bin/pip install mypy`) when there is one, so the
+    /// tool lands where qg looks first; without one it is dropped (`pip
+    /// install mypy`).
+    pub fn install_hint(&self, gate: &Gate) -> Option<String> {
+        Some(self.expand_venv_bin(gate.install_hint.as_deref()?))
+    }
+
+    /// `{venv_bin}` of a hint: the project virtualenv's `bin/`, root-relative
+    /// when inside the root, or nothing when there is no virtualenv.
+    pub fn expand_venv_bin(&self, hint: &str) -> String {
+        let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
+            .map(|bin| {
+                let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
+                format!("{}/", shown.display())
+            })
+            .unwrap_or_default();
+        hint.replace("{venv_bin}", &bin)
+    }
+
+    /// The variables that run `tool` as if its virtualenv were activated:
+    /// its `bin` first on PATH, `VIRTUAL_ENV` set. Nothing for a tool found
+    /// on PATH.
+    pub fn activated(&self, tool: &ResolvedTool) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = Vec::new();
+        if let Some(bin) = &tool.venv_bin {
+            let mut dirs = vec![bin.clone()];
+            if let Some(path) = &self.path_var {
+                dirs.extend(std::env::split_paths(path));
+            }
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                env.push(("PATH".into(), joined));
+            }
+            if let Some(venv) = bin.parent() {
+                env.push(("VIRTUAL_ENV".into(), venv.as_os_str().to_owned()));
+            }
+        }
+        env
+    }
+
+    /// Where this gate's `command[0]` resolves.
+    pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
+        self.resolve_program(&gate.command[0])
+    }
+
+    /// Where `program` resolves: the project's virtualenv, then PATH.
+    pub fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
+        resolve::resolve(
+            program,
+            self.root,
+            self.virtual_env.clone(),
+            self.path_var.clone(),
+        )
+    }
+}
