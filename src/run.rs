@@ -5,13 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::Serialize;
-
 use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::{self, ExecContext, Observer};
 use crate::graph;
-use crate::outcome::{GateResult, GateStatus};
+use crate::report::RunReport;
+use crate::outcome::GateStatus;
 use crate::plan;
 use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
@@ -36,119 +35,6 @@ pub struct RunOptions {
     pub jobs: usize,
     /// `--no-state`.
     pub no_state: bool,
-}
-
-/// The counts the summary line and JSON `summary` report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Summary {
-    /// Gates in the run.
-    pub gates: usize,
-    /// Gates that passed.
-    pub passed: usize,
-    /// Gates that failed.
-    pub failed: usize,
-    /// Gates that errored.
-    pub errored: usize,
-    /// Gates that were skipped.
-    pub skipped: usize,
-    /// Every violation reported.
-    pub total_violations: usize,
-    /// Violations the tools can fix by themselves.
-    pub auto_fixable: usize,
-}
-
-/// Everything a run found.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    /// The project root (canonical), for formats that need absolute URIs.
-    pub root: PathBuf,
-    /// The directory qg ran in, root-relative (`""` at the root): human
-    /// and concise output print paths relative to it, as ruff and git do.
-    pub cwd: String,
-    /// The config file the run used, root-relative when inside the root.
-    pub config_origin: String,
-    /// The resolved scope.
-    pub scope: Scope,
-    /// One result per gate, in config order.
-    pub gates: Vec<GateResult>,
-    /// What the user should know about the run that belongs to no gate
-    /// (state not saved, …). Gates carry their own in [`GateResult::warnings`].
-    pub warnings: Vec<String>,
-    /// Wall time of the whole run.
-    pub total_ms: u64,
-}
-
-impl RunReport {
-    /// Counts by status.
-    pub fn summary(&self) -> Summary {
-        let count = |status| self.gates.iter().filter(|g| g.status == status).count();
-        Summary {
-            gates: self.gates.len(),
-            passed: count(GateStatus::Passed),
-            failed: count(GateStatus::Failed),
-            errored: count(GateStatus::Error),
-            skipped: count(GateStatus::Skipped),
-            total_violations: self.gates.iter().map(|g| g.violations.len()).sum(),
-            auto_fixable: self.gates.iter().map(GateResult::fixable_count).sum(),
-        }
-    }
-
-    /// Every violation with its gate, sorted by file, position, code, gate.
-    pub fn findings(&self) -> Vec<(&GateResult, &crate::violation::Violation)> {
-        let mut all: Vec<_> = self
-            .gates
-            .iter()
-            .flat_map(|g| g.violations.iter().map(move |v| (g, v)))
-            .collect();
-        all.sort_by(|a, b| {
-            a.1.sort_key()
-                .cmp(&b.1.sort_key())
-                .then(a.0.id.cmp(&b.0.id))
-        });
-        all
-    }
-
-    /// Every warning: each gate's (with its gate), then the run's own.
-    pub fn all_warnings(&self) -> impl Iterator<Item = (Option<&GateResult>, &str)> {
-        self.gates
-            .iter()
-            .flat_map(|g| g.warnings.iter().map(move |w| (Some(g), w.as_str())))
-            .chain(self.warnings.iter().map(|w| (None, w.as_str())))
-    }
-
-    /// A root-relative path as seen from the directory qg ran in
-    /// (`pkg/a.py` from `pkg/` is `a.py`, from `docs/` `../pkg/a.py`).
-    pub fn from_cwd<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
-        if self.cwd.is_empty() {
-            return path.into();
-        }
-        let mut here: Vec<&str> = self.cwd.split('/').collect();
-        let mut there: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-        let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
-        let ups = here.len() - common;
-        here.clear();
-        let mut parts = vec![".."; ups];
-        parts.extend(there.drain(common..));
-        parts.join("/").into()
-    }
-
-    /// True when no gate failed or errored.
-    pub fn overall_pass(&self) -> bool {
-        let s = self.summary();
-        s.failed == 0 && s.errored == 0
-    }
-
-    /// 0 all passed (or nothing to check), 1 failures only, 2 any error.
-    pub fn exit_code(&self) -> i32 {
-        let s = self.summary();
-        if s.errored > 0 {
-            2
-        } else if s.failed > 0 {
-            1
-        } else {
-            0
-        }
-    }
 }
 
 /// Loads the workspace and config for a command.

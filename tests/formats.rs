@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use qg::exec::Silent;
 use qg::report::{self, Format};
-use qg::run::{RunOptions, RunReport};
+use qg::report::RunReport;
+use qg::run::RunOptions;
 use qg::scope::{ScopeMode, ScopeRequest};
 use serde_json::Value;
 

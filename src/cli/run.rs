@@ -11,7 +11,8 @@ use super::{current_dir, ScopeArgs};
 use crate::error::QgError;
 use crate::progress::TerminalObserver;
 use crate::report::{self, step_summary, summary::summary_line, Format};
-use crate::run::{self, RunOptions, RunReport};
+use crate::report::RunReport;
+use crate::run::{self, RunOptions};
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::findings;
 use super::summary::summary_line;
 use crate::quote::neutralize;
-use crate::run::RunReport;
+use super::RunReport;
 
 /// Renders the report.
 pub fn render(report: &RunReport) -> String {

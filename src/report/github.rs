@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::summary::summary_line;
 use super::{config_path, findings, rule_id};
-use crate::run::RunReport;
+use super::RunReport;
 use crate::violation::Severity;
 
 /// Renders one annotation per finding, and one per errored gate.

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{config_path, findings, rule_id};
-use crate::run::RunReport;
+use super::RunReport;
 use crate::violation::Severity;
 
 /// Renders the Code Quality array.

@@ -7,7 +7,7 @@ use super::summary::{plural, summary_line};
 use super::terminal::Palette;
 use crate::outcome::{GateResult, GateStatus};
 use crate::quote::neutralize;
-use crate::run::RunReport;
+use super::RunReport;
 use crate::violation::{Severity, Violation};
 
 /// Renders the report; `color` turns ANSI styling on.

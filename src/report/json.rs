@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::summary::summary_line;
 use crate::outcome::GateResult;
-use crate::run::{RunReport, Summary};
+use super::{RunReport, Summary};
 use crate::scope::ScopeMode;
 
 #[derive(Serialize)]

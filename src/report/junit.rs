@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::{findings, rule_id, Finding};
 use crate::file_name::display;
 use crate::outcome::GateResult;
-use crate::run::RunReport;
+use super::RunReport;
 
 /// Renders the XML document.
 pub fn render(report: &RunReport) -> String {

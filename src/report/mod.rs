@@ -7,6 +7,7 @@ pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
+mod model;
 pub mod sarif;
 pub mod step_summary;
 pub mod summary;
@@ -15,7 +16,7 @@ pub mod terminal;
 use std::collections::HashMap;
 
 use crate::outcome::GateResult;
-use crate::run::RunReport;
+pub use model::{RunReport, Summary};
 use crate::violation::Violation;
 
 /// `--format` / `--report` values.

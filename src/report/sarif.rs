@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::{findings, rule_id, Finding};
 use crate::outcome::{GateResult, GateStatus};
-use crate::run::RunReport;
+use super::RunReport;
 use crate::violation::{Severity, Violation};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::findings;
 use super::summary::summary_line;
 use crate::outcome::GateStatus;
-use crate::run::RunReport;
+use super::RunReport;
 
 /// GitHub's limit for one step's summary.
 pub const LIMIT_BYTES: usize = 1024 * 1024;

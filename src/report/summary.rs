@@ -1,7 +1,7 @@
 //! The one-line verdict that opens every human report and JSON's `summary_line`.
 
 use crate::outcome::GateStatus;
-use crate::run::RunReport;
+use super::RunReport;
 
 /// Builds the summary line.
 pub fn summary_line(report: &RunReport) -> String {
