@@ -38,7 +38,7 @@ impl TerminalObserver {
     }
 }
 
-impl Observer for TerminalObserver {
+impl Observer<GateResult> for TerminalObserver {
     fn gate_started(&self, gate: &Gate, files: usize, argv: &[String]) {
         if self.verbose {
             let line: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();

@@ -9,9 +9,9 @@ use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::{self, ExecContext, Observer};
 use crate::graph;
-use crate::report::RunReport;
-use crate::outcome::GateStatus;
+use crate::outcome::{GateResult, GateStatus, Verdicts};
 use crate::plan;
+use crate::report::RunReport;
 use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::selection::{self, ToolSelection};
@@ -149,7 +149,10 @@ fn tool_stamps(workspace: &Workspace, config: &Config) -> BTreeMap<String, ToolS
 }
 
 /// Runs the configured gates on the resolved scope, then moves the state.
-pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, QgError> {
+pub fn run(
+    options: &RunOptions,
+    observer: &dyn Observer<GateResult>,
+) -> Result<RunReport, QgError> {
     let started = Instant::now();
     let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
     let gates = plan::select_gates(&config, &options.gates)?;
@@ -196,7 +199,8 @@ pub fn run(options: &RunOptions, observer: &dyn Observer) -> Result<RunReport, Q
             let cwd = workspace.cwd.clone();
             threads.spawn(|| refresh_import_graph(cwd, &config, &running));
         }
-        let results = exec::run_all(&plans, &ctx, options.jobs, observer);
+        let verdicts = Verdicts { tools: &ctx.tools };
+        let results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
         (results, versions.join().unwrap_or_default())
     });
     for result in &mut results {

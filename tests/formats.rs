@@ -12,8 +12,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use qg::exec::Silent;
-use qg::report::{self, Format};
 use qg::report::RunReport;
+use qg::report::{self, Format};
 use qg::run::RunOptions;
 use qg::scope::{ScopeMode, ScopeRequest};
 use serde_json::Value;

@@ -10,8 +10,8 @@ use std::io::Write;
 use super::{current_dir, ScopeArgs};
 use crate::error::QgError;
 use crate::progress::TerminalObserver;
-use crate::report::{self, step_summary, summary::summary_line, Format};
 use crate::report::RunReport;
+use crate::report::{self, step_summary, summary::summary_line, Format};
 use crate::run::{self, RunOptions};
 
 #[derive(Debug, Args)]

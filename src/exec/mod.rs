@@ -1,5 +1,7 @@
-//! The executor: runs planned gates concurrently and turns each tool's run
-//! into a [`GateResult`]. Results come back in plan (config) order.
+//! The executor: runs the planned gates' tools concurrently, at most `jobs`
+//! at once, and hands each finished run to a [`Judge`] — it knows processes,
+//! not verdicts (those are the outcome stage's). Results come back in plan
+//! (config) order.
 
 pub mod artifacts;
 
@@ -11,8 +13,6 @@ use std::time::Instant;
 
 use crate::config::{ArtifactLogging, Gate};
 use crate::file_name;
-use crate::outcome::{self, ErrorKind, GateResult};
-use crate::paths::PathContext;
 use crate::plan::GatePlan;
 use crate::process::{self, batch};
 use crate::tools::resolve::{ResolveError, ResolvedTool};
@@ -36,17 +36,77 @@ impl ExecContext<'_> {
     }
 }
 
+/// Why a gate's tool did not run.
+#[derive(Debug)]
+pub enum NotRun {
+    /// Nothing in scope for it (the planner says why).
+    Skipped(String),
+    /// Its program is not where qg looked.
+    NotFound {
+        /// Where qg looked.
+        searched: Vec<PathBuf>,
+        /// The gate's install command, expanded for this project.
+        install: Option<String>,
+    },
+    /// Its program exists but cannot be executed.
+    NotExecutable(PathBuf),
+    /// Its files do not fit one command line, and it must see them all at once.
+    TooLong {
+        /// Files it would get.
+        files: usize,
+        /// Bytes they need.
+        needed: usize,
+        /// Bytes this OS allows.
+        budget: usize,
+    },
+}
+
+/// One run of a gate's tool (the whole gate, or one batch of its files).
+pub struct UnitRun<'a> {
+    /// The files it was given (or, for a tool's own whole-project run, the
+    /// files it is expected to check).
+    pub files: &'a [String],
+    /// The program that ran.
+    pub program: &'a Path,
+    /// Where it ran.
+    pub cwd: &'a Path,
+    /// What it did, or why it could not start.
+    pub finished: std::io::Result<process::Finished>,
+    /// The artifact log written for it, if logging is on.
+    pub log: std::io::Result<Option<String>>,
+}
+
+/// A unit's judged result with its wall-clock span.
+pub struct Timed<R> {
+    /// What the judge made of it.
+    pub result: R,
+    /// When it started.
+    pub started: Instant,
+    /// When it ended.
+    pub ended: Instant,
+}
+
+/// Turns runs into results: the outcome stage's side of the executor.
+pub trait Judge<R>: Sync {
+    /// A gate whose tool did not run.
+    fn not_run(&self, plan: &GatePlan<'_>, why: NotRun) -> R;
+    /// One finished unit (in the worker that ran it).
+    fn unit(&self, plan: &GatePlan<'_>, run: UnitRun<'_>) -> R;
+    /// A gate's result from its units, once the last is in.
+    fn gate(&self, plan: &GatePlan<'_>, units: Vec<Timed<R>>) -> R;
+}
+
 /// Hears about gates as they start and finish (progress display).
-pub trait Observer: Sync {
+pub trait Observer<R>: Sync {
     /// A gate's tool is about to start with this argv (program first).
     fn gate_started(&self, _gate: &Gate, _files: usize, _argv: &[String]) {}
     /// A gate has its result.
-    fn gate_finished(&self, _result: &GateResult) {}
+    fn gate_finished(&self, _result: &R) {}
 }
 
 /// An observer that does nothing.
 pub struct Silent;
-impl Observer for Silent {}
+impl<R> Observer<R> for Silent {}
 
 /// One process to run: a gate's files, or a batch of them.
 struct Unit {
@@ -61,24 +121,32 @@ struct Launch {
     env: Vec<(OsString, OsString)>,
 }
 
-/// A unit's result with its wall-clock span.
-struct Done {
-    result: GateResult,
-    started: Instant,
-    ended: Instant,
+/// What runs gates: the plans, the environment, and the judge of results.
+struct Runner<'a, R> {
+    plans: &'a [GatePlan<'a>],
+    ctx: &'a ExecContext<'a>,
+    judge: &'a dyn Judge<R>,
+    observer: &'a dyn Observer<R>,
 }
 
 /// Runs every plan with at most `jobs` tools at once. Batchable gates are
 /// split to fit the OS command-line limit and over cores that would idle.
 /// Results come back in plan (config) order.
-pub fn run_all(
-    plans: &[GatePlan<'_>],
-    ctx: &ExecContext<'_>,
+pub fn run_all<'a, R: Send>(
+    plans: &'a [GatePlan<'a>],
+    ctx: &'a ExecContext<'a>,
     jobs: usize,
-    observer: &dyn Observer,
-) -> Vec<GateResult> {
+    judge: &'a dyn Judge<R>,
+    observer: &'a dyn Observer<R>,
+) -> Vec<R> {
+    let runner = Runner {
+        plans,
+        ctx,
+        judge,
+        observer,
+    };
     let runnable = plans.iter().filter(|p| p.skip_reason.is_none()).count();
-    let mut early: Vec<Option<GateResult>> = plans.iter().map(|_| None).collect();
+    let mut early: Vec<Option<R>> = plans.iter().map(|_| None).collect();
     let mut launches: Vec<Option<Launch>> = plans.iter().map(|_| None).collect();
     let mut units = Vec::new();
     for (index, plan) in plans.iter().enumerate() {
@@ -87,10 +155,10 @@ pub fn run_all(
                 launches[index] = Some(launch);
                 units.extend(batches.into_iter().map(|files| Unit { plan: index, files }));
             }
-            Err(result) => early[index] = Some(*result),
+            Err(why) => early[index] = Some(judge.not_run(plan, why)),
         }
     }
-    let mut combined = run_units(&units, plans, &launches, ctx, jobs, observer);
+    let mut combined = runner.run_units(&units, &launches, jobs);
     early
         .into_iter()
         .enumerate()
@@ -112,15 +180,17 @@ fn prepare(
     ctx: &ExecContext<'_>,
     jobs: usize,
     runnable: usize,
-) -> Result<(Launch, Vec<Vec<String>>), Box<GateResult>> {
+) -> Result<(Launch, Vec<Vec<String>>), NotRun> {
     let gate = plan.gate;
     if let Some(reason) = &plan.skip_reason {
-        return Err(Box::new(GateResult::skipped(gate, reason.clone())));
+        return Err(NotRun::Skipped(reason.clone()));
     }
-    let tool = ctx.tools.resolve(gate).map_err(|e| {
-        let mut result = unresolved(gate, e, ctx);
-        result.files_checked = plan.files.len();
-        Box::new(result)
+    let tool = ctx.tools.resolve(gate).map_err(|e| match e {
+        ResolveError::NotFound { searched } => NotRun::NotFound {
+            searched,
+            install: ctx.tools.install_hint(gate),
+        },
+        ResolveError::NotExecutable(path) => NotRun::NotExecutable(path),
     })?;
     let cwd = process::working_dir(ctx.tools.root, gate.working_dir.as_deref());
     let env = environment(gate, &tool, ctx);
@@ -139,7 +209,7 @@ fn batches(
     root: &Path,
     jobs: usize,
     runnable: usize,
-) -> Result<Vec<Vec<String>>, Box<GateResult>> {
+) -> Result<Vec<Vec<String>>, NotRun> {
     let gate = plan.gate;
     let fixed: usize = batch::cost(&tool.path.clone().into_os_string())
         + gate.command[1..]
@@ -152,14 +222,10 @@ fn batches(
         false => 1,
     };
     let cost_of = |file: &String| batch::cost(&file_argument(gate, file, root));
-    let too_long = |needed: usize| {
-        let message = format!(
-            "the command line for {} files needs {needed} bytes but this OS allows {budget}; set execution.batchable: true, or pass_files: false and let the tool find its files",
-            plan.files.len()
-        );
-        let mut result = GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
-        result.files_checked = plan.files.len();
-        Box::new(result)
+    let too_long = |needed: usize| NotRun::TooLong {
+        files: plan.files.len(),
+        needed,
+        budget,
     };
     let parts = batch::split(&plan.files, cost_of, fixed, budget, min_parts).map_err(too_long)?;
     if !gate.batchable && parts.len() > 1 {
@@ -169,60 +235,94 @@ fn batches(
     Ok(parts)
 }
 
-/// Runs the units on `jobs` workers; a gate's result is combined (and
-/// reported to the observer) as soon as its last unit finishes.
-fn run_units(
-    units: &[Unit],
-    plans: &[GatePlan<'_>],
-    launches: &[Option<Launch>],
-    ctx: &ExecContext<'_>,
-    jobs: usize,
-    observer: &dyn Observer,
-) -> Vec<Option<GateResult>> {
-    let expected: Vec<usize> = (0..plans.len())
-        .map(|plan| units.iter().filter(|u| u.plan == plan).count())
-        .collect();
-    let parts: Vec<Mutex<Vec<Done>>> = plans.iter().map(|_| Mutex::new(Vec::new())).collect();
-    let combined: Vec<Mutex<Option<GateResult>>> = plans.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = jobs.clamp(1, units.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(unit) = units.get(index) else { break };
-                let plan = &plans[unit.plan];
-                let launch = launches[unit.plan]
-                    .as_ref()
-                    .expect("units exist only for launchable gates");
-                let started = Instant::now();
-                let result = run_unit(
-                    plan.gate,
-                    &plan.native_args,
-                    launch,
-                    &unit.files,
-                    ctx,
-                    observer,
-                );
-                let done = Done {
-                    result,
-                    started,
-                    ended: Instant::now(),
-                };
-                let mut mine = lock(&parts[unit.plan]);
-                mine.push(done);
-                if mine.len() == expected[unit.plan] {
-                    let result = combine(plan, std::mem::take(&mut *mine), ctx);
-                    observer.gate_finished(&result);
-                    *lock(&combined[unit.plan]) = Some(result);
-                }
-            });
-        }
-    });
-    combined
-        .into_iter()
-        .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .collect()
+impl<R: Send> Runner<'_, R> {
+    /// Runs the units on `jobs` workers; a gate's result is combined (and
+    /// reported to the observer) as soon as its last unit finishes.
+    fn run_units(
+        &self,
+        units: &[Unit],
+        launches: &[Option<Launch>],
+        jobs: usize,
+    ) -> Vec<Option<R>> {
+        let plans = self.plans;
+        let expected: Vec<usize> = (0..plans.len())
+            .map(|plan| units.iter().filter(|u| u.plan == plan).count())
+            .collect();
+        let parts: Vec<Mutex<Vec<Timed<R>>>> =
+            plans.iter().map(|_| Mutex::new(Vec::new())).collect();
+        let combined: Vec<Mutex<Option<R>>> = plans.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let workers = jobs.clamp(1, units.len().max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(unit) = units.get(index) else { break };
+                    let plan = &plans[unit.plan];
+                    let launch = launches[unit.plan]
+                        .as_ref()
+                        .expect("units exist only for launchable gates");
+                    let started = Instant::now();
+                    let result = self.run_unit(plan, launch, &unit.files);
+                    let timed = Timed {
+                        result,
+                        started,
+                        ended: Instant::now(),
+                    };
+                    let mut mine = lock(&parts[unit.plan]);
+                    mine.push(timed);
+                    if mine.len() == expected[unit.plan] {
+                        let mut all = std::mem::take(&mut *mine);
+                        // Batches finish in any order; logs are listed in file order.
+                        all.sort_by_key(|t| t.started);
+                        let result = self.judge.gate(plan, all);
+                        self.observer.gate_finished(&result);
+                        *lock(&combined[unit.plan]) = Some(result);
+                    }
+                });
+            }
+        });
+        combined
+            .into_iter()
+            .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect()
+    }
+
+    fn run_unit(&self, plan: &GatePlan<'_>, launch: &Launch, files: &[String]) -> R {
+        let gate = plan.gate;
+        let ctx = self.ctx;
+        let args = match &plan.native_args {
+            Some(native) => gate.command[1..]
+                .iter()
+                .chain(native)
+                .map(OsString::from)
+                .collect(),
+            None => arguments(gate, files, ctx.tools.root),
+        };
+        let argv = display_argv(&launch.tool, &args);
+        self.observer.gate_started(gate, files.len(), &argv);
+        let invocation = process::Invocation {
+            label: &gate.id,
+            program: &launch.tool.path,
+            args: &args,
+            cwd: &launch.cwd,
+            env: &launch.env,
+            timeout: gate.timeout,
+        };
+        let finished = process::run(&invocation);
+        let log = match &finished {
+            Ok(finished) => write_log(gate, &argv, &launch.tool, &launch.cwd, finished, ctx),
+            Err(_) => Ok(None),
+        };
+        let run = UnitRun {
+            files,
+            program: &launch.tool.path,
+            cwd: &launch.cwd,
+            finished,
+            log,
+        };
+        self.judge.unit(plan, run)
+    }
 }
 
 /// A poisoned lock only means another worker panicked; its data is still usable.
@@ -230,111 +330,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// One gate's result from its units, restricted to the scoped files when
-/// the gate ran project-wide.
-fn combine(plan: &GatePlan<'_>, mut parts: Vec<Done>, ctx: &ExecContext<'_>) -> GateResult {
-    // Batches finish in any order; their violations are merged and sorted,
-    // but logs are listed in file order.
-    parts.sort_by_key(|d| d.started);
-    let started = parts.iter().map(|d| d.started).min();
-    let ended = parts.iter().map(|d| d.ended).max();
-    let results: Vec<GateResult> = parts.into_iter().map(|d| d.result).collect();
-    let mut result = outcome::merge(plan.gate, results);
-    if let (Some(started), Some(ended)) = (started, ended) {
-        result.duration_ms = ended.duration_since(started).as_millis() as u64;
-    }
-    if plan.report_only.is_some() || plan.project_scope.is_some() {
-        outcome::restrict(plan.gate, &mut result, |f| plan.reports(f));
-    }
-    if let Some(unresolved) = &plan.gate.unresolved_imports {
-        let advice = ctx.tools.expand_venv_bin(&unresolved.advice);
-        outcome::advise_on_unresolved_imports(&mut result, &unresolved.codes, &advice);
-    }
-    result
-}
-
-fn run_unit(
-    gate: &Gate,
-    plan_native_args: &Option<Vec<String>>,
-    launch: &Launch,
-    files: &[String],
-    ctx: &ExecContext<'_>,
-    observer: &dyn Observer,
-) -> GateResult {
-    let args = match &plan_native_args {
-        Some(native) => gate.command[1..]
-            .iter()
-            .chain(native)
-            .map(OsString::from)
-            .collect(),
-        None => arguments(gate, files, ctx.tools.root),
-    };
-    let argv = display_argv(&launch.tool, &args);
-    observer.gate_started(gate, files.len(), &argv);
-    let invocation = process::Invocation {
-        label: &gate.id,
-        program: &launch.tool.path,
-        args: &args,
-        cwd: &launch.cwd,
-        env: &launch.env,
-        timeout: gate.timeout,
-    };
-    let finished = match process::run(&invocation) {
-        Ok(finished) => finished,
-        Err(e) => {
-            let message = format!("could not start {}: {e}", launch.tool.path.display());
-            let mut result = GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
-            result.files_checked = files.len();
-            return result;
-        }
-    };
-    let paths = PathContext::new(ctx.tools.root, &launch.cwd);
-    let mut result = outcome::judge(gate, files, &finished, &paths);
-    match write_log(gate, &argv, &launch.tool, &launch.cwd, &finished, ctx) {
-        Ok(log) => result.log = log,
-        Err(e) => result
-            .warnings
-            .push(format!("could not write the artifact log: {e}")),
-    }
-    result
-}
-
 /// The argv as text, program resolved (for `--verbose` and the log).
 fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
     std::iter::once(tool.path.display().to_string())
         .chain(args.iter().map(|a| file_name::from_os_str(a)))
         .collect()
-}
-
-fn unresolved(gate: &Gate, error: ResolveError, ctx: &ExecContext<'_>) -> GateResult {
-    let program = &gate.command[0];
-    let (kind, mut message) = match error {
-        ResolveError::NotFound { searched } => {
-            let places: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
-            let searched = if places.is_empty() {
-                "PATH is empty".into()
-            } else {
-                places.join(", ")
-            };
-            (
-                ErrorKind::NotFound,
-                format!("`{program}` not found (searched: {searched})"),
-            )
-        }
-        ResolveError::NotExecutable(path) => (
-            ErrorKind::NotExecutable,
-            format!("{} is not executable (chmod +x it)", path.display()),
-        ),
-    };
-    let install = ctx.tools.install_hint(gate);
-    if let Some(install) = &install {
-        message.push_str(&format!("; install: {install}"));
-    }
-    let mut result = GateResult::launch_error(gate, kind, message);
-    if let (ErrorKind::NotFound, Some(install), Some(error)) = (kind, install, &mut result.error) {
-        error.short = format!("not found (install: {install})");
-    }
-    result
 }
 
 /// `command[1..]` then the files (when `pass_files`).

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::findings;
 use super::summary::summary_line;
-use crate::quote::neutralize;
 use super::RunReport;
+use crate::quote::neutralize;
 
 /// Renders the report.
 pub fn render(report: &RunReport) -> String {

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::summary::summary_line;
-use super::{config_path, findings, rule_id};
 use super::RunReport;
+use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
 /// Renders one annotation per finding, and one per errored gate.

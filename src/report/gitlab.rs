@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::{config_path, findings, rule_id};
 use super::RunReport;
+use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
 /// Renders the Code Quality array.

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use super::summary::{plural, summary_line};
 use super::terminal::Palette;
+use super::RunReport;
 use crate::outcome::{GateResult, GateStatus};
 use crate::quote::neutralize;
-use super::RunReport;
 use crate::violation::{Severity, Violation};
 
 /// Renders the report; `color` turns ANSI styling on.

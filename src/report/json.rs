@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::summary::summary_line;
-use crate::outcome::GateResult;
 use super::{RunReport, Summary};
+use crate::outcome::GateResult;
 use crate::scope::ScopeMode;
 
 #[derive(Serialize)]

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use super::RunReport;
 use super::{findings, rule_id, Finding};
 use crate::file_name::display;
 use crate::outcome::GateResult;
-use super::RunReport;
 
 /// Renders the XML document.
 pub fn render(report: &RunReport) -> String {

@@ -16,8 +16,8 @@ pub mod terminal;
 use std::collections::HashMap;
 
 use crate::outcome::GateResult;
-pub use model::{RunReport, Summary};
 use crate::violation::Violation;
+pub use model::{RunReport, Summary};
 
 /// `--format` / `--report` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use percent_encoding::{percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Value};
 
+use super::RunReport;
 use super::{findings, rule_id, Finding};
 use crate::outcome::{GateResult, GateStatus};
-use super::RunReport;
 use crate::violation::{Severity, Violation};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::findings;
 use super::summary::summary_line;
-use crate::outcome::GateStatus;
 use super::RunReport;
+use crate::outcome::GateStatus;
 
 /// GitHub's limit for one step's summary.
 pub const LIMIT_BYTES: usize = 1024 * 1024;

@@ -1,7 +1,7 @@
 //! The one-line verdict that opens every human report and JSON's `summary_line`.
 
-use crate::outcome::GateStatus;
 use super::RunReport;
+use crate::outcome::GateStatus;
 
 /// Builds the summary line.
 pub fn summary_line(report: &RunReport) -> String {
