@@ -207,7 +207,7 @@ fn git_check(workspace: &Workspace) -> Check {
             Some("git init".into()),
         );
     };
-    match crate::scope::git::head(repo) {
+    match repo.head() {
         Ok(head) => {
             let at = head
                 .commit

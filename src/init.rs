@@ -219,9 +219,9 @@ fn has_python(dir: &Path, depth: usize) -> bool {
 }
 
 fn parent_branch(root: &Path) -> Option<String> {
-    let repo = git2::Repository::open(root).ok()?;
+    let repo = crate::git::discover(root).ok()??;
     // The project's main line, even when it is the branch checked out now.
-    crate::scope::git::resolve_parent(&repo, None, None, "")
+    repo.resolve_parent(None, None, "")
         .ok()?
         .ok()
         .map(|p| p.name)

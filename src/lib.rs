@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod file_name;
+pub mod git;
 pub mod globs;
 pub mod graph;
 pub mod init;

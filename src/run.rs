@@ -8,11 +8,11 @@ use std::time::Instant;
 use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::{self, ExecContext, Observer};
+use crate::git::{self, Head};
 use crate::graph;
 use crate::outcome::{GateResult, GateStatus, Verdicts};
 use crate::plan;
 use crate::report::RunReport;
-use crate::scope::git::{self, Head};
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::selection::{self, ToolSelection};
 use crate::state::history::{self, GateRecord, RunRecord};
@@ -67,7 +67,7 @@ pub fn resolve_scope(
     remember: bool,
 ) -> Result<ResolvedScope, QgError> {
     let auto = request.effective_mode()? == ScopeMode::Auto;
-    let head = workspace.repo.as_ref().map(git::head).transpose()?;
+    let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
     let state = match (&head, auto) {
         (Some(head), true) => StateStore::new(&workspace.root).load_branch(&head.branch)?,
         _ => None,
@@ -318,9 +318,8 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
     if scope.files.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let head_blobs = git::CommitBlobs::head(repo);
-    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let head_sha = head.as_ref().map(|c| c.id().to_string());
+    let head_blobs = repo.head_blobs();
+    let head_sha = repo.head()?.commit;
     let candidates: BTreeSet<&str> =
         if scope.mode == ScopeMode::Auto && scope.baseline_sha == head_sha {
             // The scope's own diff was taken against HEAD: reuse it.
@@ -335,8 +334,7 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
                 .map(|f| f.path.as_str())
                 .collect()
         } else {
-            let tree = head.and_then(|c| c.tree().ok());
-            let changes = git::changes_since(repo, tree.as_ref())?;
+            let changes = repo.changes_since(head_sha.as_deref())?;
             scope
                 .paths()
                 .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
@@ -379,7 +377,7 @@ fn record_state(
         now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
     let root = &workspace.root;
-    let head_blobs = workspace.repo.as_ref().map(git::CommitBlobs::head);
+    let head_blobs = workspace.repo.as_ref().map(|r| r.head_blobs());
     let tree = Worktree {
         in_project: &|path: &str| {
             config.project_scope.matches(path) && crate::file_name::join(root, path).is_file()

@@ -27,7 +27,7 @@ pub(super) fn command(action: StateAction) -> Result<i32, QgError> {
             workspace.root.display()
         )));
     };
-    let branch = crate::scope::git::head(repo)?.branch;
+    let branch = repo.head()?.branch;
     let store = StateStore::new(&workspace.root);
     match action {
         StateAction::Show => {

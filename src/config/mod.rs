@@ -315,9 +315,7 @@ impl Compiler<'_> {
         }
         Ok(Config {
             origin: self.origin.to_string(),
-            hash: git2::Oid::hash_object(git2::ObjectType::Blob, self.text.as_bytes())
-                .map(|oid| oid.to_string())
-                .unwrap_or_default(),
+            hash: crate::git::hash_blob(self.text.as_bytes()),
             active_gates: raw.active_gates,
             project_scope,
             parent_branch: raw.parent_branch,

@@ -60,12 +60,10 @@ pub fn key(request: &Request<'_>) -> Result<String, String> {
     let stamp = crate::tools::resolve::stamp(&tool);
     let mut identity = format!("qg-graph/v1\0{}\0{stamp:?}", spec.command.join("\0"));
     for file in &spec.config_files {
-        let blob = crate::scope::git::blob_id(&request.ws.root.join(file));
+        let blob = crate::git::blob_id(&request.ws.root.join(file));
         identity.push_str(&format!("\0{file}={}", blob.as_deref().unwrap_or("-")));
     }
-    git2::Oid::hash_object(git2::ObjectType::Blob, identity.as_bytes())
-        .map(|oid| oid.to_string())
-        .map_err(|e| e.message().to_string())
+    Ok(crate::git::hash_blob(identity.as_bytes()))
 }
 
 /// The cached graph, if there is a readable one.

@@ -18,7 +18,7 @@ pub mod cache;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::config::{Config, ImportGraph};
-use crate::scope::git::{self, Changes};
+use crate::git::{self, Changes};
 use crate::workspace::Workspace;
 use cache::{Graph, Node};
 
@@ -47,6 +47,9 @@ pub struct Request<'a> {
 /// `Err` says why the importers cannot be known.
 pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
     let graph = current_graph(request)?;
+    if request.remember {
+        cache::save(request.ws, &graph);
+    }
     check_readable(request, &graph)?;
     // A deleted file the graph never knew: what imported it is unknown.
     if let Some(unknown) = request
@@ -63,9 +66,6 @@ pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, Stri
     found.retain(|file, _| {
         graph.nodes.get(file).is_some_and(|n| !n.gone) && !request.seeds.contains(file)
     });
-    if request.remember {
-        cache::save(request.ws, &graph);
-    }
     Ok(found)
 }
 
@@ -156,12 +156,15 @@ fn current_blobs(request: &Request<'_>) -> Result<BTreeMap<String, String>, Stri
     let diff = match request.diff {
         Some(diff) => diff,
         None => {
-            let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
-            own_diff = git::changes_since(repo, head.as_ref()).map_err(|e| e.to_string())?;
+            let head = repo.head().map_err(|e| e.to_string())?.commit;
+            own_diff = repo
+                .changes_since(head.as_deref())
+                .map_err(|e| e.to_string())?;
             &own_diff
         }
     };
-    let mut blobs: BTreeMap<String, String> = git::index_blobs(repo)
+    let mut blobs: BTreeMap<String, String> = repo
+        .index_blobs()
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|(path, _)| wanted(path) && !diff.deleted.contains(path))

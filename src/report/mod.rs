@@ -130,9 +130,7 @@ pub fn findings(report: &RunReport) -> Vec<Finding<'_>> {
 
 /// SHA-1 (as git computes a blob id): stable across platforms and versions.
 fn stable_hash(text: &str) -> String {
-    git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
-        .map(|oid| oid.to_string())
-        .unwrap_or_default()
+    crate::git::hash_blob(text.as_bytes())
 }
 
 /// The path reports point at for findings that belong to no file (an

@@ -1,0 +1,268 @@
+//! Every git question qg asks, answered with libgit2 (never a `git`
+//! process): where the repository is, HEAD, what changed since a commit,
+//! which branch is the parent, which files git knows, and blob ids. No other
+//! module touches git2.
+
+mod diff;
+mod parent;
+
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository, RepositoryOpenFlags, Status, StatusOptions};
+
+use crate::error::QgError;
+use crate::file_name;
+pub use diff::Changes;
+pub use parent::Parent;
+
+/// The state key used for a detached HEAD.
+pub const DETACHED_KEY: &str = "(detached HEAD)";
+
+fn git_error(context: &str) -> impl Fn(git2::Error) -> QgError + '_ {
+    move |e| QgError::Git(format!("{context}: {}", e.message()))
+}
+
+/// An open repository with a work tree.
+pub struct Repo {
+    repo: Repository,
+    workdir: PathBuf,
+}
+
+/// Opens the repository around `cwd`: `Ok(None)` outside git, an error for
+/// a bare repository or one git refuses (dubious ownership).
+pub fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
+    // libgit2 re-hashes every object it reads; git does not, and on a
+    // large tree that is an eighth of a no-op run. qg only reads.
+    git2::opts::strict_hash_verification(false);
+    let ceilings: [&Path; 0] = [];
+    match Repository::open_ext(cwd, RepositoryOpenFlags::empty(), ceilings) {
+        Ok(repo) => {
+            let Some(workdir) = repo.workdir() else {
+                return Err(QgError::Git(format!(
+                    "{} is inside a bare git repository; run qg in a work tree",
+                    cwd.display()
+                )));
+            };
+            let workdir = workdir
+                .canonicalize()
+                .map_err(|e| QgError::io(format!("cannot resolve {}", workdir.display()), e))?;
+            Ok(Some(Repo { repo, workdir }))
+        }
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) if e.code() == git2::ErrorCode::Owner => Err(QgError::Git(format!(
+            "git refuses this repository (dubious ownership): {}; if you trust it, run: git config --global --add safe.directory {}",
+            e.message(),
+            cwd.display()
+        ))),
+        Err(e) => Err(QgError::Git(format!("cannot open git repository: {}", e.message()))),
+    }
+}
+
+/// Where HEAD is.
+#[derive(Debug, Clone)]
+pub struct Head {
+    /// Branch name (the state key); [`DETACHED_KEY`] when detached.
+    pub branch: String,
+    /// The commit id, or `None` on an unborn branch (no commits yet).
+    pub commit: Option<String>,
+}
+
+fn read_head(repo: &Repository) -> Result<Head, QgError> {
+    match repo.head() {
+        Ok(reference) => {
+            let commit = reference
+                .peel_to_commit()
+                .map_err(git_error("cannot read HEAD"))?
+                .id()
+                .to_string();
+            let branch = if reference.is_branch() {
+                reference.shorthand().unwrap_or(DETACHED_KEY).to_string()
+            } else {
+                DETACHED_KEY.to_string()
+            };
+            Ok(Head {
+                branch,
+                commit: Some(commit),
+            })
+        }
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            let target = repo
+                .find_reference("HEAD")
+                .ok()
+                .and_then(|r| r.symbolic_target().map(str::to_string))
+                .unwrap_or_default();
+            let branch = target
+                .strip_prefix("refs/heads/")
+                .unwrap_or(&target)
+                .to_string();
+            Ok(Head {
+                branch,
+                commit: None,
+            })
+        }
+        Err(e) => Err(git_error("cannot read HEAD")(e)),
+    }
+}
+
+impl Repo {
+    /// The work tree's root (canonical).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Another handle on the same repository, for another thread (a
+    /// handle may move between threads but not be shared).
+    pub fn reopen(&self) -> Result<Repo, QgError> {
+        let repo =
+            Repository::open(self.repo.path()).map_err(git_error("cannot open the repository"))?;
+        Ok(Repo {
+            repo,
+            workdir: self.workdir.clone(),
+        })
+    }
+
+    /// Where HEAD is.
+    pub fn head(&self) -> Result<Head, QgError> {
+        read_head(&self.repo)
+    }
+
+    /// Whether `sha` names a commit this repository has.
+    pub fn has_commit(&self, sha: &str) -> bool {
+        Oid::from_str(sha).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())
+    }
+
+    /// The best common ancestor of two commits, if they share history.
+    pub fn merge_base(&self, a: &str, b: &str) -> Option<String> {
+        let (a, b) = (Oid::from_str(a).ok()?, Oid::from_str(b).ok()?);
+        self.repo.merge_base(a, b).ok().map(|oid| oid.to_string())
+    }
+
+    /// Everything that differs between commit `base` (or, with `None`, an
+    /// empty tree) and the working tree (see [`Changes`]).
+    pub fn changes_since(&self, base: Option<&str>) -> Result<Changes, QgError> {
+        let tree = match base {
+            Some(sha) => {
+                let read = |e: git2::Error| {
+                    QgError::Git(format!("cannot read commit {sha}: {}", e.message()))
+                };
+                let oid = Oid::from_str(sha).map_err(read)?;
+                Some(
+                    self.repo
+                        .find_commit(oid)
+                        .and_then(|c| c.tree())
+                        .map_err(read)?
+                        .id(),
+                )
+            }
+            None => None,
+        };
+        diff::changes_since(&self.repo, tree)
+    }
+
+    /// The parent branch (see [`parent`]): `Ok(Err)` says what was tried.
+    pub fn resolve_parent(
+        &self,
+        explicit: Option<&str>,
+        configured: Option<&str>,
+        head_branch: &str,
+    ) -> Result<Result<Parent, String>, QgError> {
+        parent::resolve_parent(&self.repo, explicit, configured, head_branch)
+    }
+
+    /// Every file git knows of: tracked (and not deleted) plus
+    /// untracked-not-ignored, submodules left out, unsorted.
+    pub fn files(&self) -> Result<Vec<String>, QgError> {
+        let git_err = git_error("cannot list files");
+        let index = self.repo.index().map_err(&git_err)?;
+        const GITLINK: u32 = 0o160000;
+        let mut files: std::collections::BTreeSet<String> = index
+            .iter()
+            .filter(|entry| entry.mode != GITLINK)
+            .map(|entry| file_name::from_bytes(&entry.path))
+            .collect();
+        let mut options = StatusOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let statuses = self.repo.statuses(Some(&mut options)).map_err(&git_err)?;
+        for entry in statuses.iter() {
+            let status = entry.status();
+            let path = file_name::from_bytes(entry.path_bytes());
+            if status.contains(Status::WT_NEW) {
+                files.insert(path);
+            } else if status.intersects(Status::WT_DELETED | Status::INDEX_DELETED) {
+                files.remove(&path);
+            }
+        }
+        Ok(files.into_iter().collect())
+    }
+
+    /// Every path in the index with its blob id (submodules left out). For
+    /// a file a diff shows unchanged, that is its content's id, read without
+    /// touching the file.
+    pub fn index_blobs(&self) -> Result<Vec<(String, String)>, QgError> {
+        const GITLINK: u32 = 0o160000;
+        let index = self
+            .repo
+            .index()
+            .map_err(git_error("cannot read the index"))?;
+        Ok(index
+            .iter()
+            .filter(|entry| entry.mode != GITLINK)
+            .map(|entry| (file_name::from_bytes(&entry.path), entry.id.to_string()))
+            .collect())
+    }
+
+    /// HEAD's blobs, looked up by path (none on an unborn branch).
+    pub fn head_blobs(&self) -> CommitBlobs<'_> {
+        let tree = self
+            .repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .and_then(|c| c.tree().ok());
+        CommitBlobs { tree }
+    }
+}
+
+/// The blob ids of one commit's tree, looked up by root-relative path.
+pub struct CommitBlobs<'r> {
+    tree: Option<git2::Tree<'r>>,
+}
+
+impl CommitBlobs<'_> {
+    /// The blob id the commit holds at `path`, if it holds a file there.
+    pub fn get(&self, path: &str) -> Option<String> {
+        let entry = self
+            .tree
+            .as_ref()?
+            .get_path(&file_name::to_path(path))
+            .ok()?;
+        (entry.kind() == Some(git2::ObjectType::Blob)).then(|| entry.id().to_string())
+    }
+}
+
+/// The blob id git would give the file's current content.
+pub fn blob_id(path: &Path) -> Option<String> {
+    Oid::hash_file(git2::ObjectType::Blob, path)
+        .ok()
+        .map(|oid| oid.to_string())
+}
+
+/// The blob id of `bytes`: a SHA-1 that is stable across platforms and
+/// releases (config hashes, fingerprints, cache keys).
+pub fn hash_blob(bytes: &[u8]) -> String {
+    Oid::hash_object(git2::ObjectType::Blob, bytes)
+        .map(|oid| oid.to_string())
+        .unwrap_or_default()
+}
+
+/// Short form of a commit id for messages.
+pub fn short(oid: &str) -> &str {
+    &oid[..oid.len().min(7)]
+}
