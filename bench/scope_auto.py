@@ -42,7 +42,7 @@ def build_repo(root: Path, count: int) -> str:
     (root / ".st3").mkdir()
     (root / ".st3/quality.yaml").write_text(
         'version: "1"\nactive_gates: [noop]\nartifact_logging: {enabled: false}\n'
-        "gates:\n  noop:\n    execution: {command: [\"true\"], pass_files: false}\n"
+        'gates:\n  noop:\n    execution: {command: ["true"], pass_files: false}\n'
         "    parsing: {strategy: exit_code}\n"
     )
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]

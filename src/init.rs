@@ -9,7 +9,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, EMBEDDED_DEFAULT, PROJECT_CONFIG};
+use crate::config::{self, DEFAULT_TOOLS, EMBEDDED_DEFAULT, PROJECT_CONFIG};
 use crate::error::QgError;
 use crate::tools::Toolbox;
 
@@ -267,7 +267,7 @@ pub fn render(inspection: &Inspection) -> String {
         out,
         "\nartifact_logging: {{enabled: true, output_dir: \".st3/logs\", max_files: 200}}\n"
     );
-    out.push_str(default_gates_section());
+    out.push_str(DEFAULT_TOOLS);
     out
 }
 
@@ -325,14 +325,6 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
 }
 
 /// The `gates:` section of the embedded default, comments included.
-/// The default's import analyzer and gates, comments included: everything
-/// from the comment that opens the `import_graph` section.
-fn default_gates_section() -> &'static str {
-    let start = EMBEDDED_DEFAULT
-        .find("\n# Which project files import which")
-        .expect("the embedded default has an import_graph section");
-    &EMBEDDED_DEFAULT[start + 1..]
-}
 
 /// Appends qg's lines to `.gitignore` (creating it), skipping those present.
 fn extend_gitignore(root: &Path) -> Result<Vec<String>, QgError> {
@@ -366,10 +358,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gates_section_is_the_tail_of_the_default() {
-        let section = default_gates_section();
-        assert!(section.starts_with("# Which project files import which"));
-        assert!(section.contains("\nimport_graph:\n") && section.contains("\ngates:\n"));
+    fn the_default_is_the_project_part_then_the_tools_part() {
+        assert!(EMBEDDED_DEFAULT.ends_with(DEFAULT_TOOLS));
+        assert!(
+            DEFAULT_TOOLS.contains("\nimport_graph:\n") && DEFAULT_TOOLS.contains("\ngates:\n")
+        );
+        assert!(!DEFAULT_TOOLS.contains("\nactive_gates:"));
     }
 
     #[test]

@@ -18,8 +18,16 @@ use crate::suggest;
 use crate::violation::Severity;
 use schema::{RawConfig, RawGate, RawParsing, Strategy, Version};
 
-/// The project's own config, compiled in as the zero-setup default.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../../.st3/quality.yaml");
+/// The zero-setup default: the project part, then the tools part.
+pub const EMBEDDED_DEFAULT: &str = concat!(
+    include_str!("default/project.yaml"),
+    "\n",
+    include_str!("default/tools.yaml")
+);
+
+/// The default's import analyzer and gates, which `qg init` copies whole
+/// after a project part of its own.
+pub const DEFAULT_TOOLS: &str = include_str!("default/tools.yaml");
 
 /// Where the config is looked up inside the project.
 pub const PROJECT_CONFIG: &str = ".st3/quality.yaml";

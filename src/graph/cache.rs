@@ -74,9 +74,6 @@ pub fn load(ws: &Workspace) -> Option<Graph> {
 
 /// Writes the graph; a cache that cannot be written is rebuilt next time.
 pub fn save(ws: &Workspace, graph: &Graph) {
-    if load(ws).as_ref() == Some(graph) {
-        return;
-    }
     if let Ok(bytes) = serde_json::to_vec(graph) {
         let path = ws.root.join(CACHE_FILE);
         if let Some(dir) = path.parent() {

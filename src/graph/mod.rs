@@ -46,8 +46,8 @@ pub struct Request<'a> {
 /// (seeds themselves left out), with one changed file it depends on.
 /// `Err` says why the importers cannot be known.
 pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
-    let graph = current_graph(request)?;
-    if request.remember {
+    let (graph, changed) = current_graph(request)?;
+    if request.remember && changed {
         cache::save(request.ws, &graph);
     }
     check_readable(request, &graph)?;
@@ -72,12 +72,16 @@ pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, Stri
 /// Brings the cached graph up to date without asking for importers (a
 /// whole-project run), so the next partial run finds it ready.
 pub fn refresh(request: &Request<'_>) -> Result<(), String> {
-    cache::save(request.ws, &current_graph(request)?);
+    let (graph, changed) = current_graph(request)?;
+    if changed {
+        cache::save(request.ws, &graph);
+    }
     Ok(())
 }
 
-/// The cached graph brought up to date with the files as they are now.
-fn current_graph(request: &Request<'_>) -> Result<Graph, String> {
+/// The cached graph brought up to date with the files as they are now, and
+/// whether that changed it (else the cache need not be rewritten).
+fn current_graph(request: &Request<'_>) -> Result<(Graph, bool), String> {
     let current = current_blobs(request)?;
     let key = cache::key(request)?;
     let old = cache::load(request.ws).unwrap_or(Graph {
@@ -102,7 +106,8 @@ fn current_graph(request: &Request<'_>) -> Result<Graph, String> {
         }
     }
     forget_old_tombstones(&mut graph);
-    Ok(graph)
+    let changed = graph != old;
+    Ok((graph, changed))
 }
 
 /// Tombstones past this many are forgotten, those nothing imports first.
