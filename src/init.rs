@@ -324,8 +324,6 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
     }
 }
 
-/// The `gates:` section of the embedded default, comments included.
-
 /// Appends qg's lines to `.gitignore` (creating it), skipping those present.
 fn extend_gitignore(root: &Path) -> Result<Vec<String>, QgError> {
     let path = root.join(".gitignore");
