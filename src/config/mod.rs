@@ -2,8 +2,8 @@
 //! compiles it into a validated [`Config`]. Every problem is a [`ConfigError`]
 //! naming file, line, key and the fix.
 
-mod locate;
 pub mod schema;
+mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -263,18 +263,7 @@ fn read_config(path: &Path) -> Result<String, QgError> {
 
 /// Parses and validates config text. `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawConfig = serde_yaml::from_str(text).map_err(|e| from_serde(&e, text, origin))?;
-    if let Some((key, (line, column))) = locate::first_duplicate_key(text) {
-        return Err(ConfigError {
-            file: origin.to_string(),
-            line: Some(line),
-            column: Some(column),
-            message: format!(
-                "`{key}` is defined twice; keep one (YAML would silently drop the first)"
-            ),
-            key: Some(key),
-        });
-    }
+    let raw: RawConfig = yaml::from_str(text, origin)?;
     Compiler { text, origin }.compile(raw)
 }
 
@@ -286,7 +275,7 @@ struct Compiler<'a> {
 
 impl Compiler<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
-        let position = locate::locate(self.text, key);
+        let position = yaml::locate(self.text, key);
         ConfigError {
             file: self.origin.to_string(),
             line: position.map(|p| p.0),
@@ -701,64 +690,6 @@ fn check_placeholders(hint: &str, known: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Turns a serde_yaml error into one located line, rewriting
-/// "unknown field" into a "did you mean" hint.
-fn from_serde(err: &serde_yaml::Error, text: &str, origin: &str) -> ConfigError {
-    let location = err.location();
-    let full = err.to_string();
-    // serde_yaml renders "<path>: <message> at line L column C".
-    let without_position = match full.rfind(" at line ") {
-        Some(cut) => &full[..cut],
-        None => full.as_str(),
-    };
-    let (path, message) = match without_position.split_once(": ") {
-        Some((p, m)) if !p.contains(' ') => (Some(p.to_string()), m.to_string()),
-        _ => (None, without_position.to_string()),
-    };
-    let (key, mut message) = rewrite_unknown(path, &message);
-    let offending_line = location
-        .as_ref()
-        .and_then(|l| text.lines().nth(l.line().saturating_sub(1)));
-    if offending_line.is_some_and(|l| l.trim_end().starts_with([' ', '\t']) && l.contains('\t')) {
-        message.push_str("; YAML does not allow tabs for indentation, use spaces");
-    }
-    let position = location
-        .map(|l| (l.line(), l.column()))
-        .or_else(|| key.as_deref().and_then(|k| locate::locate(text, k)));
-    ConfigError {
-        file: origin.to_string(),
-        line: position.map(|p| p.0),
-        column: position.map(|p| p.1),
-        key,
-        message,
-    }
-}
-
-/// "unknown field `x`, expected one of `a`, `b`" → key `<path>.x`, "unknown key; did you mean …".
-fn rewrite_unknown(path: Option<String>, message: &str) -> (Option<String>, String) {
-    let Some(rest) = message
-        .strip_prefix("unknown field `")
-        .or_else(|| message.strip_prefix("unknown variant `"))
-    else {
-        return (path, message.to_string());
-    };
-    let is_field = message.starts_with("unknown field");
-    let Some((name, expected)) = rest.split_once('`') else {
-        return (path, message.to_string());
-    };
-    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    let hint = suggest::hint(name, &candidates);
-    if is_field {
-        let key = match &path {
-            Some(p) => format!("{p}.{name}"),
-            None => name.to_string(),
-        };
-        (Some(key), format!("unknown key `{name}`; {hint}"))
-    } else {
-        (path, format!("unknown value `{name}`; {hint}"))
-    }
 }
 
 #[cfg(test)]
