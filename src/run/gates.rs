@@ -1,0 +1,126 @@
+//! Planning and running the gates on a resolved scope: the tools' own file
+//! selections, the plans, the executor with the outcome stage's judge, and
+//! what runs beside it (tool versions, the import graph on a whole-project
+//! run).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::RunOptions;
+use crate::config::{self, Config};
+use crate::error::QgError;
+use crate::exec::{self, ExecContext, Observer};
+use crate::graph;
+use crate::outcome::{GateResult, GateStatus, Verdicts};
+use crate::plan;
+use crate::scope::{self, Scope, ScopeMode};
+use crate::selection::{self, ToolSelection};
+use crate::tools::version;
+use crate::workspace::Workspace;
+
+/// Plans every gate against the scope and runs them, in config order.
+pub(super) fn run_gates(
+    workspace: &Workspace,
+    config: &Config,
+    gates: &[&config::Gate],
+    scope: &Scope,
+    options: &RunOptions,
+    observer: &dyn Observer<GateResult>,
+) -> Result<Vec<GateResult>, QgError> {
+    let whole_project = gates
+        .iter()
+        .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()));
+    let project_files = match (whole_project, scope.mode) {
+        (false, _) => None,
+        (true, ScopeMode::Project) => Some(scope.paths().map(str::to_string).collect()),
+        (true, _) => Some(scope::project_files(workspace, config)?),
+    };
+    let (selections, selection_warnings) = tool_selections(workspace, gates);
+    let context = plan::Context {
+        root: &workspace.root,
+        project_files: project_files.as_deref(),
+        selections: &selections,
+        project_scope: &config.project_scope,
+    };
+    let plans = plan::plan(gates, scope, &context);
+    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    let running: Vec<&config::Gate> = plans
+        .iter()
+        .filter(|p| p.skip_reason.is_none())
+        .map(|p| p.gate)
+        .collect();
+    // Versions come from a cache; a new binary is asked while the gates run,
+    // and a whole-project run brings the import graph up to date meanwhile.
+    let (mut results, versions) = std::thread::scope(|threads| {
+        let versions =
+            threads.spawn(|| version::tool_versions(&running, &ctx.tools, !options.no_state));
+        if scope.mode == ScopeMode::Project && !options.no_state {
+            let cwd = workspace.cwd.clone();
+            threads.spawn(|| refresh_import_graph(cwd, config, &running));
+        }
+        let verdicts = Verdicts { tools: &ctx.tools };
+        let results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
+        (results, versions.join().unwrap_or_default())
+    });
+    for result in &mut results {
+        let ran = !matches!(result.status, GateStatus::Skipped);
+        result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
+        result
+            .warnings
+            .extend(selection_warnings.get(&result.id).cloned());
+    }
+    Ok(results)
+}
+
+/// Each gate's tool's own choice of files, read from its config; a config
+/// that cannot be read is a warning of its gate (the tool's defaults are
+/// assumed; the tool itself will say more).
+fn tool_selections(
+    workspace: &Workspace,
+    gates: &[&config::Gate],
+) -> (BTreeMap<String, ToolSelection>, BTreeMap<String, String>) {
+    let mut selections = BTreeMap::new();
+    let mut warnings = BTreeMap::new();
+    for gate in gates {
+        let Some(spec) = &gate.selection else {
+            continue;
+        };
+        let selection = match selection::read(&workspace.root, spec) {
+            Ok(selection) => selection,
+            Err((selection, why)) => {
+                warnings.insert(gate.id.clone(), why);
+                selection
+            }
+        };
+        selections.insert(gate.id.clone(), selection);
+    }
+    (selections, warnings)
+}
+
+/// Builds or updates the cached import graph when a gate checks importers:
+/// a whole-project run pays for it while the tools run, so the next partial
+/// run finds it ready (and knows what a file deleted in between imported).
+fn refresh_import_graph(cwd: PathBuf, config: &Config, gates: &[&config::Gate]) {
+    let Some(spec) = &config.import_graph else {
+        return;
+    };
+    if !gates.iter().any(|g| g.importers) {
+        return;
+    }
+    // A repository handle of its own: one may not be shared between threads.
+    let Ok(workspace) = Workspace::discover(&cwd) else {
+        return;
+    };
+    let request = graph::Request {
+        ws: &workspace,
+        config,
+        spec,
+        seeds: BTreeSet::new(),
+        deleted: BTreeSet::new(),
+        in_scope: BTreeSet::new(),
+        diff: None,
+        remember: true,
+    };
+    // A graph that cannot be built now is built by the next partial run.
+    let _ = graph::refresh(&request);
+}

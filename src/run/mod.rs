@@ -1,0 +1,95 @@
+//! A run as a library call: options in, a [`RunReport`] value out — the
+//! pipeline in order: config, scope (with the importers of what changed),
+//! plan, exec, outcome, then the report and what the state remembers.
+//! Reports render the value; the CLI only parses flags and picks a renderer.
+
+mod gates;
+mod record;
+mod resolve;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::config::{self, Config};
+use crate::error::QgError;
+use crate::exec::Observer;
+use crate::outcome::GateResult;
+use crate::plan;
+use crate::report::RunReport;
+use crate::scope::ScopeRequest;
+use crate::workspace::Workspace;
+pub use resolve::{resolve_scope, ResolvedScope};
+
+/// What `qg run` was asked to do.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Directory qg was started in.
+    pub cwd: PathBuf,
+    /// `--config`.
+    pub config: Option<PathBuf>,
+    /// `--scope` and positional paths.
+    pub scope: ScopeRequest,
+    /// `--gate` ids (empty = `active_gates`).
+    pub gates: Vec<String>,
+    /// Maximum tools running at once.
+    pub jobs: usize,
+    /// `--no-state`.
+    pub no_state: bool,
+}
+
+/// Loads the workspace and config for a command.
+pub fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
+    let workspace = Workspace::discover(cwd)?;
+    let config = config::load(&workspace.root, config)?;
+    Ok((workspace, config))
+}
+
+/// Runs the configured gates on the resolved scope, then moves the state.
+pub fn run(
+    options: &RunOptions,
+    observer: &dyn Observer<GateResult>,
+) -> Result<RunReport, QgError> {
+    let started = Instant::now();
+    let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
+    let gates = plan::select_gates(&config, &options.gates)?;
+    let resolved = resolve_scope(
+        &workspace,
+        &config,
+        &options.scope,
+        &gates,
+        !options.no_state,
+    )?;
+    // Taken before the tools run, so an edit made meanwhile is never marked clean.
+    let state_plan = record::plan(options, &config, &workspace, &resolved)?;
+    let results = gates::run_gates(
+        &workspace,
+        &config,
+        &gates,
+        &resolved.scope,
+        options,
+        observer,
+    )?;
+    let mut report = RunReport {
+        root: workspace.root.clone(),
+        cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),
+        config_origin: config.origin.clone(),
+        scope: resolved.scope.clone(),
+        gates: results,
+        warnings: resolved
+            .scope
+            .unmatched
+            .iter()
+            .map(|u| u.describe())
+            .collect(),
+        total_ms: started.elapsed().as_millis() as u64,
+    };
+    record::record(
+        &workspace,
+        &config,
+        &resolved,
+        &mut report,
+        state_plan,
+        options.no_state,
+    );
+    Ok(report)
+}

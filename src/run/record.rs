@@ -1,0 +1,202 @@
+//! What a run leaves behind: the branch's state (only an `auto` run of
+//! every gate moves it) and a line of history.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{ResolvedScope, RunOptions};
+use crate::config::Config;
+use crate::error::QgError;
+use crate::git::{self, Head};
+use crate::outcome::GateStatus;
+use crate::report::RunReport;
+use crate::scope::{Reason, Scope, ScopeMode};
+use crate::state::history::{self, GateRecord, RunRecord};
+use crate::state::{transition, RunFacts, StateStore, Worktree};
+use crate::workspace::Workspace;
+
+/// Whether this run moves the state, and the uncommitted content of its
+/// files as it was before the tools ran.
+pub(super) struct StatePlan {
+    dirty_blobs: Option<BTreeMap<String, String>>,
+}
+
+/// Decides whether the run writes state and, if so, takes the blob ids of
+/// its dirty files now.
+pub(super) fn plan(
+    options: &RunOptions,
+    config: &Config,
+    workspace: &Workspace,
+    resolved: &ResolvedScope,
+) -> Result<StatePlan, QgError> {
+    let dirty_blobs = match writes_state(options, config, resolved) {
+        true => Some(dirty_blobs(workspace, &resolved.scope)?),
+        false => None,
+    };
+    Ok(StatePlan { dirty_blobs })
+}
+
+/// Records the run: the state when it moves, a history line unless
+/// `--no-state`; what cannot be saved becomes a warning of the report.
+pub(super) fn record(
+    workspace: &Workspace,
+    config: &Config,
+    resolved: &ResolvedScope,
+    report: &mut RunReport,
+    plan: StatePlan,
+    no_state: bool,
+) {
+    if let Some(dirty_blobs) = plan.dirty_blobs {
+        if let Err(e) = record_state(workspace, config, resolved, report, dirty_blobs) {
+            report.warnings.push(format!(
+                "state not saved, the next run will check more than needed: {e}"
+            ));
+        }
+    }
+    if !no_state {
+        let record = history_record(config, resolved, report);
+        if let Err(e) = history::append(&workspace.root, &record) {
+            report
+                .warnings
+                .push(format!("run not added to {}: {e}", history::HISTORY_FILE));
+        }
+    }
+}
+
+/// Only an `auto` run of every active gate moves state (`--no-state` turns
+/// it off; a `--gate` subset proves nothing about the other gates).
+fn writes_state(options: &RunOptions, config: &Config, resolved: &ResolvedScope) -> bool {
+    let all_gates = options.gates.is_empty()
+        || config
+            .active_gates
+            .iter()
+            .all(|id| options.gates.contains(id));
+    !options.no_state
+        && resolved.scope.requested == ScopeMode::Auto
+        && all_gates
+        && resolved.head.as_ref().is_some_and(|h| h.commit.is_some())
+}
+
+/// Blob ids of in-scope files whose content differs from HEAD, taken before
+/// the tools run so an edit made during the run is never marked clean.
+fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, String>, QgError> {
+    let Some(repo) = &workspace.repo else {
+        return Ok(BTreeMap::new());
+    };
+    if scope.files.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let head_blobs = repo.head_blobs();
+    let head_sha = repo.head()?.commit;
+    let candidates: BTreeSet<&str> =
+        if scope.mode == ScopeMode::Auto && scope.baseline_sha == head_sha {
+            // The scope's own diff was taken against HEAD: reuse it.
+            scope
+                .files
+                .iter()
+                .filter(|f| {
+                    f.reasons
+                        .iter()
+                        .any(|r| matches!(r, Reason::Changed | Reason::Untracked))
+                })
+                .map(|f| f.path.as_str())
+                .collect()
+        } else {
+            let changes = repo.changes_since(head_sha.as_deref())?;
+            scope
+                .paths()
+                .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
+                .collect()
+        };
+    // A file brought back to HEAD's content (a stash, a checkout) is not dirty.
+    Ok(candidates
+        .into_iter()
+        .filter_map(|p| {
+            let blob = git::blob_id(&crate::file_name::join(&workspace.root, p))?;
+            (head_blobs.get(p).as_ref() != Some(&blob)).then(|| (p.to_string(), blob))
+        })
+        .collect())
+}
+
+fn record_state(
+    workspace: &Workspace,
+    config: &Config,
+    resolved: &ResolvedScope,
+    report: &RunReport,
+    dirty_blobs: BTreeMap<String, String>,
+) -> Result<(), QgError> {
+    let Some(Head {
+        branch,
+        commit: Some(head),
+    }) = &resolved.head
+    else {
+        return Ok(());
+    };
+    let facts = RunFacts {
+        head_sha: head.to_string(),
+        checked: report.scope.paths().map(str::to_string).collect(),
+        failing: failing_files(report),
+        any_error: report.gates.iter().any(|g| g.status == GateStatus::Error),
+        full_check: report.scope.mode == ScopeMode::Project,
+        fell_back: report.scope.fallback_reason.is_some(),
+        dirty_blobs,
+        config_hash: config.hash.clone(),
+        tools: resolved.tools.clone(),
+        now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    };
+    let root = &workspace.root;
+    let head_blobs = workspace.repo.as_ref().map(|r| r.head_blobs());
+    let tree = Worktree {
+        in_project: &|path: &str| {
+            config.project_scope.matches(path) && crate::file_name::join(root, path).is_file()
+        },
+        committed: &|path: &str, blob: &str| {
+            head_blobs
+                .as_ref()
+                .is_some_and(|h| h.get(path).as_deref() == Some(blob))
+        },
+    };
+    StateStore::new(root)
+        .update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
+}
+
+/// What the history keeps of a run.
+fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport) -> RunRecord {
+    let gates = report
+        .gates
+        .iter()
+        .map(|g| GateRecord {
+            id: g.id.clone(),
+            status: g.status.as_str().to_string(),
+            violations: g.violations.len(),
+            unresolved_imports: config
+                .gates
+                .get(&g.id)
+                .and_then(|gate| gate.unresolved_imports.as_ref())
+                .map_or(0, |u| crate::outcome::count_unresolved_imports(g, &u.codes)),
+        })
+        .collect();
+    RunRecord {
+        at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        branch: resolved.head.as_ref().map(|h| h.branch.clone()),
+        scope: report.scope.mode.as_str().to_string(),
+        requested: report.scope.requested.as_str().to_string(),
+        files: report.scope.files.len(),
+        duration_ms: report.total_ms,
+        gates,
+    }
+}
+
+/// Root-relative files with a violation at or above their gate's `fail_on`.
+fn failing_files(report: &RunReport) -> BTreeSet<String> {
+    report
+        .gates
+        .iter()
+        .flat_map(|gate| {
+            gate.violations
+                .iter()
+                .filter(|v| v.fails_at(gate.fail_on))
+                .filter_map(|v| v.file.clone())
+        })
+        .filter(|f| !f.starts_with('/'))
+        .collect()
+}

@@ -1,0 +1,110 @@
+//! The scope of a run, with the git and state facts it was resolved from,
+//! and the importers of what changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::{self, Config};
+use crate::error::QgError;
+use crate::git::Head;
+use crate::graph;
+use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
+use crate::state::{StateStore, ToolStamp};
+use crate::tools::{resolve, Toolbox};
+use crate::workspace::Workspace;
+
+/// A resolved scope with the git and state facts it was resolved from.
+pub struct ResolvedScope {
+    /// The scope.
+    pub scope: Scope,
+    /// HEAD, when in a repository.
+    pub head: Option<Head>,
+    /// The tool each active gate resolves to now.
+    pub tools: BTreeMap<String, ToolStamp>,
+}
+
+/// Resolves the scope, reading this branch's state for `auto`; on a
+/// partial scope, adds the importers of what changed when one of `gates`
+/// checks importers. `remember`: whether caches may be written.
+pub fn resolve_scope(
+    workspace: &Workspace,
+    config: &Config,
+    request: &ScopeRequest,
+    gates: &[&config::Gate],
+    remember: bool,
+) -> Result<ResolvedScope, QgError> {
+    let auto = request.effective_mode()? == ScopeMode::Auto;
+    let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
+    let state = match (&head, auto) {
+        (Some(head), true) => StateStore::new(&workspace.root).load_branch(&head.branch)?,
+        _ => None,
+    };
+    let tools = if auto {
+        tool_stamps(workspace, config)
+    } else {
+        BTreeMap::new()
+    };
+    let baseline = Baseline {
+        state: state.as_ref(),
+        tools: tools.clone(),
+    };
+    let mut scope = scope::resolve(workspace, config, request, &baseline)?;
+    if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
+        add_importers(workspace, config, &mut scope, remember);
+    }
+    Ok(ResolvedScope { scope, head, tools })
+}
+
+/// Adds every project file that imports a changed or deleted file (reason
+/// `imports_changed`), or records why they cannot be known.
+fn add_importers(workspace: &Workspace, config: &Config, scope: &mut Scope, remember: bool) {
+    let Some(spec) = &config.import_graph else {
+        return;
+    };
+    let seeds: BTreeSet<String> = scope
+        .files
+        .iter()
+        .filter(|f| {
+            f.reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Changed | Reason::Untracked | Reason::Explicit))
+        })
+        .map(|f| f.path.clone())
+        .collect();
+    let deleted = scope
+        .diff
+        .as_ref()
+        .map(|d| d.deleted.clone())
+        .unwrap_or_default();
+    if seeds.is_empty() && deleted.is_empty() {
+        return;
+    }
+    let request = graph::Request {
+        ws: workspace,
+        config,
+        spec,
+        seeds,
+        deleted,
+        in_scope: scope.paths().map(str::to_string).collect(),
+        diff: scope.diff.as_ref(),
+        remember,
+    };
+    match graph::importers(&request) {
+        Ok(found) => scope::add_importers(scope, found),
+        Err(reason) => scope.importers_unknown = Some(reason),
+    }
+}
+
+/// What each active gate's `command[0]` resolves to now.
+fn tool_stamps(workspace: &Workspace, config: &Config) -> BTreeMap<String, ToolStamp> {
+    let tools = Toolbox::from_env(&workspace.root);
+    config
+        .active_gates
+        .iter()
+        .map(|id| {
+            (
+                id.clone(),
+                resolve::stamp(&tools.resolve(&config.gates[id])),
+            )
+        })
+        .collect()
+}
