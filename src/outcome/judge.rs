@@ -1,0 +1,302 @@
+//! The rules that decide a gate's status from what its tool did: exit code,
+//! parsed findings, `fail_on`; and the merging of a gate's batches.
+
+use super::result::{short_for, ErrorKind, GateError, GateResult, GateStatus};
+use crate::config::Gate;
+use crate::parse::Unparsed;
+use crate::paths::PathContext;
+use crate::process::{signal_name, Finished, Termination};
+use crate::violation::Violation;
+
+/// Decides the status of a gate whose tool ran to an end.
+pub fn judge(
+    gate: &Gate,
+    files: &[String],
+    finished: &Finished,
+    paths: &PathContext,
+) -> GateResult {
+    let mut result = GateResult::empty(gate, GateStatus::Passed);
+    result.duration_ms = finished.duration.as_millis() as u64;
+    result.files_checked = files.len();
+    let fail = |kind, message: String, exit_code| GateError {
+        kind,
+        short: short_for(kind, exit_code, gate),
+        message,
+        exit_code,
+        stderr_tail: tail(&finished.stderr.tail(16 * 1024).unwrap_or_default()),
+    };
+    let code = match finished.termination {
+        Termination::TimedOut => {
+            let message = format!(
+                "timed out after {}s; its process tree was killed",
+                gate.timeout.as_secs_f64()
+            );
+            return result.into_error(fail(ErrorKind::Timeout, message, None));
+        }
+        Termination::Signaled(signal) => {
+            let message = format!("killed by {}", signal_name(signal));
+            return result.into_error(fail(ErrorKind::Signal, message, None));
+        }
+        Termination::Exited(code) => code,
+    };
+    let signals_violations = gate.exit_codes_violations.contains(&code);
+    if !signals_violations && !gate.exit_codes_ok.contains(&code) {
+        let message = format!(
+            "exited with code {code} (ok: {:?}, violations: {:?})",
+            gate.exit_codes_ok, gate.exit_codes_violations
+        );
+        return result.into_error(fail(ErrorKind::UnexpectedExitCode, message, Some(code)));
+    }
+    let parsed = match gate.parser.parse(finished, paths) {
+        Ok(parsed) => parsed,
+        Err(failure) => {
+            let message = format!("exit code {code}, but {}", failure.0);
+            return result.into_error(fail(ErrorKind::UnparseableOutput, message, Some(code)));
+        }
+    };
+    let mut violations = parsed.violations;
+    reclaim_file_names(&mut violations, files);
+    if matches!(gate.parser, crate::parse::ParserSpec::ExitCode) && signals_violations {
+        violations.push(exit_code_violation(gate, code));
+    }
+    result.warnings = unparsed_warnings(&parsed.unparsed);
+    if signals_violations && violations.is_empty() {
+        let mut message = format!(
+            "exit code {code} signals violations, but none could be parsed from its output"
+        );
+        if let Some((number, text)) = parsed.unparsed.lines.first() {
+            message.push_str(&format!(" (line {number}: `{text}`)"));
+        }
+        return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
+    }
+    let (unchecked, violations): (Vec<Violation>, Vec<Violation>) =
+        violations.into_iter().partition(|v| {
+            v.code
+                .as_ref()
+                .is_some_and(|c| gate.tool_error_codes.contains(c))
+        });
+    result.violations = violations;
+    settle(gate, &mut result);
+    if !unchecked.is_empty() {
+        // The other findings stay: they are real; the gate is not a verdict.
+        let each: Vec<String> = unchecked
+            .iter()
+            .map(|v| format!("{}: {}", v.file.as_deref().unwrap_or("-"), v.message))
+            .collect();
+        let message = format!("{} could not check {}", gate.name, each.join("; "));
+        return result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code)));
+    }
+    result
+}
+
+/// One warning per output line that was not a finding, so a tool's notes
+/// reach every report instead of costing the findings around them.
+fn unparsed_warnings(unparsed: &Unparsed) -> Vec<String> {
+    let mut warnings: Vec<String> = unparsed
+        .lines
+        .iter()
+        .map(|(number, text)| format!("output line {number} is not a finding: `{text}`"))
+        .collect();
+    let more = unparsed.total - unparsed.lines.len();
+    if more > 0 {
+        let lines = match more {
+            1 => "line that is not a finding",
+            _ => "lines that are not findings",
+        };
+        warnings.push(format!("and {more} more {lines} (the log has them all)"));
+    }
+    warnings
+}
+
+/// Tools print a name that is not UTF-8 lossily; give such findings back
+/// the real name of the file the tool was given.
+fn reclaim_file_names(violations: &mut [Violation], files: &[String]) {
+    let reclaimer = crate::file_name::Reclaimer::new(files);
+    if reclaimer.is_empty() {
+        return;
+    }
+    for file in violations.iter_mut().filter_map(|v| v.file.as_mut()) {
+        reclaimer.reclaim(file);
+    }
+}
+
+/// Sorts the violations and, unless the gate errored, decides passed or
+/// failed from them (with the fix hint for a failure).
+pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
+    result
+        .violations
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    if result.status == GateStatus::Error {
+        return;
+    }
+    let failed = result.violations.iter().any(|v| v.fails_at(gate.fail_on));
+    result.status = if failed {
+        GateStatus::Failed
+    } else {
+        GateStatus::Passed
+    };
+    let render = |hint: &Option<String>| match failed {
+        true => hint
+            .as_deref()
+            .map(|hint| render_fix_hint(hint, &result.violations, gate)),
+        false => None,
+    };
+    result.fix_hint = render(&gate.fix_hint);
+    result.rerun_hint = render(&gate.rerun_hint);
+}
+
+/// One result from the results of a gate's batches: an error in any batch
+/// makes the gate an error (the other batches' violations are kept).
+pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
+    if parts.len() == 1 {
+        return parts.into_iter().next().expect("one part");
+    }
+    let mut merged = GateResult::empty(gate, GateStatus::Passed);
+    for part in parts {
+        merged.files_checked += part.files_checked;
+        merged.violations.extend(part.violations);
+        merged.warnings.extend(part.warnings);
+        if merged.error.is_none() && part.status == GateStatus::Error {
+            merged.status = GateStatus::Error;
+            merged.error = part.error;
+        }
+        match (&merged.log, part.log) {
+            (None, log) => merged.log = log,
+            (Some(_), Some(log)) => merged.batch_logs.push(log),
+            (Some(_), None) => {}
+        }
+    }
+    settle(gate, &mut merged);
+    merged
+}
+
+/// Keeps only violations in files `keep` accepts (and file-less ones): a
+/// `project_wide` gate reports on the scoped files alone; the rest is
+/// counted in `outside_scope`, not lost.
+pub fn restrict(gate: &Gate, result: &mut GateResult, keep: impl Fn(&str) -> bool) {
+    let before = result.violations.len();
+    result
+        .violations
+        .retain(|v| v.file.as_deref().is_none_or(&keep));
+    result.outside_scope += before - result.violations.len();
+    settle(gate, result);
+}
+
+fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
+    Violation {
+        file: None,
+        line: None,
+        column: None,
+        end_line: None,
+        end_column: None,
+        code: Some(format!("exit-{code}")),
+        message: format!("{} exited with code {code}; see its log", gate.name),
+        severity: crate::violation::Severity::Error,
+        fixable: None,
+        hint: None,
+        url: None,
+        cell: None,
+    }
+}
+
+/// `{files}` becomes the files with failing violations, shell-quoted.
+fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String {
+    let mut files: Vec<&str> = violations
+        .iter()
+        .filter(|v| v.fails_at(gate.fail_on))
+        .filter_map(|v| v.file.as_deref())
+        .collect();
+    files.dedup();
+    // A file named like an option must not become one when the hint is pasted.
+    let quoted: Vec<String> = files
+        .iter()
+        .map(|f| match f.starts_with('-') {
+            true => crate::quote::shell_quote(&format!("./{f}")),
+            false => crate::quote::shell_quote(f),
+        })
+        .collect();
+    hint.replace("{files}", &quoted.join(" "))
+}
+
+/// The last lines of a stream, for the error summary (the log has it all).
+pub(super) fn tail(bytes: &[u8]) -> String {
+    const MAX_LINES: usize = 20;
+    const MAX_BYTES: usize = 4096;
+    let text = String::from_utf8_lossy(bytes);
+    let trimmed = text.trim_end();
+    let lines: Vec<&str> = trimmed.lines().collect();
+    let start = lines.len().saturating_sub(MAX_LINES);
+    let joined = lines[start..].join("\n");
+    if joined.len() <= MAX_BYTES {
+        return joined;
+    }
+    let mut cut = joined.len() - MAX_BYTES;
+    while !joined.is_char_boundary(cut) {
+        cut += 1;
+    }
+    joined[cut..].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unparsed_lines_past_the_kept_ones_are_counted_in_one_more_warning() {
+        let mut unparsed = Unparsed::default();
+        for n in 1..=103 {
+            unparsed.push(n, format!("note {n}").as_bytes());
+        }
+        let warnings = unparsed_warnings(&unparsed);
+        assert_eq!(warnings.len(), Unparsed::KEPT + 1);
+        assert_eq!(warnings[0], "output line 1 is not a finding: `note 1`");
+        assert_eq!(
+            warnings.last().unwrap(),
+            "and 3 more lines that are not findings (the log has them all)"
+        );
+        let mut one_more = Unparsed::default();
+        for n in 1..=101 {
+            one_more.push(n, b"x");
+        }
+        assert_eq!(
+            unparsed_warnings(&one_more).last().unwrap(),
+            "and 1 more line that is not a finding (the log has them all)"
+        );
+        let mut few = Unparsed::default();
+        few.push(7, b"only");
+        assert_eq!(
+            unparsed_warnings(&few),
+            ["output line 7 is not a finding: `only`"]
+        );
+    }
+
+    #[test]
+    fn tail_keeps_last_lines() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(text.as_bytes());
+        assert!(t.starts_with("line 80") && t.ends_with("line 99"), "{t}");
+        assert_eq!(t.lines().count(), 20);
+        assert_eq!(tail(b"only\n\n"), "only");
+        assert_eq!(tail(b""), "");
+    }
+
+    #[test]
+    fn tail_caps_long_last_lines_at_a_char_boundary() {
+        // Twenty lines of 300 three-byte characters: 18 KB, past the 4 KiB cap,
+        // with no cut point that is a char boundary by luck.
+        let line = "é€".repeat(150);
+        let text: String = (0..25).map(|i| format!("{i}{line}\n")).collect();
+        let t = tail(text.as_bytes());
+        assert!(t.len() <= 4096, "{}", t.len());
+        assert!(t.len() > 4090, "kept {} bytes", t.len());
+        assert!(t.ends_with(&line), "the last line survives whole");
+        assert!(text.trim_end().ends_with(&t));
+        // One line far beyond the cap: its end is kept.
+        let huge = format!("start{}end", "ü".repeat(10_000));
+        let t = tail(huge.as_bytes());
+        assert!(t.ends_with("üüend") && t.len() <= 4096 && t.len() > 4090);
+        // Bytes that are not UTF-8 do not panic either.
+        let raw: Vec<u8> = std::iter::repeat_n(0xffu8, 9000).collect();
+        assert!(tail(&raw).len() <= 4096);
+    }
+}

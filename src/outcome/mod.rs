@@ -1,0 +1,12 @@
+//! Gate results and the rules that decide a gate's status from what its tool
+//! did. A broken tool is `error` — never `passed`, never an empty `failed`.
+
+mod imports;
+mod judge;
+mod result;
+mod verdicts;
+
+pub use imports::{count_unresolved_imports, mostly_unresolved};
+pub use judge::{judge, merge, restrict};
+pub use result::{ErrorKind, GateError, GateResult, GateStatus};
+pub use verdicts::Verdicts;

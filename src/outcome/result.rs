@@ -1,0 +1,254 @@
+//! What a gate's run amounts to: its status, its findings, and the evidence
+//! when its tool could not be trusted.
+
+use serde::Serialize;
+
+use crate::config::Gate;
+use crate::violation::Violation;
+
+/// A gate's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateStatus {
+    /// Ran fine, nothing at or above `fail_on`.
+    Passed,
+    /// Ran fine and found violations at or above `fail_on`.
+    Failed,
+    /// The tool could not be trusted to have checked anything.
+    Error,
+    /// No file for this gate in scope.
+    Skipped,
+}
+
+/// What kind of breakage made a gate `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
+pub enum ErrorKind {
+    /// The program is not installed where qg looked.
+    NotFound,
+    /// The program exists but cannot be executed.
+    NotExecutable,
+    /// The OS refused to start it.
+    SpawnFailed,
+    /// It ran past `timeout_seconds`; its process tree was killed.
+    Timeout,
+    /// A signal killed it.
+    Signal,
+    /// Its exit code is neither ok nor violations.
+    UnexpectedExitCode,
+    /// Its output could not be parsed.
+    UnparseableOutput,
+    /// It signalled violations but none could be parsed.
+    NoViolationsParsed,
+    /// It said it could not check a file (`success.tool_error_codes`).
+    CouldNotCheck,
+}
+
+impl ErrorKind {
+    /// The snake_case name used in JSON and every other format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::NotExecutable => "not_executable",
+            ErrorKind::SpawnFailed => "spawn_failed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Signal => "signal",
+            ErrorKind::UnexpectedExitCode => "unexpected_exit_code",
+            ErrorKind::UnparseableOutput => "unparseable_output",
+            ErrorKind::NoViolationsParsed => "no_violations_parsed",
+            ErrorKind::CouldNotCheck => "could_not_check",
+        }
+    }
+}
+
+impl GateStatus {
+    /// The lowercase name used in every format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateStatus::Passed => "passed",
+            GateStatus::Failed => "failed",
+            GateStatus::Error => "error",
+            GateStatus::Skipped => "skipped",
+        }
+    }
+}
+
+impl From<ErrorKind> for &'static str {
+    fn from(kind: ErrorKind) -> Self {
+        kind.as_str()
+    }
+}
+
+/// Evidence attached to an `error` gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateError {
+    /// Category.
+    pub kind: ErrorKind,
+    /// One-line explanation.
+    pub message: String,
+    /// Exit code, when the tool exited.
+    pub exit_code: Option<i32>,
+    /// The last lines of stderr (the whole of it is in the artifact log).
+    pub stderr_tail: String,
+    /// A few words for the summary line (`not found (install: …)`).
+    #[serde(skip)]
+    pub short: String,
+}
+
+/// One gate's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateResult {
+    /// Gate id.
+    pub id: String,
+    /// Gate name.
+    pub name: String,
+    /// Verdict.
+    pub status: GateStatus,
+    /// The tool's own version line (`ruff 0.17.5`), when its gate has
+    /// `version_args` and the tool ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    /// Wall time of the tool.
+    pub duration_ms: u64,
+    /// Files passed to the tool.
+    pub files_checked: usize,
+    /// Every violation the tool reported, sorted by file and position.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
+    /// The command that fixes the failing files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_hint: Option<String>,
+    /// The command that checks the failing files again (a gate that cannot
+    /// fix its findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_hint: Option<String>,
+    /// Root-relative path of the artifact log (of the first batch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Logs of the further batches, when the files were split.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub batch_logs: Vec<String>,
+    /// Violations a `project_wide` gate found outside the scoped files and
+    /// did not report.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_scope: usize,
+    /// Why the gate did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// What the user should know about this gate's run that is not a
+    /// finding (the tool's own notes, qg's advice).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// What broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<GateError>,
+    /// The gate's threshold: violations below it are reported, not failures.
+    #[serde(skip)]
+    pub fail_on: crate::violation::Severity,
+}
+
+impl GateResult {
+    /// A gate that had nothing to check.
+    pub fn skipped(gate: &Gate, reason: String) -> GateResult {
+        GateResult {
+            skip_reason: Some(reason),
+            ..GateResult::empty(gate, GateStatus::Skipped)
+        }
+    }
+
+    /// A gate whose tool could not even start.
+    pub fn launch_error(gate: &Gate, kind: ErrorKind, message: String) -> GateResult {
+        GateResult {
+            error: Some(GateError {
+                kind,
+                message,
+                exit_code: None,
+                stderr_tail: String::new(),
+                short: short_for(kind, None, gate),
+            }),
+            ..GateResult::empty(gate, GateStatus::Error)
+        }
+    }
+
+    pub(super) fn empty(gate: &Gate, status: GateStatus) -> GateResult {
+        GateResult {
+            id: gate.id.clone(),
+            name: gate.name.clone(),
+            status,
+            tool_version: None,
+            duration_ms: 0,
+            files_checked: 0,
+            violations: Vec::new(),
+            fix_hint: None,
+            rerun_hint: None,
+            log: None,
+            batch_logs: Vec::new(),
+            outside_scope: 0,
+            skip_reason: None,
+            warnings: Vec::new(),
+            error: None,
+            fail_on: gate.fail_on,
+        }
+    }
+
+    /// Violations that can be fixed automatically.
+    pub fn fixable_count(&self) -> usize {
+        self.violations
+            .iter()
+            .filter(|v| v.fixable == Some(true))
+            .count()
+    }
+}
+
+impl GateResult {
+    pub(super) fn into_error(mut self, error: GateError) -> GateResult {
+        self.status = GateStatus::Error;
+        self.error = Some(error);
+        self
+    }
+}
+
+/// The summary line's few words for an error of `kind`.
+pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) -> String {
+    let code = exit_code.map(|c| c.to_string()).unwrap_or_default();
+    match kind {
+        ErrorKind::Timeout => format!("timed out after {}s", gate.timeout.as_secs_f64()),
+        ErrorKind::Signal => "killed by a signal".to_string(),
+        ErrorKind::UnexpectedExitCode => format!("unexpected exit code {code}"),
+        ErrorKind::UnparseableOutput => "unparseable output".to_string(),
+        ErrorKind::CouldNotCheck => "could not check a file".to_string(),
+        ErrorKind::NoViolationsParsed => {
+            format!("exit code {code} but no violations could be parsed")
+        }
+        // The executor adds the install command it resolved.
+        ErrorKind::NotFound => "not found".to_string(),
+        ErrorKind::NotExecutable => "not executable".to_string(),
+        ErrorKind::SpawnFailed => "could not start".to_string(),
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_have_their_json_names() {
+        let names: Vec<&str> = [
+            GateStatus::Passed,
+            GateStatus::Failed,
+            GateStatus::Error,
+            GateStatus::Skipped,
+        ]
+        .into_iter()
+        .map(GateStatus::as_str)
+        .collect();
+        assert_eq!(names, ["passed", "failed", "error", "skipped"]);
+        for status in [GateStatus::Passed, GateStatus::Error] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The outcome stage's side of the executor: a [`GateResult`] for every
+//! run, batch and tool that could not run.
+
+use super::imports::advise_on_unresolved_imports;
+use super::judge::{judge, merge, restrict};
+use super::result::{ErrorKind, GateResult};
+use crate::exec::{Judge, NotRun, Timed, UnitRun};
+use crate::paths::PathContext;
+use crate::plan::GatePlan;
+use crate::tools::Toolbox;
+
+/// The outcome stage's judge of the executor's runs: a result for every
+/// gate, whether its tool ran, ran in batches, or could not run at all.
+pub struct Verdicts<'a> {
+    /// Where the tools were found (for paths, hints and advice).
+    pub tools: &'a Toolbox<'a>,
+}
+
+impl Judge<GateResult> for Verdicts<'_> {
+    fn not_run(&self, plan: &GatePlan<'_>, why: NotRun) -> GateResult {
+        let gate = plan.gate;
+        let program = &gate.command[0];
+        let (kind, message, install) = match why {
+            NotRun::Skipped(reason) => return GateResult::skipped(gate, reason),
+            NotRun::NotFound { searched, install } => {
+                let places: Vec<String> =
+                    searched.iter().map(|p| p.display().to_string()).collect();
+                let searched = match places.is_empty() {
+                    true => "PATH is empty".to_string(),
+                    false => places.join(", "),
+                };
+                let message = format!("`{program}` not found (searched: {searched})");
+                (ErrorKind::NotFound, message, install)
+            }
+            NotRun::NotExecutable(path) => {
+                let message = format!("{} is not executable (chmod +x it)", path.display());
+                (
+                    ErrorKind::NotExecutable,
+                    message,
+                    self.tools.install_hint(gate),
+                )
+            }
+            NotRun::TooLong {
+                files,
+                needed,
+                budget,
+            } => {
+                let message = format!(
+                    "the command line for {files} files needs {needed} bytes but this OS allows {budget}; set execution.batchable: true, or pass_files: false and let the tool find its files"
+                );
+                (ErrorKind::SpawnFailed, message, None)
+            }
+        };
+        let message = match &install {
+            Some(install) => format!("{message}; install: {install}"),
+            None => message,
+        };
+        let mut result = GateResult::launch_error(gate, kind, message);
+        result.files_checked = plan.files.len();
+        if let (ErrorKind::NotFound, Some(install), Some(error)) =
+            (kind, install, &mut result.error)
+        {
+            error.short = format!("not found (install: {install})");
+        }
+        result
+    }
+
+    fn unit(&self, plan: &GatePlan<'_>, run: UnitRun<'_>) -> GateResult {
+        let gate = plan.gate;
+        let finished = match run.finished {
+            Ok(finished) => finished,
+            Err(e) => {
+                let message = format!("could not start {}: {e}", run.program.display());
+                let mut result = GateResult::launch_error(gate, ErrorKind::SpawnFailed, message);
+                result.files_checked = run.files.len();
+                return result;
+            }
+        };
+        let paths = PathContext::new(self.tools.root, run.cwd);
+        let mut result = judge(gate, run.files, &finished, &paths);
+        match run.log {
+            Ok(log) => result.log = log,
+            Err(e) => result
+                .warnings
+                .push(format!("could not write the artifact log: {e}")),
+        }
+        result
+    }
+
+    fn gate(&self, plan: &GatePlan<'_>, units: Vec<Timed<GateResult>>) -> GateResult {
+        let started = units.iter().map(|u| u.started).min();
+        let ended = units.iter().map(|u| u.ended).max();
+        let mut result = merge(plan.gate, units.into_iter().map(|u| u.result).collect());
+        if let (Some(started), Some(ended)) = (started, ended) {
+            result.duration_ms = ended.duration_since(started).as_millis() as u64;
+        }
+        if plan.report_only.is_some() || plan.project_scope.is_some() {
+            restrict(plan.gate, &mut result, |f| plan.reports(f));
+        }
+        if let Some(unresolved) = &plan.gate.unresolved_imports {
+            let advice = self.tools.expand_venv_bin(&unresolved.advice);
+            advise_on_unresolved_imports(&mut result, &unresolved.codes, &advice);
+        }
+        result
+    }
+}
