@@ -1,0 +1,441 @@
+//! Raw YAML values to a validated [`Config`]: every semantic problem is an
+//! error located at its key.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, PathBuf};
+use std::time::Duration;
+
+use super::model::*;
+use super::schema::{self, RawConfig, RawGate, RawParsing, Strategy, Version};
+use super::yaml;
+use crate::error::ConfigError;
+use crate::globs::{GlobError, GlobFilter};
+use crate::parse::json::{JsonSettings, JsonSpec};
+use crate::parse::text::{RuleSettings, TextSettings, TextSpec};
+use crate::parse::{ParserSpec, SpecError};
+use crate::suggest;
+
+/// Compiles raw config, turning each semantic problem into a located error.
+pub(super) struct Compiler<'a> {
+    pub(super) text: &'a str,
+    pub(super) origin: &'a str,
+}
+
+impl Compiler<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        let position = yaml::locate(self.text, key);
+        ConfigError {
+            file: self.origin.to_string(),
+            line: position.map(|p| p.0),
+            column: position.map(|p| p.1),
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn compile(&self, raw: RawConfig) -> Result<Config, ConfigError> {
+        self.check_version(&raw.version)?;
+        let gate_ids: Vec<&str> = raw.gates.keys().map(String::as_str).collect();
+        self.check_active_gates(&raw.active_gates, &gate_ids)?;
+        let project_scope = GlobFilter::new(
+            &raw.project_scope.include_globs,
+            &raw.project_scope.exclude_globs,
+        )
+        .map_err(|e| self.glob_error("project_scope", e))?;
+        let artifact_logging = self.artifact_logging(raw.artifact_logging)?;
+        let import_graph = raw
+            .import_graph
+            .map(|graph| self.import_graph(graph))
+            .transpose()?;
+        let mut gates = BTreeMap::new();
+        for (id, gate) in raw.gates {
+            let compiled = self.gate(&id, gate)?;
+            if compiled.importers && import_graph.is_none() {
+                return Err(self.error(
+                    &format!("gates.{id}.scope.importers"),
+                    "needs an `import_graph` section naming the analyzer that finds importers",
+                ));
+            }
+            gates.insert(id, compiled);
+        }
+        Ok(Config {
+            origin: self.origin.to_string(),
+            hash: crate::git::hash_blob(self.text.as_bytes()),
+            active_gates: raw.active_gates,
+            project_scope,
+            parent_branch: raw.parent_branch,
+            artifact_logging,
+            import_graph,
+            gates,
+        })
+    }
+
+    fn import_graph(&self, raw: schema::RawImportGraph) -> Result<ImportGraph, ConfigError> {
+        let key = |sub: &str| format!("import_graph.{sub}");
+        if raw.command.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(self.error(
+                &key("command"),
+                "is empty; give the analyzer and its arguments",
+            ));
+        }
+        if !(raw.timeout_seconds.is_finite() && raw.timeout_seconds > 0.0) {
+            return Err(self.error(
+                &key("timeout_seconds"),
+                format!(
+                    "must be a positive number of seconds, not {}",
+                    raw.timeout_seconds
+                ),
+            ));
+        }
+        let unreadable = raw
+            .unreadable_pattern
+            .as_deref()
+            .map(|pattern| {
+                let regex = regex::RegexBuilder::new(pattern)
+                    .multi_line(true)
+                    .build()
+                    .map_err(|e| format!("invalid regex: {e}"))?;
+                match regex.capture_names().flatten().any(|n| n == "file") {
+                    true => Ok(regex),
+                    false => Err("needs a `(?P<file>...)` group".to_string()),
+                }
+            })
+            .transpose()
+            .map_err(|m| self.error(&key("unreadable_pattern"), m))?;
+        if let Some(hint) = &raw.install_hint {
+            check_placeholders(hint, "{venv_bin}")
+                .map_err(|m| self.error(&key("install_hint"), m))?;
+        }
+        Ok(ImportGraph {
+            command: raw.command,
+            timeout: Duration::from_secs_f64(raw.timeout_seconds),
+            file_types: raw.file_types,
+            unreadable,
+            config_files: raw.config_files,
+            install_hint: raw.install_hint,
+        })
+    }
+
+    fn check_version(&self, version: &Version) -> Result<(), ConfigError> {
+        let ok = match version {
+            Version::Text(t) => t == "1",
+            Version::Number(n) => *n == 1,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.error(
+                "version",
+                "unsupported version; this qg reads version \"1\"",
+            ))
+        }
+    }
+
+    fn check_active_gates(&self, active: &[String], defined: &[&str]) -> Result<(), ConfigError> {
+        if active.is_empty() {
+            return Err(self.error(
+                "active_gates",
+                "is empty; list at least one gate defined under `gates`",
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (index, id) in active.iter().enumerate() {
+            let key = format!("active_gates[{index}]");
+            if !defined.contains(&id.as_str()) {
+                let hint = suggest::hint(id, defined);
+                return Err(self.error(
+                    &key,
+                    format!("gate `{id}` is not defined under `gates`; {hint}"),
+                ));
+            }
+            if !seen.insert(id) {
+                return Err(self.error(&key, format!("gate `{id}` is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    fn artifact_logging(
+        &self,
+        raw: schema::RawArtifactLogging,
+    ) -> Result<ArtifactLogging, ConfigError> {
+        if raw.max_files == 0 {
+            return Err(self.error(
+                "artifact_logging.max_files",
+                "must be at least 1 (set `enabled: false` to turn logging off)",
+            ));
+        }
+        let output_dir = self
+            .relative_dir(&raw.output_dir)
+            .map_err(|m| self.error("artifact_logging.output_dir", m))?;
+        Ok(ArtifactLogging {
+            enabled: raw.enabled,
+            output_dir,
+            max_files: raw.max_files,
+        })
+    }
+
+    fn relative_dir(&self, dir: &str) -> Result<PathBuf, String> {
+        let path = PathBuf::from(dir);
+        let escapes = path.components().any(|c| {
+            matches!(
+                c,
+                Component::ParentDir | Component::RootDir | Component::Prefix(_)
+            )
+        });
+        if dir.trim().is_empty() || escapes {
+            Err(format!(
+                "`{dir}` must be a directory relative to the project root, without `..`"
+            ))
+        } else {
+            Ok(path)
+        }
+    }
+
+    fn gate(&self, id: &str, raw: RawGate) -> Result<Gate, ConfigError> {
+        let key = |sub: &str| format!("gates.{id}.{sub}");
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(self.error(
+                &format!("gates.{id}"),
+                "gate ids may use only letters, digits, `_` and `-`",
+            ));
+        }
+        let exec = raw.execution;
+        if exec.command.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(self.error(
+                &key("execution.command"),
+                "is empty; give the program and its arguments, e.g. [\"ruff\", \"check\"]",
+            ));
+        }
+        if !(exec.timeout_seconds.is_finite() && exec.timeout_seconds > 0.0) {
+            return Err(self.error(
+                &key("execution.timeout_seconds"),
+                format!(
+                    "must be a positive number of seconds, not {}",
+                    exec.timeout_seconds
+                ),
+            ));
+        }
+        let working_dir = exec
+            .working_dir
+            .as_deref()
+            .map(|d| self.relative_dir(d))
+            .transpose()
+            .map_err(|m| self.error(&key("execution.working_dir"), m))?;
+        let success = raw.success;
+        if let Some(code) = success
+            .exit_codes_ok
+            .iter()
+            .find(|c| success.exit_codes_violations.contains(c))
+        {
+            return Err(self.error(
+                &key("success"),
+                format!("exit code {code} is in both exit_codes_ok and exit_codes_violations"),
+            ));
+        }
+        for (index, suffix) in raw.capabilities.file_types.iter().enumerate() {
+            if !suffix.starts_with('.') || suffix.len() < 2 {
+                return Err(self.error(
+                    &key(&format!("capabilities.file_types[{index}]")),
+                    format!("`{suffix}` must be a suffix starting with `.`, like \".py\""),
+                ));
+            }
+        }
+        let hints = [
+            ("fix_hint", &raw.fix_hint, "{files}"),
+            ("rerun_hint", &raw.rerun_hint, "{files}"),
+            ("install_hint", &raw.install_hint, "{venv_bin}"),
+            (
+                "unresolved_imports.advice",
+                &raw.unresolved_imports.as_ref().map(|u| u.advice.clone()),
+                "{venv_bin}",
+            ),
+        ];
+        for (name, hint, known) in hints {
+            if let Some(hint) = hint {
+                check_placeholders(hint, known).map_err(|m| self.error(&key(name), m))?;
+            }
+        }
+        let parser = self
+            .parser(&raw.parsing)
+            .map_err(|e| self.error(&key(&format!("parsing.{}", e.key)), e.message))?;
+        let scope = GlobFilter::new(&raw.scope.include_globs, &raw.scope.exclude_globs)
+            .map_err(|e| self.glob_error(&key("scope"), e))?;
+        Ok(Gate {
+            id: id.to_string(),
+            name: raw.name.unwrap_or_else(|| id.to_string()),
+            command: exec.command,
+            timeout: Duration::from_secs_f64(exec.timeout_seconds),
+            working_dir,
+            pass_files: exec.pass_files,
+            batchable: exec.batchable,
+            project_wide: exec.project_wide,
+            env: exec.env,
+            exit_codes_ok: success.exit_codes_ok,
+            exit_codes_violations: success.exit_codes_violations,
+            fail_on: success.fail_on,
+            tool_error_codes: success.tool_error_codes,
+            parser,
+            file_types: raw.capabilities.file_types,
+            supports_autofix: raw.capabilities.supports_autofix,
+            scope,
+            importers: raw.scope.importers,
+            fix_hint: raw.fix_hint,
+            rerun_hint: raw.rerun_hint,
+            install_hint: raw.install_hint,
+            version_args: raw.version_args,
+            unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
+                codes: u.codes,
+                advice: u.advice,
+            }),
+            selection: raw.selection.map(|s| {
+                let key = |k: schema::RawSelectionKey| SelectionKey {
+                    key: k.key,
+                    syntax: k.syntax,
+                    default: k.default,
+                };
+                SelectionSpec {
+                    project_args: s.project_args,
+                    config: s
+                        .config
+                        .into_iter()
+                        .map(|c| ConfigSource {
+                            file: c.file,
+                            section: c.section,
+                        })
+                        .collect(),
+                    include: s.include.map(key),
+                    exclude: s.exclude.map(key),
+                    stubs: s.stubs,
+                }
+            }),
+        })
+    }
+
+    fn parser(&self, raw: &RawParsing) -> Result<ParserSpec, SpecError> {
+        reject_foreign_keys(raw)?;
+        match raw.strategy {
+            Strategy::JsonViolations => {
+                let empty = BTreeMap::new();
+                let field_map = raw.field_map.as_ref().unwrap_or(&empty);
+                JsonSpec::new(JsonSettings {
+                    source: raw.source,
+                    violations_path: raw.violations_path.as_deref(),
+                    json_lines: raw.json_lines.unwrap_or(false),
+                    field_map,
+                    fixable_when: raw.fixable_when.as_deref(),
+                    line_offset: raw.line_offset,
+                    column_offset: raw.column_offset,
+                    severity_default: raw.severity_default,
+                })
+                .map(ParserSpec::Json)
+            }
+            Strategy::TextViolations => TextSpec::new(TextSettings {
+                rules: text_rules(raw)?,
+                severity_default: raw.severity_default,
+                line_offset: raw.line_offset,
+                column_offset: raw.column_offset,
+            })
+            .map(ParserSpec::Text),
+            Strategy::ExitCode => Ok(ParserSpec::ExitCode),
+        }
+    }
+
+    fn glob_error(&self, parent: &str, e: GlobError) -> ConfigError {
+        self.error(
+            &format!("{parent}.{}[{}]", e.list, e.index),
+            format!("invalid glob: {}", e.message),
+        )
+    }
+}
+
+/// `text_violations` rules: one `pattern` (with `defaults`), or a
+/// `patterns` list whose entries may each read their own stream.
+fn text_rules(raw: &RawParsing) -> Result<Vec<RuleSettings<'_>>, SpecError> {
+    match (&raw.pattern, &raw.patterns) {
+        (Some(pattern), None) => Ok(vec![RuleSettings {
+            key: String::new(),
+            source: raw.source,
+            pattern,
+            defaults: raw.defaults.as_ref(),
+        }]),
+        (None, Some(_)) if raw.defaults.is_some() => Err(SpecError::new(
+            "defaults",
+            "goes inside each `patterns` entry when `patterns` is used",
+        )),
+        (None, Some(rules)) => Ok(rules
+            .iter()
+            .enumerate()
+            .map(|(index, rule)| RuleSettings {
+                key: format!("patterns[{index}]."),
+                source: rule.source.unwrap_or(raw.source),
+                pattern: &rule.pattern,
+                defaults: rule.defaults.as_ref(),
+            })
+            .collect()),
+        (Some(_), Some(_)) => Err(SpecError::new(
+            "patterns",
+            "give either `pattern` or `patterns`, not both",
+        )),
+        (None, None) => Err(SpecError::new(
+            "pattern",
+            "text_violations needs a `pattern` regex (or a `patterns` list)",
+        )),
+    }
+}
+
+/// Keys that belong to another strategy are mistakes, not options.
+fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
+    let json_only = [
+        ("violations_path", raw.violations_path.is_some()),
+        ("json_lines", raw.json_lines.is_some()),
+        ("field_map", raw.field_map.is_some()),
+        ("fixable_when", raw.fixable_when.is_some()),
+    ];
+    let text_only = [
+        ("pattern", raw.pattern.is_some()),
+        ("patterns", raw.patterns.is_some()),
+        ("defaults", raw.defaults.is_some()),
+    ];
+    let foreign: &[(&str, bool)] = match raw.strategy {
+        Strategy::JsonViolations => &text_only,
+        Strategy::TextViolations => &json_only,
+        Strategy::ExitCode => &[],
+    };
+    let exit_code_foreign = raw.strategy == Strategy::ExitCode
+        && json_only
+            .iter()
+            .chain(text_only.iter())
+            .any(|(_, set)| *set);
+    if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
+        return Err(SpecError::new(
+            *key,
+            format!("does not apply to strategy {:?}; remove it", raw.strategy),
+        ));
+    }
+    if exit_code_foreign {
+        return Err(SpecError::new(
+            "strategy",
+            "exit_code reads no output; remove the json/text parsing keys",
+        ));
+    }
+    Ok(())
+}
+
+/// A hint may hold only its one `{placeholder}`.
+fn check_placeholders(hint: &str, known: &str) -> Result<(), String> {
+    let placeholders = hint.match_indices('{').map(|(i, _)| &hint[i..]);
+    for rest in placeholders {
+        if !rest.starts_with(known) {
+            let shown: String = rest.chars().take_while(|c| *c != '}').collect();
+            return Err(format!(
+                "unknown placeholder `{shown}}}`; only `{known}` is known"
+            ));
+        }
+    }
+    Ok(())
+}
