@@ -602,10 +602,15 @@ fn a_corrupt_state_file_is_moved_aside_and_never_means_nothing_to_check() {
     );
     let run = repo.qg(&["run", "--format", "json"]);
     run.assert_code(0);
+    // The warning reaches the report (every format), not only a terminal.
+    let warning = run.json()["warnings"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
-        run.stderr.contains("unusable") && run.stderr.contains("state.json.corrupt-"),
+        warning.contains("unusable") && warning.contains("state.json.corrupt-"),
         "{}",
-        run.stderr
+        run.stdout
     );
     assert_eq!(run.json()["scope"]["mode"], "project");
     assert_eq!(repo.checked(), ["a.py", "b.py"]);

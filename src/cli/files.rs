@@ -39,7 +39,11 @@ struct FilesJson<'a> {
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
     let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
     let gates = crate::plan::select_gates(&config, &[])?;
-    let scope = run::resolve_scope(&workspace, &config, &args.scope.request(), &gates, true)?.scope;
+    let resolved = run::resolve_scope(&workspace, &config, &args.scope.request(), &gates, true)?;
+    for warning in &resolved.warnings {
+        warn_user!("{warning}");
+    }
+    let scope = resolved.scope;
     let text = match args.format {
         FilesFormat::Text => {
             if let Some(reason) = &scope.fallback_reason {
@@ -53,7 +57,7 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                 eprintln!("qg: importers unknown: {why}; the gates that check importers check the whole project");
             }
             for unmatched in &scope.unmatched {
-                eprintln!("qg: warning: {}", unmatched.describe());
+                warn_user!("{}", unmatched.describe());
             }
             scope
                 .paths()

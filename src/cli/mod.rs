@@ -1,9 +1,19 @@
 //! Command-line interface: parses flags, calls the library, renders, exits.
 //! One file per subcommand.
 
+/// `qg: warning: …` on stderr: the one channel for what the CLI warns
+/// about outside a report (the library puts its warnings in the report).
+macro_rules! warn_user {
+    ($($arg:tt)*) => {
+        eprintln!("qg: warning: {}", format_args!($($arg)*))
+    };
+}
+
 mod doctor;
 mod files;
 mod init;
+mod interrupt;
+mod progress;
 mod run;
 mod state;
 

@@ -7,9 +7,9 @@ use clap::Args;
 
 use std::io::Write;
 
+use super::progress::TerminalObserver;
 use super::{current_dir, ScopeArgs};
 use crate::error::QgError;
-use crate::progress::TerminalObserver;
 use crate::report::RunReport;
 use crate::report::{self, step_summary, summary::summary_line, Format};
 use crate::run::{self, RunOptions};
@@ -99,7 +99,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         jobs,
         no_state: args.no_state,
     };
-    crate::interrupt::install();
+    super::interrupt::install();
     let observer = TerminalObserver::new(!args.no_progress && !args.quiet, args.verbose);
     let report = run::run(&options, &observer)?;
     drop(observer);
@@ -150,7 +150,7 @@ fn append_step_summary(report: &RunReport) {
     let used = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
     let budget = step_summary::LIMIT_BYTES.saturating_sub(used);
     if budget < 1024 {
-        eprintln!("qg: warning: the job summary is full ({used} bytes); not adding qg's");
+        warn_user!("the job summary is full ({used} bytes); not adding qg's");
         return;
     }
     let markdown = step_summary::render(report, budget);
@@ -160,6 +160,6 @@ fn append_step_summary(report: &RunReport) {
         .open(&path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, markdown.as_bytes()));
     if let Err(e) = written {
-        eprintln!("qg: warning: cannot append the job summary: {e}");
+        warn_user!("cannot append the job summary: {e}");
     }
 }

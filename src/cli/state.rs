@@ -32,6 +32,9 @@ pub(super) fn command(action: StateAction) -> Result<i32, QgError> {
     match action {
         StateAction::Show => {
             let entry = store.load_branch(&branch)?;
+            for warning in store.take_warnings() {
+                warn_user!("{warning}");
+            }
             let json = serde_json::json!({"branch": branch, "state": entry});
             let text = serde_json::to_string_pretty(&json).expect("state serializes");
             print_stdout(&format!("{text}\n"));

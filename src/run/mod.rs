@@ -76,10 +76,10 @@ pub fn run(
         scope: resolved.scope.clone(),
         gates: results,
         warnings: resolved
-            .scope
-            .unmatched
+            .warnings
             .iter()
-            .map(|u| u.describe())
+            .cloned()
+            .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
             .collect(),
         total_ms: started.elapsed().as_millis() as u64,
     };

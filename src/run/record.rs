@@ -46,10 +46,11 @@ pub(super) fn record(
     no_state: bool,
 ) {
     if let Some(dirty_blobs) = plan.dirty_blobs {
-        if let Err(e) = record_state(workspace, config, resolved, report, dirty_blobs) {
-            report.warnings.push(format!(
+        match record_state(workspace, config, resolved, report, dirty_blobs) {
+            Ok(warnings) => report.warnings.extend(warnings),
+            Err(e) => report.warnings.push(format!(
                 "state not saved, the next run will check more than needed: {e}"
-            ));
+            )),
         }
     }
     if !no_state {
@@ -123,13 +124,13 @@ fn record_state(
     resolved: &ResolvedScope,
     report: &RunReport,
     dirty_blobs: BTreeMap<String, String>,
-) -> Result<(), QgError> {
+) -> Result<Vec<String>, QgError> {
     let Some(Head {
         branch,
         commit: Some(head),
     }) = &resolved.head
     else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let facts = RunFacts {
         head_sha: head.to_string(),
@@ -155,8 +156,9 @@ fn record_state(
                 .is_some_and(|h| h.get(path).as_deref() == Some(blob))
         },
     };
-    StateStore::new(root)
-        .update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))
+    let store = StateStore::new(root);
+    store.update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))?;
+    Ok(store.take_warnings())
 }
 
 /// What the history keeps of a run.

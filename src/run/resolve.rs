@@ -20,6 +20,8 @@ pub struct ResolvedScope {
     pub head: Option<Head>,
     /// The tool each active gate resolves to now.
     pub tools: BTreeMap<String, ToolStamp>,
+    /// What the report should say (a corrupt state file moved aside).
+    pub warnings: Vec<String>,
 }
 
 /// Resolves the scope, reading this branch's state for `auto`; on a
@@ -34,8 +36,9 @@ pub fn resolve_scope(
 ) -> Result<ResolvedScope, QgError> {
     let auto = request.effective_mode()? == ScopeMode::Auto;
     let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
+    let store = StateStore::new(&workspace.root);
     let state = match (&head, auto) {
-        (Some(head), true) => StateStore::new(&workspace.root).load_branch(&head.branch)?,
+        (Some(head), true) => store.load_branch(&head.branch)?,
         _ => None,
     };
     let tools = if auto {
@@ -51,7 +54,12 @@ pub fn resolve_scope(
     if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
         add_importers(workspace, config, &mut scope, remember);
     }
-    Ok(ResolvedScope { scope, head, tools })
+    Ok(ResolvedScope {
+        scope,
+        head,
+        tools,
+        warnings: store.take_warnings(),
+    })
 }
 
 /// Adds every project file that imports a changed or deleted file (reason

@@ -18,9 +18,11 @@ const OWN_KEY: &str = "quality_gates";
 type Document = IndexMap<String, Box<RawValue>>;
 
 /// The state file of one project.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct StateStore {
     path: PathBuf,
+    /// What went wrong that the caller should report (a corrupt file moved aside).
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl StateStore {
@@ -28,7 +30,14 @@ impl StateStore {
     pub fn new(root: &Path) -> StateStore {
         StateStore {
             path: root.join(STATE_FILE),
+            warnings: Default::default(),
         }
+    }
+
+    /// The warnings gathered so far (a corrupt file moved aside), for the
+    /// report: qg's library never prints.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.borrow_mut())
     }
 
     /// The file's path.
@@ -172,8 +181,16 @@ impl StateStore {
         let aside = self.aside_path();
         fs::rename(&self.path, &aside)
             .map_err(|e| QgError::io(format!("cannot move {} aside", self.path.display()), e))?;
-        warn_aside(&self.path, why, &aside);
+        self.warn_aside(why, &aside);
         Ok(())
+    }
+
+    fn warn_aside(&self, why: &str, aside: &Path) {
+        self.warnings.borrow_mut().push(format!(
+            "{} is unusable: {why}; saved as {} and starting from no baseline",
+            self.path.display(),
+            aside.display()
+        ));
     }
 
     /// Only qg's key is unusable: keep a copy, then rewrite qg's key alone.
@@ -181,7 +198,7 @@ impl StateStore {
         let aside = self.aside_path();
         fs::copy(&self.path, &aside)
             .map_err(|e| QgError::io(format!("cannot copy {} aside", self.path.display()), e))?;
-        warn_aside(&self.path, why, &aside);
+        self.warn_aside(why, &aside);
         Ok(())
     }
 }
@@ -203,14 +220,6 @@ pub fn ignore_state_files(dir: &Path) {
     if ours_or_missing {
         let _ = fs::write(ignore, STATE_IGNORE);
     }
-}
-
-fn warn_aside(path: &Path, why: &str, aside: &Path) {
-    eprintln!(
-        "qg: warning: {} is unusable: {why}; saved as {} and starting from no baseline",
-        path.display(),
-        aside.display()
-    );
 }
 
 /// An exclusive advisory lock, released when dropped (or when the process dies).
@@ -276,10 +285,10 @@ mod tests {
     #[test]
     fn concurrent_updates_are_never_lost() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = StateStore::new(tmp.path());
+        let root = tmp.path();
         std::thread::scope(|scope| {
             for i in 0..20 {
-                let store = store.clone();
+                let store = StateStore::new(root);
                 scope.spawn(move || {
                     store
                         .update_branch("main", |entry| {
@@ -291,7 +300,7 @@ mod tests {
                 });
             }
         });
-        let entry = store.load_branch("main").unwrap().unwrap();
+        let entry = StateStore::new(root).load_branch("main").unwrap().unwrap();
         assert_eq!(entry.failed_files.len(), 20);
     }
 }

@@ -12,7 +12,7 @@ use crate::process;
 /// Starts the watcher thread. Call once, before any tool starts.
 pub fn install() {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
-        eprintln!("qg: warning: cannot watch for Ctrl-C; an interrupt may leave tools running");
+        warn_user!("cannot watch for Ctrl-C; an interrupt may leave tools running");
         return;
     };
     std::thread::spawn(move || {
