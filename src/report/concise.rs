@@ -3,16 +3,16 @@
 //! problem matcher understands. File-level findings drop `line:col`. Newlines in
 //! messages are shown as `\n` so each finding stays on one line.
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
 use super::findings;
 use super::summary::summary_line;
 use super::RunReport;
 use crate::quote::neutralize;
 
-/// Renders the report.
-pub fn render(report: &RunReport) -> String {
-    let mut out = format!("{}\n", summary_line(report));
+/// Writes the report.
+pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", summary_line(report))?;
     for finding in findings(report) {
         let v = finding.violation;
         let file = v
@@ -34,25 +34,25 @@ pub fn render(report: &RunReport) -> String {
             Some(code) => format!("{}:{code}", finding.gate.id),
             None => finding.gate.id.clone(),
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "{} {}: {} [{}]",
             location,
             v.severity.as_str(),
             neutralize(&message),
             neutralize(&tag)
-        );
+        )?;
     }
     for gate in &report.gates {
         if let Some(error) = &gate.error {
-            let _ = writeln!(out, "qg: {}: error: {}", gate.id, one_line(&error.message));
+            writeln!(out, "qg: {}: error: {}", gate.id, one_line(&error.message))?;
         }
     }
     for (gate, warning) in report.all_warnings() {
         let source = gate.map_or("qg".to_string(), |g| format!("qg: {}", g.id));
-        let _ = writeln!(out, "{source}: warning: {}", neutralize(&one_line(warning)));
+        writeln!(out, "{source}: warning: {}", neutralize(&one_line(warning)))?;
     }
-    out
+    Ok(())
 }
 
 fn one_line(text: &str) -> String {

@@ -1,16 +1,16 @@
 //! `--format github`: GitHub Actions workflow commands, escaped exactly as
 //! the Actions toolkit (`@actions/core`) escapes them.
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
 use super::summary::summary_line;
 use super::RunReport;
 use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
-/// Renders one annotation per finding, and one per errored gate.
-pub fn render(report: &RunReport) -> String {
-    let mut out = format!("{}\n", summary_line(report));
+/// Writes one annotation per finding, and one per errored gate.
+pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", summary_line(report))?;
     for finding in findings(report) {
         let v = &*finding.by_file_line();
         let mut properties: Vec<(&str, String)> = Vec::new();
@@ -39,11 +39,11 @@ pub fn render(report: &RunReport) -> String {
             Severity::Warning => "warning",
             Severity::Info => "notice",
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "{}",
             workflow_command(command, &properties, &v.message)
-        );
+        )?;
     }
     for gate in &report.gates {
         if let Some(error) = &gate.error {
@@ -51,11 +51,11 @@ pub fn render(report: &RunReport) -> String {
                 ("file", config_path(report).to_string()),
                 ("title", format!("qg: gate {} errored", gate.name)),
             ];
-            let _ = writeln!(
+            writeln!(
                 out,
                 "{}",
                 workflow_command("error", &properties, &error.message)
-            );
+            )?;
         }
     }
     for (gate, warning) in report.all_warnings() {
@@ -64,9 +64,9 @@ pub fn render(report: &RunReport) -> String {
             None => "qg".to_string(),
         };
         let properties = [("title", title)];
-        let _ = writeln!(out, "{}", workflow_command("warning", &properties, warning));
+        writeln!(out, "{}", workflow_command("warning", &properties, warning))?;
     }
-    out
+    Ok(())
 }
 
 /// `::command key=value,…::message`.

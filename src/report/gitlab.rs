@@ -8,8 +8,8 @@ use super::RunReport;
 use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
-/// Renders the Code Quality array.
-pub fn render(report: &RunReport) -> String {
+/// Writes the Code Quality array.
+pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut issues: Vec<Value> = findings(report)
         .iter()
         .map(|f| {
@@ -52,9 +52,8 @@ pub fn render(report: &RunReport) -> String {
             "location": {"path": config_path(report), "lines": {"begin": 1}},
         }));
     }
-    let mut text = serde_json::to_string_pretty(&issues).expect("report serializes");
-    text.push('\n');
-    text
+    serde_json::to_writer_pretty(&mut *out, &issues)?;
+    out.write_all(b"\n")
 }
 
 fn description(message: &str, hint: Option<&str>) -> String {

@@ -1,7 +1,7 @@
 //! Human output: the summary line first, then every violation grouped by
 //! file and sorted by position, then one line per gate.
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
 use super::summary::{plural, summary_line};
 use super::terminal::Palette;
@@ -10,27 +10,26 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::quote::neutralize;
 use crate::violation::{Severity, Violation};
 
-/// Renders the report; `color` turns ANSI styling on.
-pub fn render(report: &RunReport, color: bool) -> String {
+/// Writes the report; `color` turns ANSI styling on.
+pub fn write(report: &RunReport, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let p = Palette::new(color);
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", p.bold(&summary_line(report)));
-    render_violations(&mut out, report, &p);
-    render_gates(&mut out, report, &p);
+    writeln!(out, "{}", p.bold(&summary_line(report)))?;
+    write_violations(out, report, &p)?;
+    write_gates(out, report, &p)?;
     for warning in &report.warnings {
-        let _ = writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning));
+        writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning))?;
     }
-    out
+    Ok(())
 }
 
-fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
+fn write_violations(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Result<()> {
     let mut all: Vec<(&GateResult, &Violation)> = report
         .gates
         .iter()
         .flat_map(|g| g.violations.iter().map(move |v| (g, v)))
         .collect();
     if all.is_empty() {
-        return;
+        return Ok(());
     }
     all.sort_by(|a, b| {
         a.1.sort_key()
@@ -44,13 +43,19 @@ fn render_violations(out: &mut String, report: &RunReport, p: &Palette) {
             let file = v.file.as_deref().map_or("(no file)".to_string(), |f| {
                 crate::file_name::display(&report.from_cwd(f)).into_owned()
             });
-            let _ = write!(out, "\n{}\n", p.bold(&p.cyan(&file)));
+            write!(out, "\n{}\n", p.bold(&p.cyan(&file)))?;
         }
-        render_violation(out, gate, v, p);
+        write_violation(out, gate, v, p)?;
     }
+    Ok(())
 }
 
-fn render_violation(out: &mut String, gate: &GateResult, v: &Violation, p: &Palette) {
+fn write_violation(
+    out: &mut dyn Write,
+    gate: &GateResult,
+    v: &Violation,
+    p: &Palette,
+) -> io::Result<()> {
     let cell = v.cell_prefix();
     let position = match (v.line, v.column) {
         (Some(l), Some(c)) => format!("{cell}{l}:{c}"),
@@ -69,27 +74,28 @@ fn render_violation(out: &mut String, gate: &GateResult, v: &Violation, p: &Pale
         tags.push("fixable".to_string());
     }
     let message = indent_continuation(&neutralize(&v.message), "      ");
-    let _ = writeln!(
+    writeln!(
         out,
         "  {position:<8} {severity} {} {message} {}",
         p.bold(&code),
         p.dim(&format!("[{}]", tags.join(", ")))
-    );
+    )?;
     if let Some(hint) = &v.hint {
-        let _ = writeln!(
+        writeln!(
             out,
             "      {}",
             p.dim(&indent_continuation(&neutralize(hint), "      "))
-        );
+        )?;
     }
+    Ok(())
 }
 
 fn indent_continuation(text: &str, indent: &str) -> String {
     text.trim_end().replace('\n', &format!("\n{indent}"))
 }
 
-fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
-    let _ = writeln!(out, "\n{}", p.bold("Gates"));
+fn write_gates(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Result<()> {
+    writeln!(out, "\n{}", p.bold("Gates"))?;
     let width = report
         .gates
         .iter()
@@ -104,21 +110,21 @@ fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
             GateStatus::Skipped => (p.dim("-"), p.dim("skipped")),
         };
         let detail = gate_detail(gate);
-        let _ = writeln!(out, "  {mark} {:<width$}  {status}  {detail}", gate.name);
+        writeln!(out, "  {mark} {:<width$}  {status}  {detail}", gate.name)?;
         if let Some(error) = &gate.error {
-            let _ = writeln!(out, "      {}", neutralize(&error.message));
+            writeln!(out, "      {}", neutralize(&error.message))?;
             if !error.stderr_tail.is_empty() {
                 let tail = indent_continuation(&neutralize(&error.stderr_tail), "        ");
-                let _ = writeln!(out, "      stderr:\n        {}", p.dim(&tail));
+                writeln!(out, "      stderr:\n        {}", p.dim(&tail))?;
             }
         }
         for warning in &gate.warnings {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      {} {}",
                 p.yellow("warning:"),
                 neutralize(warning)
-            );
+            )?;
         }
         // Hints name root-relative files: from elsewhere they run from the root.
         let from_root = match report.cwd.is_empty() {
@@ -126,17 +132,18 @@ fn render_gates(out: &mut String, report: &RunReport, p: &Palette) {
             false => format!("cd {} && ", report.from_cwd("")),
         };
         if let Some(hint) = &gate.fix_hint {
-            let _ = writeln!(out, "      fix: {from_root}{}", neutralize(hint));
+            writeln!(out, "      fix: {from_root}{}", neutralize(hint))?;
         }
         if let Some(hint) = &gate.rerun_hint {
-            let _ = writeln!(out, "      re-run: {from_root}{}", neutralize(hint));
+            writeln!(out, "      re-run: {from_root}{}", neutralize(hint))?;
         }
         if let Some(log) = &gate.log {
             if gate.status != GateStatus::Passed {
-                let _ = writeln!(out, "      log: {}", p.dim(log));
+                writeln!(out, "      log: {}", p.dim(log))?;
             }
         }
     }
+    Ok(())
 }
 
 fn gate_detail(gate: &GateResult) -> String {

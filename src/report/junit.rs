@@ -4,111 +4,133 @@
 //! passing test; an errored gate is an `<error>`; a skipped gate `<skipped>`.
 
 use std::collections::HashMap;
-use std::fmt::Write;
+use std::io::{self, Write};
 
 use super::RunReport;
 use super::{findings, rule_id, Finding};
 use crate::file_name::display;
 use crate::outcome::GateResult;
 
-/// Renders the XML document.
-pub fn render(report: &RunReport) -> String {
+/// Writes the XML document: the totals first, then each gate's suite.
+pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
     let all = findings(report);
-    let mut suites = String::new();
-    let (mut tests, mut failures, mut errors) = (0, 0, 0);
-    for (index, gate) in report.gates.iter().enumerate() {
-        let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
-        let mut warnings: Vec<&str> = gate.warnings.iter().map(String::as_str).collect();
-        if index == 0 {
-            warnings.extend(report.warnings.iter().map(String::as_str));
-        }
-        let suite = Suite::of(gate, &mine, &warnings);
-        tests += suite.tests;
-        failures += suite.failures;
-        errors += suite.errors;
-        suites.push_str(&suite.xml);
-    }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"qg\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">\n{suites}</testsuites>\n",
+    let suites: Vec<(&GateResult, Vec<&Finding<'_>>, Vec<&str>)> = report
+        .gates
+        .iter()
+        .enumerate()
+        .map(|(index, gate)| {
+            let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
+            let mut warnings: Vec<&str> = gate.warnings.iter().map(String::as_str).collect();
+            // The run's own warnings travel with the first suite.
+            if index == 0 {
+                warnings.extend(report.warnings.iter().map(String::as_str));
+            }
+            (gate, mine, warnings)
+        })
+        .collect();
+    let counts: Vec<Counts> = suites
+        .iter()
+        .map(|(g, mine, _)| Counts::of(g, mine))
+        .collect();
+    let total = |f: fn(&Counts) -> usize| counts.iter().map(f).sum::<usize>();
+    writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
+    writeln!(
+        out,
+        "<testsuites name=\"qg\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">",
+        total(|c| c.tests),
+        total(|c| c.failures),
+        total(|c| c.errors),
         seconds(report.total_ms)
-    )
+    )?;
+    for ((gate, mine, warnings), counts) in suites.iter().zip(&counts) {
+        write_suite(out, gate, mine, warnings, counts)?;
+    }
+    writeln!(out, "</testsuites>")
 }
 
-struct Suite {
-    xml: String,
+/// A suite's tallies, which its opening tag carries.
+struct Counts {
     tests: usize,
     failures: usize,
     errors: usize,
+    skipped: usize,
 }
 
-impl Suite {
-    /// The suite of one gate; `warnings` (the gate's, and the run's for
-    /// the first suite) go to its `<system-err>`.
-    fn of(gate: &GateResult, mine: &[&Finding<'_>], warnings: &[&str]) -> Suite {
-        let class = attr(&gate.id);
-        let mut cases = String::new();
-        let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
-        if let Some(error) = &gate.error {
-            tests += 1;
-            errors += 1;
-            let _ = writeln!(
-                cases,
-                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>",
-                seconds(gate.duration_ms),
-                error.kind.as_str(),
-                attr(&error.message),
-                text(&error.stderr_tail)
-            );
-        } else if let Some(reason) = &gate.skip_reason {
-            tests += 1;
-            skipped += 1;
-            let _ = writeln!(
-                cases,
-                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                attr(reason)
-            );
-        } else if mine.is_empty() {
-            tests += 1;
-            let _ = writeln!(
-                cases,
-                "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\"/>",
-                seconds(gate.duration_ms)
-            );
-        }
-        // Every finding is a test: a failure at or above `fail_on`, else a
-        // passing test that carries the note in its output.
-        let mut used: HashMap<String, usize> = HashMap::new();
-        for finding in mine {
-            let name = unique_name(finding, &mut used);
-            let failing = finding.violation.fails_at(gate.fail_on);
-            tests += 1;
-            failures += usize::from(failing);
-            cases.push_str(&finding_case(&class, &name, finding, failing));
-        }
-        if !warnings.is_empty() {
-            let _ = writeln!(
-                cases,
-                "    <system-err>{}</system-err>",
-                text(
-                    &warnings
-                        .iter()
-                        .map(|w| format!("warning: {w}\n"))
-                        .collect::<String>()
-                )
-            );
-        }
-        let xml = format!(
-            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">\n{cases}  </testsuite>\n",
-            attr(&gate.name),
-            seconds(gate.duration_ms)
-        );
-        Suite {
-            xml,
-            tests,
+impl Counts {
+    /// One test for the gate itself when it errored, was skipped or found
+    /// nothing; one per finding, a failure at or above `fail_on`.
+    fn of(gate: &GateResult, mine: &[&Finding<'_>]) -> Counts {
+        let failures = mine
+            .iter()
+            .filter(|f| f.violation.fails_at(gate.fail_on))
+            .count();
+        let errors = usize::from(gate.error.is_some());
+        let skipped = usize::from(gate.error.is_none() && gate.skip_reason.is_some());
+        let gate_case = errors + skipped + usize::from(errors + skipped == 0 && mine.is_empty());
+        Counts {
+            tests: gate_case + mine.len(),
             failures,
             errors,
+            skipped,
         }
     }
+}
+
+/// The suite of one gate; `warnings` (the gate's, and the run's for the
+/// first suite) go to its `<system-err>`.
+fn write_suite(
+    out: &mut dyn Write,
+    gate: &GateResult,
+    mine: &[&Finding<'_>],
+    warnings: &[&str],
+    counts: &Counts,
+) -> io::Result<()> {
+    let class = attr(&gate.id);
+    writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">",
+        attr(&gate.name),
+        counts.tests,
+        counts.failures,
+        counts.errors,
+        counts.skipped,
+        seconds(gate.duration_ms)
+    )?;
+    if let Some(error) = &gate.error {
+        writeln!(
+            out,
+            "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>",
+            seconds(gate.duration_ms),
+            error.kind.as_str(),
+            attr(&error.message),
+            text(&error.stderr_tail)
+        )?;
+    } else if let Some(reason) = &gate.skip_reason {
+        writeln!(
+            out,
+            "    <testcase classname=\"{class}\" name=\"{class}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+            attr(reason)
+        )?;
+    } else if mine.is_empty() {
+        writeln!(
+            out,
+            "    <testcase classname=\"{class}\" name=\"{class}\" time=\"{}\"/>",
+            seconds(gate.duration_ms)
+        )?;
+    }
+    // Every finding is a test: a failure at or above `fail_on`, else a
+    // passing test that carries the note in its output.
+    let mut used: HashMap<String, usize> = HashMap::new();
+    for finding in mine {
+        let name = unique_name(finding, &mut used);
+        let failing = finding.violation.fails_at(gate.fail_on);
+        out.write_all(finding_case(&class, &name, finding, failing).as_bytes())?;
+    }
+    if !warnings.is_empty() {
+        let lines: String = warnings.iter().map(|w| format!("warning: {w}\n")).collect();
+        writeln!(out, "    <system-err>{}</system-err>", text(&lines))?;
+    }
+    writeln!(out, "  </testsuite>")
 }
 
 fn finding_case(class: &str, name: &str, finding: &Finding<'_>, failing: bool) -> String {

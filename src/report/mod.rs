@@ -38,31 +38,32 @@ pub enum Format {
     Junit,
 }
 
-/// Renders the report in `format`. `color` applies to human output only.
+/// Renders the report in `format` into a string (tests, small outputs).
 pub fn render(report: &RunReport, format: Format, color: bool) -> String {
     let mut bytes = Vec::new();
     write(report, format, color, &mut bytes).expect("writing to memory cannot fail");
     String::from_utf8(bytes).expect("reports are UTF-8")
 }
 
-/// Writes the report in `format` to `out`. JSON is streamed, so a report
-/// with 100,000 violations is never held in memory as one string.
+/// Writes the report in `format` to `out`, as it is produced: no format
+/// holds the whole report as one string.
 pub fn write(
     report: &RunReport,
     format: Format,
     color: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let text = match format {
-        Format::Json => return json::write(report, out),
-        Format::Human => human::render(report, color),
-        Format::Concise => concise::render(report),
-        Format::Github => github::render(report),
-        Format::Sarif => sarif::render(report),
-        Format::Gitlab => gitlab::render(report),
-        Format::Junit => junit::render(report),
-    };
-    out.write_all(text.as_bytes())
+    let mut buffered = std::io::BufWriter::new(out);
+    match format {
+        Format::Json => json::write(report, &mut buffered)?,
+        Format::Human => human::write(report, color, &mut buffered)?,
+        Format::Concise => concise::write(report, &mut buffered)?,
+        Format::Github => github::write(report, &mut buffered)?,
+        Format::Sarif => sarif::write(report, &mut buffered)?,
+        Format::Gitlab => gitlab::write(report, &mut buffered)?,
+        Format::Junit => junit::write(report, &mut buffered)?,
+    }
+    std::io::Write::flush(&mut buffered)
 }
 
 /// A finding with its stable fingerprint.

@@ -35,8 +35,8 @@ const PATH: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// Renders the whole log (pretty-printed: SARIF files are read by people too).
-pub fn render(report: &RunReport) -> String {
+/// Writes the whole log (pretty-printed: SARIF files are read by people too).
+pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let all = findings(report);
     let runs: Vec<Value> = report
         .gates
@@ -54,9 +54,8 @@ pub fn render(report: &RunReport) -> String {
         })
         .collect();
     let log = json!({"$schema": SCHEMA, "version": "2.1.0", "runs": runs});
-    let mut text = serde_json::to_string_pretty(&log).expect("SARIF serializes");
-    text.push('\n');
-    text
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    out.write_all(b"\n")
 }
 
 fn run(
