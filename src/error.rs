@@ -46,20 +46,39 @@ pub enum QgError {
     Usage(String),
     /// A git repository problem that makes the requested scope impossible.
     Git(String),
-    /// An I/O failure with context naming what qg was doing.
-    Io(String),
+    /// An I/O failure, with what qg was doing when it happened.
+    Io {
+        /// What qg was doing (`cannot write .st3/state.json`).
+        context: String,
+        /// The failure itself.
+        source: std::io::Error,
+    },
+    /// A bug in qg: a state it was built never to reach.
+    Internal(String),
 }
 
 impl fmt::Display for QgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             QgError::Config(e) => write!(f, "invalid config: {e}"),
-            QgError::Usage(m) | QgError::Git(m) | QgError::Io(m) => f.write_str(m),
+            QgError::Usage(m) | QgError::Git(m) => f.write_str(m),
+            QgError::Io { context, source } => write!(f, "{context}: {source}"),
+            QgError::Internal(m) => write!(f, "{m} (a bug in qg; please report it)"),
         }
     }
 }
 
-impl std::error::Error for QgError {}
+impl std::error::Error for QgError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            QgError::Config(e) => Some(e),
+            QgError::Io { source, .. } => Some(source),
+            QgError::Usage(_) | QgError::Git(_) | QgError::Internal(_) => None,
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 impl From<ConfigError> for QgError {
     fn from(e: ConfigError) -> Self {
@@ -69,7 +88,10 @@ impl From<ConfigError> for QgError {
 
 impl QgError {
     /// Wraps an I/O error with what qg was doing when it happened.
-    pub fn io(context: impl fmt::Display, err: std::io::Error) -> QgError {
-        QgError::Io(format!("{context}: {err}"))
+    pub fn io(context: impl fmt::Display, source: std::io::Error) -> QgError {
+        QgError::Io {
+            context: context.to_string(),
+            source,
+        }
     }
 }

@@ -91,7 +91,7 @@ pub fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
     let inspection = inspect(root)?;
     let text = render(&inspection);
     config::parse(&text, PROJECT_CONFIG)
-        .map_err(|e| QgError::Io(format!("qg init generated an invalid config (a bug): {e}")))?;
+        .map_err(|e| QgError::Internal(format!("qg init generated an invalid config: {e}")))?;
     let dir = config_path.parent().expect("config has a directory");
     std::fs::create_dir_all(dir)
         .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
