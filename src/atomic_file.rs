@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Writes `bytes` to a temp file beside `path` (`.<name>.XXXXXX.tmp`),
 /// fsyncs it, renames it over `path`, and fsyncs the directory.
-pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

@@ -16,7 +16,7 @@ use crate::workspace::Workspace;
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Health {
+pub(crate) enum Health {
     /// Fine.
     Ok,
     /// Works, with a limitation worth knowing.
@@ -27,16 +27,16 @@ pub enum Health {
 
 /// One line of the diagnosis.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// What was checked (`config`, a gate id, `git`, `state`).
-    pub name: String,
+    pub(crate) name: String,
     /// Outcome.
-    pub status: Health,
+    pub(crate) status: Health,
     /// What was found.
-    pub detail: String,
+    pub(crate) detail: String,
     /// The command (or edit) that fixes it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
+    pub(crate) fix: Option<String>,
 }
 
 impl Check {
@@ -52,17 +52,17 @@ impl Check {
 
 /// The whole diagnosis.
 #[derive(Debug, Clone, Serialize)]
-pub struct Diagnosis {
+pub(crate) struct Diagnosis {
     /// True when no check is an error.
-    pub ok: bool,
+    pub(crate) ok: bool,
     /// The project root.
-    pub root: String,
+    pub(crate) root: String,
     /// Every check, in order.
-    pub checks: Vec<Check>,
+    pub(crate) checks: Vec<Check>,
 }
 
 /// Diagnoses the project around `cwd` with `config_path` (or the usual lookup).
-pub fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
+pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
     let mut checks = Vec::new();
     let workspace = match Workspace::discover(cwd) {
         Ok(ws) => ws,

@@ -6,15 +6,15 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     /// The config file as the user named it (or `<embedded default>`).
-    pub file: String,
+    pub(crate) file: String,
     /// 1-based line of the offending key, when known.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// 1-based column of the offending key, when known.
-    pub column: Option<usize>,
+    pub(crate) column: Option<usize>,
     /// Dotted key path, e.g. `gates.mypy.parsing.pattern`.
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// What is wrong and, where possible, how to fix it.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ConfigError {
@@ -88,7 +88,7 @@ impl From<ConfigError> for QgError {
 
 impl QgError {
     /// Wraps an I/O error with what qg was doing when it happened.
-    pub fn io(context: impl fmt::Display, source: std::io::Error) -> QgError {
+    pub(crate) fn io(context: impl fmt::Display, source: std::io::Error) -> QgError {
         QgError::Io {
             context: context.to_string(),
             source,

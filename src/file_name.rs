@@ -63,14 +63,14 @@ fn escape_bytes(out: &mut String, bytes: &[u8]) {
 
 /// The name for an OS path component or relative path.
 #[cfg(unix)]
-pub fn from_os_str(os: &OsStr) -> String {
+pub(crate) fn from_os_str(os: &OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
     from_bytes(os.as_bytes())
 }
 
 /// The name for an OS path component or relative path.
 #[cfg(not(unix))]
-pub fn from_os_str(os: &OsStr) -> String {
+pub(crate) fn from_os_str(os: &OsStr) -> String {
     os.to_string_lossy().into_owned()
 }
 
@@ -91,7 +91,7 @@ pub fn to_bytes(name: &str) -> Cow<'_, [u8]> {
 
 /// The name as an OS string, byte for byte: what goes into argv.
 #[cfg(unix)]
-pub fn to_os_str(name: &str) -> Cow<'_, OsStr> {
+pub(crate) fn to_os_str(name: &str) -> Cow<'_, OsStr> {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     match to_bytes(name) {
         Cow::Borrowed(bytes) => Cow::Borrowed(OsStr::from_bytes(bytes)),
@@ -101,12 +101,12 @@ pub fn to_os_str(name: &str) -> Cow<'_, OsStr> {
 
 /// The name as an OS string, byte for byte: what goes into argv.
 #[cfg(not(unix))]
-pub fn to_os_str(name: &str) -> Cow<'_, OsStr> {
+pub(crate) fn to_os_str(name: &str) -> Cow<'_, OsStr> {
     Cow::Borrowed(OsStr::new(name))
 }
 
 /// The name as a relative path, for joining onto the root.
-pub fn to_path(name: &str) -> Cow<'_, Path> {
+pub(crate) fn to_path(name: &str) -> Cow<'_, Path> {
     match to_os_str(name) {
         Cow::Borrowed(os) => Cow::Borrowed(Path::new(os)),
         Cow::Owned(os) => Cow::Owned(os.into()),
@@ -114,17 +114,17 @@ pub fn to_path(name: &str) -> Cow<'_, Path> {
 }
 
 /// `root` joined with the name: the file on disk.
-pub fn join(root: &Path, name: &str) -> std::path::PathBuf {
+pub(crate) fn join(root: &Path, name: &str) -> std::path::PathBuf {
     root.join(to_path(name))
 }
 
 /// True when the name holds bytes that are not UTF-8.
-pub fn is_raw(name: &str) -> bool {
+pub(crate) fn is_raw(name: &str) -> bool {
     name.chars().any(is_reserved)
 }
 
 /// The name as a tool prints it: undecodable bytes become U+FFFD.
-pub fn lossy(name: &str) -> String {
+pub(crate) fn lossy(name: &str) -> String {
     String::from_utf8_lossy(&to_bytes(name)).into_owned()
 }
 
@@ -152,18 +152,18 @@ pub fn display_json(name: &str) -> Cow<'_, str> {
 
 /// Characters a name cannot show as they are: controls, bidi overrides and
 /// undecodable bytes.
-pub fn needs_escape(c: char) -> bool {
+pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control() || is_bidi_override(c) || is_reserved(c)
 }
 
 /// Characters that reorder the text around them (Trojan Source).
-pub fn is_bidi_override(c: char) -> bool {
+pub(crate) fn is_bidi_override(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// How a character that cannot be shown as it is is written when quoted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Escape {
+pub(crate) enum Escape {
     /// As the byte it is (an undecodable byte, or an ASCII control): `\xNN`.
     Byte(u8),
     /// As its code point (a C1 control or a bidi override).
@@ -171,7 +171,7 @@ pub enum Escape {
 }
 
 /// The escape `c` needs in a quoted name, if any (see [`needs_escape`]).
-pub fn escape_of(c: char) -> Option<Escape> {
+pub(crate) fn escape_of(c: char) -> Option<Escape> {
     match raw_byte(c) {
         Some(byte) => Some(Escape::Byte(byte)),
         None if c.is_ascii_control() => Some(Escape::Byte(c as u8)),
@@ -201,12 +201,15 @@ fn quote(name: &str) -> String {
 }
 
 /// Serializes a name with [`display_json`] (for `#[serde(serialize_with)]`).
-pub fn serialize<S: serde::Serializer>(name: &str, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<S: serde::Serializer>(
+    name: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&display_json(name))
 }
 
 /// Serializes an optional name with [`display_json`].
-pub fn serialize_option<S: serde::Serializer>(
+pub(crate) fn serialize_option<S: serde::Serializer>(
     name: &Option<String>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -218,13 +221,13 @@ pub fn serialize_option<S: serde::Serializer>(
 
 /// Maps the lossy names a tool prints back to the files qg gave it.
 #[derive(Debug, Default)]
-pub struct Reclaimer {
+pub(crate) struct Reclaimer {
     by_lossy: HashMap<String, Option<String>>,
 }
 
 impl Reclaimer {
     /// A reclaimer for `files`; cheap when none of them is raw.
-    pub fn new(files: &[String]) -> Reclaimer {
+    pub(crate) fn new(files: &[String]) -> Reclaimer {
         let mut by_lossy: HashMap<String, Option<String>> = HashMap::new();
         for raw in files.iter().filter(|f| is_raw(f)) {
             by_lossy
@@ -244,13 +247,13 @@ impl Reclaimer {
     }
 
     /// True when no file needs reclaiming.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_lossy.is_empty()
     }
 
     /// The real name behind a name a tool printed, when exactly one file
     /// could have printed that way; otherwise the printed name is kept.
-    pub fn reclaim(&self, printed: &mut String) {
+    pub(crate) fn reclaim(&self, printed: &mut String) {
         if let Some(Some(raw)) = self.by_lossy.get(printed.as_str()) {
             printed.clone_from(raw);
         }

@@ -8,7 +8,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 /// Globs use gitignore-like `**` semantics: `*` stays within one directory,
 /// `src/**/*.py` matches `src/x.py` and `src/a/b/x.py`.
 #[derive(Debug, Clone)]
-pub struct GlobFilter {
+pub(crate) struct GlobFilter {
     include: Option<GlobSet>,
     exclude: GlobSet,
     /// The patterns as written, for messages.
@@ -18,18 +18,18 @@ pub struct GlobFilter {
 
 /// A glob that failed to compile: which list, which entry, and why.
 #[derive(Debug)]
-pub struct GlobError {
+pub(crate) struct GlobError {
     /// `include_globs` or `exclude_globs`.
-    pub list: &'static str,
+    pub(crate) list: &'static str,
     /// Index in that list.
-    pub index: usize,
+    pub(crate) index: usize,
     /// The compiler's message.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl GlobFilter {
     /// Compiles both lists. An empty include list means "everything".
-    pub fn new(include: &[String], exclude: &[String]) -> Result<GlobFilter, GlobError> {
+    pub(crate) fn new(include: &[String], exclude: &[String]) -> Result<GlobFilter, GlobError> {
         let include_set = if include.is_empty() {
             None
         } else {
@@ -45,22 +45,22 @@ impl GlobFilter {
     }
 
     /// Whether `path` (root-relative, `/`-separated) passes.
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         self.is_included(path) && !self.is_excluded(path)
     }
 
     /// Whether `path` matches the include list (always true when it is empty).
-    pub fn is_included(&self, path: &str) -> bool {
+    pub(crate) fn is_included(&self, path: &str) -> bool {
         self.include.as_ref().is_none_or(|set| set.is_match(path))
     }
 
     /// Whether `path` matches an exclude glob.
-    pub fn is_excluded(&self, path: &str) -> bool {
+    pub(crate) fn is_excluded(&self, path: &str) -> bool {
         self.exclude.is_match(path)
     }
 
     /// The exclude globs `path` matches, as written.
-    pub fn excluded_by(&self, path: &str) -> Vec<&str> {
+    pub(crate) fn excluded_by(&self, path: &str) -> Vec<&str> {
         self.exclude
             .matches(path)
             .into_iter()
@@ -69,7 +69,7 @@ impl GlobFilter {
     }
 
     /// The include globs as written (empty = everything).
-    pub fn include_patterns(&self) -> &[String] {
+    pub(crate) fn include_patterns(&self) -> &[String] {
         &self.include_patterns
     }
 }

@@ -15,51 +15,51 @@ use crate::tools::Toolbox;
 
 /// What `qg init` found out about a gate's tool.
 #[derive(Debug, Clone)]
-pub struct ToolFinding {
+pub(crate) struct ToolFinding {
     /// Gate id.
-    pub gate: String,
+    pub(crate) gate: String,
     /// Program name (`command[0]`).
-    pub program: String,
+    pub(crate) program: String,
     /// Where it resolves, if installed.
-    pub installed: Option<PathBuf>,
+    pub(crate) installed: Option<PathBuf>,
     /// The tool's own config files or sections found in the project.
-    pub configured_in: Vec<String>,
+    pub(crate) configured_in: Vec<String>,
     /// How to install it.
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
 }
 
 impl ToolFinding {
     /// A gate is activated when its tool is installed or the project
     /// configures it (then it is meant to be used and will be installed).
-    pub fn active(&self) -> bool {
+    pub(crate) fn active(&self) -> bool {
         self.installed.is_some() || !self.configured_in.is_empty()
     }
 }
 
 /// What `qg init` learned about the project.
 #[derive(Debug, Clone)]
-pub struct Inspection {
+pub(crate) struct Inspection {
     /// Per default gate.
-    pub tools: Vec<ToolFinding>,
+    pub(crate) tools: Vec<ToolFinding>,
     /// `src` layout, flat packages, or loose modules.
-    pub layout: String,
+    pub(crate) layout: String,
     /// Directories that hold Python code.
-    pub source_dirs: Vec<String>,
+    pub(crate) source_dirs: Vec<String>,
     /// Generated or third-party directories present (to exclude).
-    pub excluded_dirs: Vec<String>,
+    pub(crate) excluded_dirs: Vec<String>,
     /// Parent branch, when one resolves.
-    pub parent_branch: Option<String>,
+    pub(crate) parent_branch: Option<String>,
 }
 
 /// What `qg init` did.
 #[derive(Debug)]
-pub struct InitOutcome {
+pub(crate) struct InitOutcome {
     /// The config written.
-    pub config_path: PathBuf,
+    pub(crate) config_path: PathBuf,
     /// Lines appended to `.gitignore`.
-    pub gitignore_added: Vec<String>,
+    pub(crate) gitignore_added: Vec<String>,
     /// The inspection it was tailored from.
-    pub inspection: Inspection,
+    pub(crate) inspection: Inspection,
 }
 
 /// Directories that are never source, when present.
@@ -81,7 +81,7 @@ const GITIGNORE: [&str; 2] = [".st3/state.json*", ".st3/logs/"];
 
 /// Inspects the project and writes its config; refuses to overwrite one
 /// unless `force`.
-pub fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
+pub(crate) fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
     let config_path = root.join(PROJECT_CONFIG);
     if config_path.exists() && !force {
         return Err(QgError::Usage(format!(
@@ -106,7 +106,7 @@ pub fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
 }
 
 /// Looks at the project without changing anything.
-pub fn inspect(root: &Path) -> Result<Inspection, QgError> {
+pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
     let default = config::parse(EMBEDDED_DEFAULT, "<embedded default>")?;
     let pyproject = read_toml(&root.join("pyproject.toml"));
     let setup_cfg = std::fs::read_to_string(root.join("setup.cfg")).unwrap_or_default();
@@ -228,7 +228,7 @@ fn parent_branch(root: &Path) -> Option<String> {
 }
 
 /// The commented config text.
-pub fn render(inspection: &Inspection) -> String {
+pub(crate) fn render(inspection: &Inspection) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -23,7 +23,7 @@ impl PathContext {
     }
 
     /// Root-relative `/` path for `raw`; paths outside the root stay absolute.
-    pub fn normalize(&self, raw: &str) -> String {
+    pub(crate) fn normalize(&self, raw: &str) -> String {
         let raw = raw.trim();
         let joined = self.working_dir.join(platform_separators(raw));
         let absolute = lexical_normalize(&joined);
@@ -49,7 +49,7 @@ fn platform_separators(raw: &str) -> &str {
 }
 
 /// Resolves `.` and `..` without touching the filesystem (the file may be gone).
-pub fn lexical_normalize(path: &Path) -> PathBuf {
+pub(crate) fn lexical_normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -65,7 +65,7 @@ pub fn lexical_normalize(path: &Path) -> PathBuf {
 
 /// Joins path components with `/` whatever the platform, keeping bytes that
 /// are not UTF-8 (see [`crate::file_name`]).
-pub fn to_slash(path: &Path) -> String {
+pub(crate) fn to_slash(path: &Path) -> String {
     let parts: Vec<String> = path
         .components()
         .map(|c| crate::file_name::from_os_str(c.as_os_str()))

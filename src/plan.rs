@@ -10,29 +10,29 @@ use crate::suggest;
 
 /// One gate's share of the scope.
 #[derive(Debug, Clone)]
-pub struct GatePlan<'c> {
+pub(crate) struct GatePlan<'c> {
     /// The gate.
-    pub gate: &'c Gate,
+    pub(crate) gate: &'c Gate,
     /// Root-relative files to check, sorted.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Set when the gate has nothing to do.
-    pub skip_reason: Option<String>,
+    pub(crate) skip_reason: Option<String>,
     /// For a `project_wide` gate: the scoped files whose violations are
     /// reported (the tool itself runs on `files`, the whole project).
-    pub report_only: Option<BTreeSet<String>>,
+    pub(crate) report_only: Option<BTreeSet<String>>,
     /// Set on `--scope project` for a gate whose tool picks its own files:
     /// run the tool's own whole-project invocation, `command` plus these
     /// arguments and no file list (`files` then says what it checks).
-    pub native_args: Option<Vec<String>>,
+    pub(crate) native_args: Option<Vec<String>>,
     /// For a tool's own run: qg's `project_scope`, whose excludes (and the
     /// gate's own globs) still apply to what is reported: findings in files
     /// they leave out are counted in `outside_scope`, not shown.
-    pub project_scope: Option<crate::globs::GlobFilter>,
+    pub(crate) project_scope: Option<crate::globs::GlobFilter>,
 }
 
 impl GatePlan<'_> {
     /// Whether a finding in `file` is reported.
-    pub fn reports(&self, file: &str) -> bool {
+    pub(crate) fn reports(&self, file: &str) -> bool {
         let in_scope = self
             .report_only
             .as_ref()
@@ -46,20 +46,20 @@ impl GatePlan<'_> {
 }
 
 /// What the planner needs besides the gates and the scope.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The project root, for stub lookups.
-    pub root: &'a std::path::Path,
+    pub(crate) root: &'a std::path::Path,
     /// Every file of `project` scope, when a gate needs the whole project
     /// (`project_wide`, importers unknown); `None` otherwise.
-    pub project_files: Option<&'a [String]>,
+    pub(crate) project_files: Option<&'a [String]>,
     /// Each gate's tool's own file selection, by gate id.
-    pub selections: &'a BTreeMap<String, ToolSelection>,
+    pub(crate) selections: &'a BTreeMap<String, ToolSelection>,
     /// The config's `project_scope`.
-    pub project_scope: &'a crate::globs::GlobFilter,
+    pub(crate) project_scope: &'a crate::globs::GlobFilter,
 }
 
 /// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
-pub fn select_gates<'c>(
+pub(crate) fn select_gates<'c>(
     config: &'c Config,
     requested: &[String],
 ) -> Result<Vec<&'c Gate>, QgError> {
@@ -86,7 +86,11 @@ pub fn select_gates<'c>(
 }
 
 /// Plans every selected gate against the scope.
-pub fn plan<'c>(gates: &[&'c Gate], scope: &Scope, context: &Context<'_>) -> Vec<GatePlan<'c>> {
+pub(crate) fn plan<'c>(
+    gates: &[&'c Gate],
+    scope: &Scope,
+    context: &Context<'_>,
+) -> Vec<GatePlan<'c>> {
     gates
         .iter()
         .map(|gate| {

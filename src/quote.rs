@@ -4,7 +4,7 @@
 /// Replaces control characters (ESC, BEL, C1 controls, …) with visible
 /// escapes so a tool message cannot move the cursor, set a hyperlink (OSC 8)
 /// or write the clipboard (OSC 52). Newlines and tabs are kept.
-pub fn neutralize(text: &str) -> String {
+pub(crate) fn neutralize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c == '\n' || c == '\t' || !(c.is_control() || crate::file_name::is_bidi_override(c)) {
@@ -19,7 +19,7 @@ pub fn neutralize(text: &str) -> String {
 /// Quotes a word for POSIX shells when it needs it; a word with control
 /// characters or undecodable bytes (see [`crate::file_name`]) becomes an
 /// ANSI-C `$'...'` string, which bash, zsh and ksh read back byte for byte.
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word
             .chars()

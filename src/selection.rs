@@ -19,13 +19,13 @@ use crate::config::{PatternSyntax, SelectionSpec, StubPolicy};
 
 /// What a tool selects in this project.
 #[derive(Debug, Clone)]
-pub struct ToolSelection {
+pub(crate) struct ToolSelection {
     /// Where it comes from, for `qg doctor`: `setup.cfg [mypy]: files =
     /// src; exclude = ^build/`, or `the tool's defaults`.
-    pub source: String,
+    pub(crate) source: String,
     /// Whether the tool's config names the files itself (then its
     /// whole-project run takes no `project_args`).
-    pub names_files: bool,
+    pub(crate) names_files: bool,
     include: Option<Matcher>,
     exclude: Option<Matcher>,
     prefer_stub: bool,
@@ -43,7 +43,7 @@ enum Matcher {
 
 impl ToolSelection {
     /// Whether the tool's own run would check `path` (root-relative).
-    pub fn selects(&self, path: &str) -> bool {
+    pub(crate) fn selects(&self, path: &str) -> bool {
         self.include.as_ref().is_none_or(|m| m.matches(path))
             && !self.exclude.as_ref().is_some_and(|m| m.matches(path))
     }
@@ -51,7 +51,7 @@ impl ToolSelection {
     /// Whether the tool checks `path` given the project's other files:
     /// with `prefer_stub`, a `.py` beside a `.pyi` of the same module is
     /// never checked (the tool's discovery takes the stub).
-    pub fn checks(&self, path: &str, root: &Path) -> bool {
+    pub(crate) fn checks(&self, path: &str, root: &Path) -> bool {
         if self.prefer_stub && path.ends_with(".py") {
             let stub = format!("{path}i");
             if crate::file_name::join(root, &stub).is_file() {
@@ -79,7 +79,10 @@ impl Matcher {
 /// Reads the tool's selection from the first config source that holds its
 /// section. `Err` says which file could not be read (the tool would fail on
 /// it too); the selection is then the tool's defaults.
-pub fn read(root: &Path, spec: &SelectionSpec) -> Result<ToolSelection, (ToolSelection, String)> {
+pub(crate) fn read(
+    root: &Path,
+    spec: &SelectionSpec,
+) -> Result<ToolSelection, (ToolSelection, String)> {
     let defaults = |source: String| ToolSelection {
         source,
         names_files: false,

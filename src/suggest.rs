@@ -1,7 +1,7 @@
 //! "Did you mean …?" for unknown keys, gate ids and variants.
 
 /// The candidate closest to `input`, if it is close enough to be a likely typo.
-pub fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<&'a str>
+pub(crate) fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
@@ -14,7 +14,7 @@ where
 }
 
 /// A sentence naming the fix: "did you mean `x`?" or the list of valid choices.
-pub fn hint(input: &str, candidates: &[&str]) -> String {
+pub(crate) fn hint(input: &str, candidates: &[&str]) -> String {
     match did_you_mean(input, candidates.iter().copied()) {
         Some(best) => format!("did you mean `{best}`?"),
         None if candidates.is_empty() => String::new(),

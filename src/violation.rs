@@ -18,7 +18,7 @@ pub enum Severity {
 impl Severity {
     /// Maps the many spellings tools use onto the three levels qg reports.
     /// Tool-agnostic on purpose: it knows words, not tools.
-    pub fn from_tool_word(word: &str) -> Option<Severity> {
+    pub(crate) fn from_tool_word(word: &str) -> Option<Severity> {
         match word.trim().to_ascii_lowercase().as_str() {
             "error" | "err" | "e" | "fatal" | "critical" | "blocker" | "major" | "high" => {
                 Some(Severity::Error)
@@ -87,7 +87,7 @@ pub struct Violation {
 
 impl Violation {
     /// True when the violation sits at or above `threshold`.
-    pub fn fails_at(&self, threshold: Severity) -> bool {
+    pub(crate) fn fails_at(&self, threshold: Severity) -> bool {
         self.severity >= threshold
     }
 
@@ -95,7 +95,7 @@ impl Violation {
     /// line means a file-level finding (no column, no end), and an end
     /// column needs a start column. (mypy's file-level findings carry
     /// `line: -1` with `end_column: 0`, which an offset turns into 1.)
-    pub fn settle_positions(mut self) -> Violation {
+    pub(crate) fn settle_positions(mut self) -> Violation {
         if self.line.is_none() {
             self.column = None;
             self.end_line = None;
@@ -121,7 +121,7 @@ impl Violation {
 
     /// `cell 2:` for a finding in a notebook cell (as ruff prints it), else
     /// nothing: the prefix of a `line:column` position.
-    pub fn cell_prefix(&self) -> String {
+    pub(crate) fn cell_prefix(&self) -> String {
         self.cell.map(|c| format!("cell {c}:")).unwrap_or_default()
     }
 }

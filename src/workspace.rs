@@ -7,18 +7,18 @@ use crate::git::{self, Repo};
 
 /// Where qg runs: the git top-level of the current directory, or the current
 /// directory itself outside git.
-pub struct Workspace {
+pub(crate) struct Workspace {
     /// Canonical absolute root.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The repository, when the root is a git work tree.
-    pub repo: Option<Repo>,
+    pub(crate) repo: Option<Repo>,
     /// Canonical current directory (user paths are relative to it).
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
 }
 
 impl Workspace {
     /// Discovers the workspace from `cwd`.
-    pub fn discover(cwd: &Path) -> Result<Workspace, QgError> {
+    pub(crate) fn discover(cwd: &Path) -> Result<Workspace, QgError> {
         let cwd = cwd
             .canonicalize()
             .map_err(|e| QgError::io(format!("cannot resolve {}", cwd.display()), e))?;
@@ -31,7 +31,7 @@ impl Workspace {
     }
 
     /// Root-relative `/` path for an absolute canonical path inside the root.
-    pub fn relative(&self, absolute: &Path) -> Option<String> {
+    pub(crate) fn relative(&self, absolute: &Path) -> Option<String> {
         absolute
             .strip_prefix(&self.root)
             .ok()

@@ -10,7 +10,7 @@ use signal_hook::iterator::Signals;
 use crate::process;
 
 /// Starts the watcher thread. Call once, before any tool starts.
-pub fn install() {
+pub(crate) fn install() {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
         warn_user!("cannot watch for Ctrl-C; an interrupt may leave tools running");
         return;

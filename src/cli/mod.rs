@@ -28,7 +28,7 @@ use crate::scope::{ScopeMode, ScopeRequest};
 /// qg — fast, honest quality gates for Python projects.
 #[derive(Debug, Parser)]
 #[command(name = "qg", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }

@@ -15,7 +15,7 @@ use crate::outcome::GateResult;
 use crate::quote::shell_quote;
 
 /// Observer for a terminal run.
-pub struct TerminalObserver {
+pub(crate) struct TerminalObserver {
     spinners: Option<Spinners>,
     verbose: bool,
 }
@@ -28,7 +28,7 @@ struct Spinners {
 impl TerminalObserver {
     /// `progress`: whether a spinner is wanted at all (`--no-progress`,
     /// `--quiet` turn it off); it is shown only on an interactive terminal.
-    pub fn new(progress: bool, verbose: bool) -> TerminalObserver {
+    pub(crate) fn new(progress: bool, verbose: bool) -> TerminalObserver {
         let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
         let spinners = (progress && interactive).then(|| Spinners {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),

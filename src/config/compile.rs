@@ -245,6 +245,14 @@ impl Compiler<'_> {
                 ));
             }
         }
+        if raw.capabilities.supports_autofix && raw.fix_hint.is_none() {
+            // The capability promises a fixer; without its command nothing
+            // could tell the user (or `qg fix`) how to run it.
+            return Err(self.error(
+                &key("capabilities.supports_autofix"),
+                "is true but the gate has no `fix_hint` naming the fix command".to_string(),
+            ));
+        }
         let hints = [
             ("fix_hint", &raw.fix_hint, "{files}"),
             ("rerun_hint", &raw.rerun_hint, "{files}"),
@@ -281,7 +289,6 @@ impl Compiler<'_> {
             tool_error_codes: success.tool_error_codes,
             parser,
             file_types: raw.capabilities.file_types,
-            supports_autofix: raw.capabilities.supports_autofix,
             scope,
             importers: raw.scope.importers,
             fix_hint: raw.fix_hint,

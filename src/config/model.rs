@@ -12,166 +12,164 @@ use crate::violation::Severity;
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Where it came from, for messages (`.st3/quality.yaml`, `<embedded default>`).
-    pub origin: String,
+    pub(crate) origin: String,
     /// Git blob id of the config text: changes whenever the config does.
-    pub hash: String,
+    pub(crate) hash: String,
     /// Gate ids to run, in report order.
     pub active_gates: Vec<String>,
     /// Which files `project` scope covers; its excludes apply to every scope.
-    pub project_scope: GlobFilter,
+    pub(crate) project_scope: GlobFilter,
     /// Parent branch for `branch` scope.
-    pub parent_branch: Option<String>,
+    pub(crate) parent_branch: Option<String>,
     /// Where raw tool output is kept.
-    pub artifact_logging: ArtifactLogging,
+    pub(crate) artifact_logging: ArtifactLogging,
     /// The analyzer that finds the files importing a changed one.
-    pub import_graph: Option<ImportGraph>,
+    pub(crate) import_graph: Option<ImportGraph>,
     /// Every defined gate, by id.
     pub gates: BTreeMap<String, Gate>,
 }
 
 /// Artifact-log settings.
 #[derive(Debug, Clone)]
-pub struct ArtifactLogging {
+pub(crate) struct ArtifactLogging {
     /// Whether logs are written at all.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// Root-relative directory.
-    pub output_dir: PathBuf,
+    pub(crate) output_dir: PathBuf,
     /// Newest files kept; older ones are deleted.
-    pub max_files: usize,
+    pub(crate) max_files: usize,
 }
 
 /// `import_graph`: a command that prints, for the files it is given, the
 /// project files each imports, as one JSON object (`{"a.py": ["b.py"]}`).
 #[derive(Debug, Clone)]
-pub struct ImportGraph {
+pub(crate) struct ImportGraph {
     /// argv; the files to analyze are appended.
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
     /// Wall-clock limit for one analyzer run.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Suffixes of the files it analyzes.
-    pub file_types: Vec<String>,
+    pub(crate) file_types: Vec<String>,
     /// A regex with a `file` group matching, on stderr, a file the analyzer
     /// could not read: that file's imports are unknown.
-    pub unreadable: Option<regex::Regex>,
+    pub(crate) unreadable: Option<regex::Regex>,
     /// Root-relative files whose change can change how imports resolve
     /// (the analyzer's own config): any change rebuilds the graph.
-    pub config_files: Vec<String>,
+    pub(crate) config_files: Vec<String>,
     /// Command that installs the analyzer; `{venv_bin}` as for gates.
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
 }
 
 /// One compiled gate.
 #[derive(Debug, Clone)]
 pub struct Gate {
     /// Key under `gates`.
-    pub id: String,
+    pub(crate) id: String,
     /// Human name (defaults to the id).
-    pub name: String,
+    pub(crate) name: String,
     /// argv; `command[0]` is resolved through the virtualenv, then PATH.
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
     /// Wall-clock limit; the whole process tree is killed past it.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Root-relative directory the tool runs in.
-    pub working_dir: Option<PathBuf>,
+    pub(crate) working_dir: Option<PathBuf>,
     /// Whether the gate's files are appended to `command`.
-    pub pass_files: bool,
+    pub(crate) pass_files: bool,
     /// Whether the files may be split over several runs (argument-length
     /// limit, idle cores). False for tools that must see every file at once.
-    pub batchable: bool,
+    pub(crate) batchable: bool,
     /// Run on every project file the gate accepts, but report only
     /// violations in the scoped files (type checkers: an edit can break an
     /// unchanged importer).
-    pub project_wide: bool,
+    pub(crate) project_wide: bool,
     /// Extra environment variables for the tool.
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Exit codes meaning "ran fine".
-    pub exit_codes_ok: Vec<i32>,
+    pub(crate) exit_codes_ok: Vec<i32>,
     /// Exit codes meaning "ran fine and found violations".
-    pub exit_codes_violations: Vec<i32>,
+    pub(crate) exit_codes_violations: Vec<i32>,
     /// Lowest severity that fails the gate.
-    pub fail_on: Severity,
+    pub(crate) fail_on: Severity,
     /// Finding codes by which the tool says it could not check a file (ruff's
     /// `io`): the gate is then an error, not a verdict on the code.
-    pub tool_error_codes: Vec<String>,
+    pub(crate) tool_error_codes: Vec<String>,
     /// How output becomes violations.
     pub parser: ParserSpec,
     /// File suffixes the tool understands (`.py`); empty = any.
-    pub file_types: Vec<String>,
-    /// Whether the tool can fix findings itself.
-    pub supports_autofix: bool,
+    pub(crate) file_types: Vec<String>,
     /// Gate-specific include/exclude globs.
-    pub scope: GlobFilter,
+    pub(crate) scope: GlobFilter,
     /// On a partial scope, also check every project file that imports a
     /// scoped file, transitively (type checkers: an edit can break an
     /// unchanged importer). Needs `import_graph`.
-    pub importers: bool,
+    pub(crate) importers: bool,
     /// Command that fixes findings; `{files}` becomes the failing files.
-    pub fix_hint: Option<String>,
+    pub(crate) fix_hint: Option<String>,
     /// Command that checks the failing files again, for a gate with no
     /// fixer (a type checker); `{files}` as in `fix_hint`.
-    pub rerun_hint: Option<String>,
+    pub(crate) rerun_hint: Option<String>,
     /// Command that installs the tool, shown when it is missing;
     /// `{venv_bin}` becomes the project virtualenv's `bin/` (the tools
     /// module expands it).
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
     /// Arguments that make `command[0]` print its version (`["--version"]`),
     /// asked once per installed binary; none: the version is not reported.
-    pub version_args: Option<Vec<String>>,
+    pub(crate) version_args: Option<Vec<String>>,
     /// The codes by which the tool says an import cannot be resolved, and
     /// what to do when most findings are such: a type checker that cannot
     /// see the project's dependencies reports them by the hundred.
-    pub unresolved_imports: Option<UnresolvedImports>,
+    pub(crate) unresolved_imports: Option<UnresolvedImports>,
     /// How the tool picks its own files: then `--scope project` runs the
     /// tool's own whole-project invocation, and partial scopes pass only
     /// files it would check.
-    pub selection: Option<SelectionSpec>,
+    pub(crate) selection: Option<SelectionSpec>,
 }
 
 /// How a tool picks its own files (the selection module reads it).
 #[derive(Debug, Clone)]
-pub struct SelectionSpec {
+pub(crate) struct SelectionSpec {
     /// Arguments of the tool's own whole-project run, appended to the
     /// command unless its config names the files itself.
-    pub project_args: Vec<String>,
+    pub(crate) project_args: Vec<String>,
     /// Where its config may live, in the tool's order of precedence.
-    pub config: Vec<ConfigSource>,
+    pub(crate) config: Vec<ConfigSource>,
     /// The key that names the files it checks.
-    pub include: Option<SelectionKey>,
+    pub(crate) include: Option<SelectionKey>,
     /// The key that names files it leaves out.
-    pub exclude: Option<SelectionKey>,
+    pub(crate) exclude: Option<SelectionKey>,
     /// How it treats a `.py` beside a `.pyi`.
-    pub stubs: StubPolicy,
+    pub(crate) stubs: StubPolicy,
 }
 
 /// A config file and the section in it (`tool.mypy` in TOML, `mypy` in
 /// INI, `""` for the root of a JSON file).
 #[derive(Debug, Clone)]
-pub struct ConfigSource {
+pub(crate) struct ConfigSource {
     /// Root-relative file.
-    pub file: String,
+    pub(crate) file: String,
     /// Section.
-    pub section: String,
+    pub(crate) section: String,
 }
 
 /// A config key holding file patterns, and the patterns the tool assumes
 /// when the key is absent.
 #[derive(Debug, Clone)]
-pub struct SelectionKey {
+pub(crate) struct SelectionKey {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// How its entries are written.
-    pub syntax: PatternSyntax,
+    pub(crate) syntax: PatternSyntax,
     /// The tool's default when the key is absent.
-    pub default: Vec<String>,
+    pub(crate) default: Vec<String>,
 }
 
-pub use super::schema::{PatternSyntax, StubPolicy};
+pub(crate) use super::schema::{PatternSyntax, StubPolicy};
 
 /// See [`Gate::unresolved_imports`].
 #[derive(Debug, Clone)]
-pub struct UnresolvedImports {
+pub(crate) struct UnresolvedImports {
     /// Rule codes (`reportMissingImports`, `import-not-found`).
-    pub codes: Vec<String>,
+    pub(crate) codes: Vec<String>,
     /// What to do; `{venv_bin}` as in `install_hint`.
-    pub advice: String,
+    pub(crate) advice: String,
 }

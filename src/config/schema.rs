@@ -11,35 +11,35 @@ use crate::violation::Severity;
 /// The whole file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawConfig {
-    pub version: Version,
-    pub active_gates: Vec<String>,
+pub(crate) struct RawConfig {
+    pub(crate) version: Version,
+    pub(crate) active_gates: Vec<String>,
     #[serde(default)]
-    pub project_scope: RawProjectScope,
+    pub(crate) project_scope: RawProjectScope,
     #[serde(default)]
-    pub parent_branch: Option<String>,
+    pub(crate) parent_branch: Option<String>,
     #[serde(default)]
-    pub artifact_logging: RawArtifactLogging,
+    pub(crate) artifact_logging: RawArtifactLogging,
     #[serde(default)]
-    pub import_graph: Option<RawImportGraph>,
-    pub gates: BTreeMap<String, RawGate>,
+    pub(crate) import_graph: Option<RawImportGraph>,
+    pub(crate) gates: BTreeMap<String, RawGate>,
 }
 
 /// `import_graph`: the analyzer that says which project files import which.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawImportGraph {
-    pub command: Vec<String>,
+pub(crate) struct RawImportGraph {
+    pub(crate) command: Vec<String>,
     #[serde(default = "default_graph_timeout")]
-    pub timeout_seconds: f64,
+    pub(crate) timeout_seconds: f64,
     #[serde(default = "default_graph_types")]
-    pub file_types: Vec<String>,
+    pub(crate) file_types: Vec<String>,
     #[serde(default)]
-    pub unreadable_pattern: Option<String>,
+    pub(crate) unreadable_pattern: Option<String>,
     #[serde(default)]
-    pub config_files: Vec<String>,
+    pub(crate) config_files: Vec<String>,
     #[serde(default)]
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
 }
 
 fn default_graph_timeout() -> f64 {
@@ -53,18 +53,18 @@ fn default_graph_types() -> Vec<String> {
 /// `version: "1"` (a bare `1` is accepted too).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum Version {
+pub(crate) enum Version {
     Text(String),
     Number(u64),
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawProjectScope {
+pub(crate) struct RawProjectScope {
     #[serde(default = "default_project_includes")]
-    pub include_globs: Vec<String>,
+    pub(crate) include_globs: Vec<String>,
     #[serde(default)]
-    pub exclude_globs: Vec<String>,
+    pub(crate) exclude_globs: Vec<String>,
 }
 
 impl Default for RawProjectScope {
@@ -82,13 +82,13 @@ fn default_project_includes() -> Vec<String> {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawArtifactLogging {
+pub(crate) struct RawArtifactLogging {
     #[serde(default = "yes")]
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     #[serde(default = "default_log_dir")]
-    pub output_dir: String,
+    pub(crate) output_dir: String,
     #[serde(default = "default_max_files")]
-    pub max_files: usize,
+    pub(crate) max_files: usize,
 }
 
 impl Default for RawArtifactLogging {
@@ -114,71 +114,71 @@ fn default_max_files() -> usize {
 /// One gate definition.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawGate {
+pub(crate) struct RawGate {
     #[serde(default)]
-    pub name: Option<String>,
-    pub execution: RawExecution,
+    pub(crate) name: Option<String>,
+    pub(crate) execution: RawExecution,
     #[serde(default)]
-    pub success: RawSuccess,
-    pub parsing: RawParsing,
+    pub(crate) success: RawSuccess,
+    pub(crate) parsing: RawParsing,
     #[serde(default)]
-    pub capabilities: RawCapabilities,
+    pub(crate) capabilities: RawCapabilities,
     #[serde(default)]
-    pub scope: RawGateScope,
+    pub(crate) scope: RawGateScope,
     #[serde(default)]
-    pub fix_hint: Option<String>,
+    pub(crate) fix_hint: Option<String>,
     #[serde(default)]
-    pub rerun_hint: Option<String>,
+    pub(crate) rerun_hint: Option<String>,
     #[serde(default)]
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
     #[serde(default)]
-    pub version_args: Option<Vec<String>>,
+    pub(crate) version_args: Option<Vec<String>>,
     #[serde(default)]
-    pub unresolved_imports: Option<RawUnresolvedImports>,
+    pub(crate) unresolved_imports: Option<RawUnresolvedImports>,
     #[serde(default)]
-    pub selection: Option<RawSelection>,
+    pub(crate) selection: Option<RawSelection>,
 }
 
 /// `selection`: how the tool picks its files itself.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSelection {
+pub(crate) struct RawSelection {
     #[serde(default)]
-    pub project_args: Vec<String>,
+    pub(crate) project_args: Vec<String>,
     #[serde(default)]
-    pub config: Vec<RawConfigSource>,
+    pub(crate) config: Vec<RawConfigSource>,
     #[serde(default)]
-    pub include: Option<RawSelectionKey>,
+    pub(crate) include: Option<RawSelectionKey>,
     #[serde(default)]
-    pub exclude: Option<RawSelectionKey>,
+    pub(crate) exclude: Option<RawSelectionKey>,
     #[serde(default)]
-    pub stubs: StubPolicy,
+    pub(crate) stubs: StubPolicy,
 }
 
 /// One place the tool's config may live.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawConfigSource {
-    pub file: String,
+pub(crate) struct RawConfigSource {
+    pub(crate) file: String,
     #[serde(default)]
-    pub section: String,
+    pub(crate) section: String,
 }
 
 /// A config key holding file patterns.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSelectionKey {
-    pub key: String,
+pub(crate) struct RawSelectionKey {
+    pub(crate) key: String,
     #[serde(default)]
-    pub syntax: PatternSyntax,
+    pub(crate) syntax: PatternSyntax,
     #[serde(default)]
-    pub default: Vec<String>,
+    pub(crate) default: Vec<String>,
 }
 
 /// How a tool writes file patterns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PatternSyntax {
+pub(crate) enum PatternSyntax {
     /// Files, directories or globs relative to the root.
     #[default]
     Paths,
@@ -189,7 +189,7 @@ pub enum PatternSyntax {
 /// How a tool treats `mod.py` beside `mod.pyi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StubPolicy {
+pub(crate) enum StubPolicy {
     /// Both are checked.
     #[default]
     Both,
@@ -200,27 +200,27 @@ pub enum StubPolicy {
 /// `unresolved_imports`: the codes that mean "cannot find this import".
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawUnresolvedImports {
-    pub codes: Vec<String>,
-    pub advice: String,
+pub(crate) struct RawUnresolvedImports {
+    pub(crate) codes: Vec<String>,
+    pub(crate) advice: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawExecution {
-    pub command: Vec<String>,
+pub(crate) struct RawExecution {
+    pub(crate) command: Vec<String>,
     #[serde(default = "default_timeout")]
-    pub timeout_seconds: f64,
+    pub(crate) timeout_seconds: f64,
     #[serde(default)]
-    pub working_dir: Option<String>,
+    pub(crate) working_dir: Option<String>,
     #[serde(default = "yes")]
-    pub pass_files: bool,
+    pub(crate) pass_files: bool,
     #[serde(default = "yes")]
-    pub batchable: bool,
+    pub(crate) batchable: bool,
     #[serde(default)]
-    pub project_wide: bool,
+    pub(crate) project_wide: bool,
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 fn default_timeout() -> f64 {
@@ -229,15 +229,15 @@ fn default_timeout() -> f64 {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSuccess {
+pub(crate) struct RawSuccess {
     #[serde(default = "default_ok_codes")]
-    pub exit_codes_ok: Vec<i32>,
+    pub(crate) exit_codes_ok: Vec<i32>,
     #[serde(default = "default_violation_codes")]
-    pub exit_codes_violations: Vec<i32>,
+    pub(crate) exit_codes_violations: Vec<i32>,
     #[serde(default = "default_fail_on")]
-    pub fail_on: Severity,
+    pub(crate) fail_on: Severity,
     #[serde(default)]
-    pub tool_error_codes: Vec<String>,
+    pub(crate) tool_error_codes: Vec<String>,
 }
 
 impl Default for RawSuccess {
@@ -264,7 +264,7 @@ fn default_fail_on() -> Severity {
 /// Which parser turns the tool's output into violations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Strategy {
+pub(crate) enum Strategy {
     JsonViolations,
     TextViolations,
     ExitCode,
@@ -272,63 +272,63 @@ pub enum Strategy {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawParsing {
-    pub strategy: Strategy,
+pub(crate) struct RawParsing {
+    pub(crate) strategy: Strategy,
     #[serde(default)]
-    pub source: OutputStream,
+    pub(crate) source: OutputStream,
     // json_violations
     #[serde(default)]
-    pub violations_path: Option<String>,
+    pub(crate) violations_path: Option<String>,
     #[serde(default)]
-    pub json_lines: Option<bool>,
+    pub(crate) json_lines: Option<bool>,
     #[serde(default)]
-    pub field_map: Option<BTreeMap<Field, String>>,
+    pub(crate) field_map: Option<BTreeMap<Field, String>>,
     #[serde(default)]
-    pub fixable_when: Option<String>,
+    pub(crate) fixable_when: Option<String>,
     // both structured strategies
     #[serde(default)]
-    pub line_offset: i64,
+    pub(crate) line_offset: i64,
     #[serde(default)]
-    pub column_offset: i64,
+    pub(crate) column_offset: i64,
     // text_violations
     #[serde(default)]
-    pub pattern: Option<String>,
+    pub(crate) pattern: Option<String>,
     #[serde(default)]
-    pub defaults: Option<BTreeMap<Field, String>>,
+    pub(crate) defaults: Option<BTreeMap<Field, String>>,
     #[serde(default)]
-    pub patterns: Option<Vec<RawTextRule>>,
+    pub(crate) patterns: Option<Vec<RawTextRule>>,
     #[serde(default)]
-    pub severity_default: Option<Severity>,
+    pub(crate) severity_default: Option<Severity>,
 }
 
 /// One entry of `text_violations`' `patterns` list.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTextRule {
-    pub pattern: String,
+pub(crate) struct RawTextRule {
+    pub(crate) pattern: String,
     #[serde(default)]
-    pub defaults: Option<BTreeMap<Field, String>>,
+    pub(crate) defaults: Option<BTreeMap<Field, String>>,
     /// Defaults to the parsing-level `source`.
     #[serde(default)]
-    pub source: Option<OutputStream>,
+    pub(crate) source: Option<OutputStream>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawCapabilities {
+pub(crate) struct RawCapabilities {
     #[serde(default)]
-    pub file_types: Vec<String>,
+    pub(crate) file_types: Vec<String>,
     #[serde(default)]
-    pub supports_autofix: bool,
+    pub(crate) supports_autofix: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawGateScope {
+pub(crate) struct RawGateScope {
     #[serde(default)]
-    pub include_globs: Vec<String>,
+    pub(crate) include_globs: Vec<String>,
     #[serde(default)]
-    pub exclude_globs: Vec<String>,
+    pub(crate) exclude_globs: Vec<String>,
     #[serde(default)]
-    pub importers: bool,
+    pub(crate) importers: bool,
 }

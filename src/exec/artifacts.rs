@@ -10,24 +10,24 @@ use crate::config::ArtifactLogging;
 use crate::process::{Finished, Termination};
 
 /// What one log file records.
-pub struct LogEntry<'a> {
+pub(crate) struct LogEntry<'a> {
     /// Gate id.
-    pub gate_id: &'a str,
+    pub(crate) gate_id: &'a str,
     /// Gate name.
-    pub gate_name: &'a str,
+    pub(crate) gate_name: &'a str,
     /// Full argv as run (program first).
-    pub argv: &'a [String],
+    pub(crate) argv: &'a [String],
     /// Resolved executable.
-    pub program: &'a Path,
+    pub(crate) program: &'a Path,
     /// Working directory.
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// The finished process.
-    pub finished: &'a Finished,
+    pub(crate) finished: &'a Finished,
 }
 
 /// Writes the log under `<root>/<output_dir>` and rotates the directory.
 /// Returns the root-relative path of the new file.
-pub fn write(
+pub(crate) fn write(
     root: &Path,
     settings: &ArtifactLogging,
     entry: &LogEntry<'_>,

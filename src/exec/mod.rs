@@ -3,7 +3,7 @@
 //! not verdicts (those are the outcome stage's). Results come back in plan
 //! (config) order.
 
-pub mod artifacts;
+pub(crate) mod artifacts;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,16 +19,16 @@ use crate::tools::resolve::{ResolveError, ResolvedTool};
 use crate::tools::Toolbox;
 
 /// What every gate run shares.
-pub struct ExecContext<'a> {
+pub(crate) struct ExecContext<'a> {
     /// Where tools are found and how they run.
-    pub tools: Toolbox<'a>,
+    pub(crate) tools: Toolbox<'a>,
     /// Artifact-log settings.
-    pub logging: &'a ArtifactLogging,
+    pub(crate) logging: &'a ArtifactLogging,
 }
 
 impl ExecContext<'_> {
     /// Captures the environment qg itself was started with.
-    pub fn from_env<'a>(root: &'a Path, logging: &'a ArtifactLogging) -> ExecContext<'a> {
+    pub(crate) fn from_env<'a>(root: &'a Path, logging: &'a ArtifactLogging) -> ExecContext<'a> {
         ExecContext {
             tools: Toolbox::from_env(root),
             logging,
@@ -38,7 +38,7 @@ impl ExecContext<'_> {
 
 /// Why a gate's tool did not run.
 #[derive(Debug)]
-pub enum NotRun {
+pub(crate) enum NotRun {
     /// Nothing in scope for it (the planner says why).
     Skipped(String),
     /// Its program is not where qg looked.
@@ -62,32 +62,32 @@ pub enum NotRun {
 }
 
 /// One run of a gate's tool (the whole gate, or one batch of its files).
-pub struct UnitRun<'a> {
+pub(crate) struct UnitRun<'a> {
     /// The files it was given (or, for a tool's own whole-project run, the
     /// files it is expected to check).
-    pub files: &'a [String],
+    pub(crate) files: &'a [String],
     /// The program that ran.
-    pub program: &'a Path,
+    pub(crate) program: &'a Path,
     /// Where it ran.
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// What it did, or why it could not start.
-    pub finished: std::io::Result<process::Finished>,
+    pub(crate) finished: std::io::Result<process::Finished>,
     /// The artifact log written for it, if logging is on.
-    pub log: std::io::Result<Option<String>>,
+    pub(crate) log: std::io::Result<Option<String>>,
 }
 
 /// A unit's judged result with its wall-clock span.
-pub struct Timed<R> {
+pub(crate) struct Timed<R> {
     /// What the judge made of it.
-    pub result: R,
+    pub(crate) result: R,
     /// When it started.
-    pub started: Instant,
+    pub(crate) started: Instant,
     /// When it ended.
-    pub ended: Instant,
+    pub(crate) ended: Instant,
 }
 
 /// Turns runs into results: the outcome stage's side of the executor.
-pub trait Judge<R>: Sync {
+pub(crate) trait Judge<R>: Sync {
     /// A gate whose tool did not run.
     fn not_run(&self, plan: &GatePlan<'_>, why: NotRun) -> R;
     /// One finished unit (in the worker that ran it).
@@ -132,7 +132,7 @@ struct Runner<'a, R> {
 /// Runs every plan with at most `jobs` tools at once. Batchable gates are
 /// split to fit the OS command-line limit and over cores that would idle.
 /// Results come back in plan (config) order.
-pub fn run_all<'a, R: Send>(
+pub(crate) fn run_all<'a, R: Send>(
     plans: &'a [GatePlan<'a>],
     ctx: &'a ExecContext<'a>,
     jobs: usize,

@@ -11,14 +11,14 @@ use crate::file_name;
 
 /// How the working tree differs from a commit's tree.
 #[derive(Debug, Clone, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Added, modified, renamed-to or type-changed (staged or not).
-    pub changed: BTreeSet<String>,
+    pub(crate) changed: BTreeSet<String>,
     /// Untracked and not ignored.
-    pub untracked: BTreeSet<String>,
+    pub(crate) untracked: BTreeSet<String>,
     /// Deleted (a rename's old path too): nothing to check, but whatever
     /// imported it may now be broken.
-    pub deleted: BTreeSet<String>,
+    pub(crate) deleted: BTreeSet<String>,
 }
 
 impl Changes {

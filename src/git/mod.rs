@@ -12,25 +12,25 @@ use git2::{Oid, Repository, RepositoryOpenFlags, Status, StatusOptions};
 
 use crate::error::QgError;
 use crate::file_name;
-pub use diff::Changes;
-pub use parent::Parent;
+pub(crate) use diff::Changes;
+pub(crate) use parent::Parent;
 
 /// The state key used for a detached HEAD.
-pub const DETACHED_KEY: &str = "(detached HEAD)";
+pub(crate) const DETACHED_KEY: &str = "(detached HEAD)";
 
 fn git_error(context: &str) -> impl Fn(git2::Error) -> QgError + '_ {
     move |e| QgError::Git(format!("{context}: {}", e.message()))
 }
 
 /// An open repository with a work tree.
-pub struct Repo {
+pub(crate) struct Repo {
     repo: Repository,
     workdir: PathBuf,
 }
 
 /// Opens the repository around `cwd`: `Ok(None)` outside git, an error for
 /// a bare repository or one git refuses (dubious ownership).
-pub fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
+pub(crate) fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
     // libgit2 re-hashes every object it reads; git does not, and on a
     // large tree that is an eighth of a no-op run. qg only reads.
     git2::opts::strict_hash_verification(false);
@@ -60,11 +60,11 @@ pub fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
 
 /// Where HEAD is.
 #[derive(Debug, Clone)]
-pub struct Head {
+pub(crate) struct Head {
     /// Branch name (the state key); [`DETACHED_KEY`] when detached.
-    pub branch: String,
+    pub(crate) branch: String,
     /// The commit id, or `None` on an unborn branch (no commits yet).
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
 }
 
 fn read_head(repo: &Repository) -> Result<Head, QgError> {
@@ -109,40 +109,29 @@ fn read_head(repo: &Repository) -> Result<Head, QgError> {
 
 impl Repo {
     /// The work tree's root (canonical).
-    pub fn workdir(&self) -> &Path {
+    pub(crate) fn workdir(&self) -> &Path {
         &self.workdir
     }
 
-    /// Another handle on the same repository, for another thread (a
-    /// handle may move between threads but not be shared).
-    pub fn reopen(&self) -> Result<Repo, QgError> {
-        let repo =
-            Repository::open(self.repo.path()).map_err(git_error("cannot open the repository"))?;
-        Ok(Repo {
-            repo,
-            workdir: self.workdir.clone(),
-        })
-    }
-
     /// Where HEAD is.
-    pub fn head(&self) -> Result<Head, QgError> {
+    pub(crate) fn head(&self) -> Result<Head, QgError> {
         read_head(&self.repo)
     }
 
     /// Whether `sha` names a commit this repository has.
-    pub fn has_commit(&self, sha: &str) -> bool {
+    pub(crate) fn has_commit(&self, sha: &str) -> bool {
         Oid::from_str(sha).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())
     }
 
     /// The best common ancestor of two commits, if they share history.
-    pub fn merge_base(&self, a: &str, b: &str) -> Option<String> {
+    pub(crate) fn merge_base(&self, a: &str, b: &str) -> Option<String> {
         let (a, b) = (Oid::from_str(a).ok()?, Oid::from_str(b).ok()?);
         self.repo.merge_base(a, b).ok().map(|oid| oid.to_string())
     }
 
     /// Everything that differs between commit `base` (or, with `None`, an
     /// empty tree) and the working tree (see [`Changes`]).
-    pub fn changes_since(&self, base: Option<&str>) -> Result<Changes, QgError> {
+    pub(crate) fn changes_since(&self, base: Option<&str>) -> Result<Changes, QgError> {
         let tree = match base {
             Some(sha) => {
                 let read = |e: git2::Error| {
@@ -163,7 +152,7 @@ impl Repo {
     }
 
     /// The parent branch (see [`parent`]): `Ok(Err)` says what was tried.
-    pub fn resolve_parent(
+    pub(crate) fn resolve_parent(
         &self,
         explicit: Option<&str>,
         configured: Option<&str>,
@@ -174,7 +163,7 @@ impl Repo {
 
     /// Every file git knows of: tracked (and not deleted) plus
     /// untracked-not-ignored, submodules left out, unsorted.
-    pub fn files(&self) -> Result<Vec<String>, QgError> {
+    pub(crate) fn files(&self) -> Result<Vec<String>, QgError> {
         let git_err = git_error("cannot list files");
         let index = self.repo.index().map_err(&git_err)?;
         const GITLINK: u32 = 0o160000;
@@ -205,7 +194,7 @@ impl Repo {
     /// Every path in the index with its blob id (submodules left out). For
     /// a file a diff shows unchanged, that is its content's id, read without
     /// touching the file.
-    pub fn index_blobs(&self) -> Result<Vec<(String, String)>, QgError> {
+    pub(crate) fn index_blobs(&self) -> Result<Vec<(String, String)>, QgError> {
         const GITLINK: u32 = 0o160000;
         let index = self
             .repo
@@ -219,7 +208,7 @@ impl Repo {
     }
 
     /// HEAD's blobs, looked up by path (none on an unborn branch).
-    pub fn head_blobs(&self) -> CommitBlobs<'_> {
+    pub(crate) fn head_blobs(&self) -> CommitBlobs<'_> {
         let tree = self
             .repo
             .head()
@@ -231,13 +220,13 @@ impl Repo {
 }
 
 /// The blob ids of one commit's tree, looked up by root-relative path.
-pub struct CommitBlobs<'r> {
+pub(crate) struct CommitBlobs<'r> {
     tree: Option<git2::Tree<'r>>,
 }
 
 impl CommitBlobs<'_> {
     /// The blob id the commit holds at `path`, if it holds a file there.
-    pub fn get(&self, path: &str) -> Option<String> {
+    pub(crate) fn get(&self, path: &str) -> Option<String> {
         let entry = self
             .tree
             .as_ref()?
@@ -248,7 +237,7 @@ impl CommitBlobs<'_> {
 }
 
 /// The blob id git would give the file's current content.
-pub fn blob_id(path: &Path) -> Option<String> {
+pub(crate) fn blob_id(path: &Path) -> Option<String> {
     Oid::hash_file(git2::ObjectType::Blob, path)
         .ok()
         .map(|oid| oid.to_string())
@@ -256,13 +245,13 @@ pub fn blob_id(path: &Path) -> Option<String> {
 
 /// The blob id of `bytes`: a SHA-1 that is stable across platforms and
 /// releases (config hashes, fingerprints, cache keys).
-pub fn hash_blob(bytes: &[u8]) -> String {
+pub(crate) fn hash_blob(bytes: &[u8]) -> String {
     Oid::hash_object(git2::ObjectType::Blob, bytes)
         .map(|oid| oid.to_string())
         .unwrap_or_default()
 }
 
 /// Short form of a commit id for messages.
-pub fn short(oid: &str) -> &str {
+pub(crate) fn short(oid: &str) -> &str {
     &oid[..oid.len().min(7)]
 }

@@ -7,11 +7,11 @@ use crate::error::QgError;
 
 /// A resolved parent branch.
 #[derive(Debug, Clone)]
-pub struct Parent {
+pub(crate) struct Parent {
     /// The name that resolved (`main`, `origin/main`, …).
-    pub name: String,
+    pub(crate) name: String,
     /// Its commit.
-    pub commit: String,
+    pub(crate) commit: String,
 }
 
 /// Finds the parent branch: `explicit` (must resolve), then `configured`,

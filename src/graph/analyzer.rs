@@ -11,16 +11,16 @@ use crate::tools::Toolbox;
 
 /// What the analyzer said, root-relative.
 #[derive(Debug, Default)]
-pub struct Answers {
+pub(crate) struct Answers {
     /// File → the project files it imports.
-    pub imports: BTreeMap<String, Vec<String>>,
+    pub(crate) imports: BTreeMap<String, Vec<String>>,
     /// Files it said it could not read.
-    pub unreadable: BTreeSet<String>,
+    pub(crate) unreadable: BTreeSet<String>,
 }
 
 /// Asks the analyzer about `files` (in as many runs as the OS command-line
 /// limit needs). `Err` says why there is no usable answer.
-pub fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
+pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
     let spec = request.spec;
     let ws = request.ws;
     let ctx = Toolbox::from_env(&ws.root);

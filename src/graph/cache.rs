@@ -11,37 +11,37 @@ use super::Request;
 use crate::workspace::Workspace;
 
 /// Where the graph is cached, relative to the root.
-pub const CACHE_FILE: &str = ".st3/import-graph.json";
+pub(crate) const CACHE_FILE: &str = ".st3/import-graph.json";
 
 /// The import graph: for each analyzed file, what it imports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Graph {
+pub(crate) struct Graph {
     /// Identity of the analyzer and its config (see [`key`]).
-    pub key: String,
+    pub(crate) key: String,
     /// Root-relative path → what the analyzer said about it.
-    pub nodes: BTreeMap<String, Node>,
+    pub(crate) nodes: BTreeMap<String, Node>,
 }
 
 /// One analyzed file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Node {
+pub(crate) struct Node {
     /// The blob id of the content analyzed.
-    pub blob: String,
+    pub(crate) blob: String,
     /// Root-relative project files it imports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub imports: Vec<String>,
+    pub(crate) imports: Vec<String>,
     /// The analyzer could not read it: its imports are unknown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unreadable: bool,
+    pub(crate) unreadable: bool,
     /// The file is gone. Kept so that what imported it can still be found
     /// (the importers' own entries keep the edge until they change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub gone: bool,
+    pub(crate) gone: bool,
 }
 
 impl Node {
     /// What is left of a deleted file: the graph knew it.
-    pub fn tombstone(&self) -> Node {
+    pub(crate) fn tombstone(&self) -> Node {
         Node {
             blob: self.blob.clone(),
             imports: Vec::new(),
@@ -53,7 +53,7 @@ impl Node {
 
 /// Identity of the analyzer: its command, the binary it resolves to (path,
 /// size, mtime), and the content of its config files.
-pub fn key(request: &Request<'_>) -> Result<String, String> {
+pub(crate) fn key(request: &Request<'_>) -> Result<String, String> {
     let ctx = crate::tools::Toolbox::from_env(&request.ws.root);
     let spec = request.spec;
     let tool = ctx.resolve_program(&spec.command[0]);
@@ -67,13 +67,13 @@ pub fn key(request: &Request<'_>) -> Result<String, String> {
 }
 
 /// The cached graph, if there is a readable one.
-pub fn load(ws: &Workspace) -> Option<Graph> {
+pub(crate) fn load(ws: &Workspace) -> Option<Graph> {
     let bytes = std::fs::read(ws.root.join(CACHE_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Writes the graph; a cache that cannot be written is rebuilt next time.
-pub fn save(ws: &Workspace, graph: &Graph) {
+pub(crate) fn save(ws: &Workspace, graph: &Graph) {
     if let Ok(bytes) = serde_json::to_vec(graph) {
         let path = ws.root.join(CACHE_FILE);
         if let Some(dir) = path.parent() {

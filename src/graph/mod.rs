@@ -13,7 +13,7 @@
 //! [`importers`] says why, and those gates check the whole project.
 
 mod analyzer;
-pub mod cache;
+pub(crate) mod cache;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -23,29 +23,29 @@ use crate::workspace::Workspace;
 use cache::{Graph, Node};
 
 /// What [`importers`] needs to know about the run.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// The project.
-    pub ws: &'a Workspace,
+    pub(crate) ws: &'a Workspace,
     /// The config (project globs, the analyzer).
-    pub config: &'a Config,
+    pub(crate) config: &'a Config,
     /// The analyzer.
-    pub spec: &'a ImportGraph,
+    pub(crate) spec: &'a ImportGraph,
     /// Files whose importers are wanted: the changed ones.
-    pub seeds: BTreeSet<String>,
+    pub(crate) seeds: BTreeSet<String>,
     /// Files that were deleted: whatever imported them is wanted too.
-    pub deleted: BTreeSet<String>,
+    pub(crate) deleted: BTreeSet<String>,
     /// Files already in scope (their own imports need not be known).
-    pub in_scope: BTreeSet<String>,
+    pub(crate) in_scope: BTreeSet<String>,
     /// The diff the scope was resolved from, if one was taken.
-    pub diff: Option<&'a Changes>,
+    pub(crate) diff: Option<&'a Changes>,
     /// Whether the cache may be written (`--no-state` says no).
-    pub remember: bool,
+    pub(crate) remember: bool,
 }
 
 /// Every project file that imports a seed or a deleted file, transitively
 /// (seeds themselves left out), with one changed file it depends on.
 /// `Err` says why the importers cannot be known.
-pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
     let (graph, changed) = current_graph(request)?;
     if request.remember && changed {
         cache::save(request.ws, &graph);
@@ -71,7 +71,7 @@ pub fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, Stri
 
 /// Brings the cached graph up to date without asking for importers (a
 /// whole-project run), so the next partial run finds it ready.
-pub fn refresh(request: &Request<'_>) -> Result<(), String> {
+pub(crate) fn refresh(request: &Request<'_>) -> Result<(), String> {
     let (graph, changed) = current_graph(request)?;
     if changed {
         cache::save(request.ws, &graph);

@@ -8,7 +8,7 @@ use super::result::GateResult;
 const UNRESOLVED_IMPORTS_AT_LEAST: usize = 3;
 
 /// How many of the gate's findings carry one of `codes`.
-pub fn count_unresolved_imports(result: &GateResult, codes: &[String]) -> usize {
+pub(crate) fn count_unresolved_imports(result: &GateResult, codes: &[String]) -> usize {
     result
         .violations
         .iter()
@@ -17,14 +17,18 @@ pub fn count_unresolved_imports(result: &GateResult, codes: &[String]) -> usize 
 }
 
 /// Whether `unresolved` of `total` findings is "mostly unresolved imports".
-pub fn mostly_unresolved(unresolved: usize, total: usize) -> bool {
+pub(crate) fn mostly_unresolved(unresolved: usize, total: usize) -> bool {
     unresolved >= UNRESOLVED_IMPORTS_AT_LEAST && unresolved * 2 > total
 }
 
 /// Warns when most of a gate's findings say an import cannot be resolved:
 /// the tool does not see the project's dependencies, and its other
 /// findings are mostly their echo.
-pub fn advise_on_unresolved_imports(result: &mut GateResult, codes: &[String], advice: &str) {
+pub(crate) fn advise_on_unresolved_imports(
+    result: &mut GateResult,
+    codes: &[String],
+    advice: &str,
+) {
     let unresolved = count_unresolved_imports(result, codes);
     let total = result.violations.len();
     if mostly_unresolved(unresolved, total) {

@@ -9,7 +9,7 @@ use crate::process::{signal_name, Finished, Termination};
 use crate::violation::Violation;
 
 /// Decides the status of a gate whose tool ran to an end.
-pub fn judge(
+pub(crate) fn judge(
     gate: &Gate,
     files: &[String],
     finished: &Finished,
@@ -147,7 +147,7 @@ pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
 
 /// One result from the results of a gate's batches: an error in any batch
 /// makes the gate an error (the other batches' violations are kept).
-pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
+pub(crate) fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
     if parts.len() == 1 {
         return parts.into_iter().next().expect("one part");
     }
@@ -173,7 +173,7 @@ pub fn merge(gate: &Gate, parts: Vec<GateResult>) -> GateResult {
 /// Keeps only violations in files `keep` accepts (and file-less ones): a
 /// `project_wide` gate reports on the scoped files alone; the rest is
 /// counted in `outside_scope`, not lost.
-pub fn restrict(gate: &Gate, result: &mut GateResult, keep: impl Fn(&str) -> bool) {
+pub(crate) fn restrict(gate: &Gate, result: &mut GateResult, keep: impl Fn(&str) -> bool) {
     let before = result.violations.len();
     result
         .violations

@@ -6,7 +6,6 @@ mod judge;
 mod result;
 mod verdicts;
 
-pub use imports::{count_unresolved_imports, mostly_unresolved};
-pub use judge::{judge, merge, restrict};
-pub use result::{ErrorKind, GateError, GateResult, GateStatus};
-pub use verdicts::Verdicts;
+pub(crate) use imports::{count_unresolved_imports, mostly_unresolved};
+pub(crate) use result::{GateResult, GateStatus};
+pub(crate) use verdicts::Verdicts;

@@ -9,7 +9,7 @@ use crate::violation::Violation;
 /// A gate's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum GateStatus {
+pub(crate) enum GateStatus {
     /// Ran fine, nothing at or above `fail_on`.
     Passed,
     /// Ran fine and found violations at or above `fail_on`.
@@ -23,7 +23,7 @@ pub enum GateStatus {
 /// What kind of breakage made a gate `error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(into = "&'static str")]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// The program is not installed where qg looked.
     NotFound,
     /// The program exists but cannot be executed.
@@ -46,7 +46,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// The snake_case name used in JSON and every other format.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorKind::NotFound => "not_found",
             ErrorKind::NotExecutable => "not_executable",
@@ -63,7 +63,7 @@ impl ErrorKind {
 
 impl GateStatus {
     /// The lowercase name used in every format.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GateStatus::Passed => "passed",
             GateStatus::Failed => "failed",
@@ -81,18 +81,18 @@ impl From<ErrorKind> for &'static str {
 
 /// Evidence attached to an `error` gate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GateError {
+pub(crate) struct GateError {
     /// Category.
-    pub kind: ErrorKind,
+    pub(crate) kind: ErrorKind,
     /// One-line explanation.
-    pub message: String,
+    pub(crate) message: String,
     /// Exit code, when the tool exited.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The last lines of stderr (the whole of it is in the artifact log).
-    pub stderr_tail: String,
+    pub(crate) stderr_tail: String,
     /// A few words for the summary line (`not found (install: …)`).
     #[serde(skip)]
-    pub short: String,
+    pub(crate) short: String,
 }
 
 /// One gate's result.
@@ -101,55 +101,55 @@ pub struct GateResult {
     /// Gate id.
     pub id: String,
     /// Gate name.
-    pub name: String,
+    pub(crate) name: String,
     /// Verdict.
-    pub status: GateStatus,
+    pub(crate) status: GateStatus,
     /// The tool's own version line (`ruff 0.17.5`), when its gate has
     /// `version_args` and the tool ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_version: Option<String>,
+    pub(crate) tool_version: Option<String>,
     /// Wall time of the tool.
     pub duration_ms: u64,
     /// Files passed to the tool.
-    pub files_checked: usize,
+    pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub violations: Vec<Violation>,
+    pub(crate) violations: Vec<Violation>,
     /// The command that fixes the failing files.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix_hint: Option<String>,
+    pub(crate) fix_hint: Option<String>,
     /// The command that checks the failing files again (a gate that cannot
     /// fix its findings).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rerun_hint: Option<String>,
+    pub(crate) rerun_hint: Option<String>,
     /// Root-relative path of the artifact log (of the first batch).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
+    pub(crate) log: Option<String>,
     /// Logs of the further batches, when the files were split.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub batch_logs: Vec<String>,
+    pub(crate) batch_logs: Vec<String>,
     /// Violations a `project_wide` gate found outside the scoped files and
     /// did not report.
     #[serde(skip_serializing_if = "is_zero")]
-    pub outside_scope: usize,
+    pub(crate) outside_scope: usize,
     /// Why the gate did not run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_reason: Option<String>,
+    pub(crate) skip_reason: Option<String>,
     /// What the user should know about this gate's run that is not a
     /// finding (the tool's own notes, qg's advice).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// What broke.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<GateError>,
+    pub(crate) error: Option<GateError>,
     /// The gate's threshold: violations below it are reported, not failures.
     #[serde(skip)]
-    pub fail_on: crate::violation::Severity,
+    pub(crate) fail_on: crate::violation::Severity,
 }
 
 impl GateResult {
     /// A gate that had nothing to check.
-    pub fn skipped(gate: &Gate, reason: String) -> GateResult {
+    pub(crate) fn skipped(gate: &Gate, reason: String) -> GateResult {
         GateResult {
             skip_reason: Some(reason),
             ..GateResult::empty(gate, GateStatus::Skipped)
@@ -157,7 +157,7 @@ impl GateResult {
     }
 
     /// A gate whose tool could not even start.
-    pub fn launch_error(gate: &Gate, kind: ErrorKind, message: String) -> GateResult {
+    pub(crate) fn launch_error(gate: &Gate, kind: ErrorKind, message: String) -> GateResult {
         GateResult {
             error: Some(GateError {
                 kind,
@@ -192,7 +192,7 @@ impl GateResult {
     }
 
     /// Violations that can be fixed automatically.
-    pub fn fixable_count(&self) -> usize {
+    pub(crate) fn fixable_count(&self) -> usize {
         self.violations
             .iter()
             .filter(|v| v.fixable == Some(true))

@@ -11,9 +11,9 @@ use crate::tools::Toolbox;
 
 /// The outcome stage's judge of the executor's runs: a result for every
 /// gate, whether its tool ran, ran in batches, or could not run at all.
-pub struct Verdicts<'a> {
+pub(crate) struct Verdicts<'a> {
     /// Where the tools were found (for paths, hints and advice).
-    pub tools: &'a Toolbox<'a>,
+    pub(crate) tools: &'a Toolbox<'a>,
 }
 
 impl Judge<GateResult> for Verdicts<'_> {

@@ -26,20 +26,20 @@ pub struct JsonSpec {
 }
 
 /// Raw settings, as read from the config.
-pub struct JsonSettings<'a> {
-    pub source: OutputStream,
-    pub violations_path: Option<&'a str>,
-    pub json_lines: bool,
-    pub field_map: &'a BTreeMap<Field, String>,
-    pub fixable_when: Option<&'a str>,
-    pub line_offset: i64,
-    pub column_offset: i64,
-    pub severity_default: Option<Severity>,
+pub(crate) struct JsonSettings<'a> {
+    pub(crate) source: OutputStream,
+    pub(crate) violations_path: Option<&'a str>,
+    pub(crate) json_lines: bool,
+    pub(crate) field_map: &'a BTreeMap<Field, String>,
+    pub(crate) fixable_when: Option<&'a str>,
+    pub(crate) line_offset: i64,
+    pub(crate) column_offset: i64,
+    pub(crate) severity_default: Option<Severity>,
 }
 
 impl JsonSpec {
     /// Validates and compiles the settings.
-    pub fn new(settings: JsonSettings<'_>) -> Result<JsonSpec, SpecError> {
+    pub(crate) fn new(settings: JsonSettings<'_>) -> Result<JsonSpec, SpecError> {
         let violations_pointer = to_pointer(settings.violations_path.unwrap_or(""))
             .map_err(|m| SpecError::new("violations_path", m))?;
         for required in [Field::File, Field::Message] {
@@ -77,7 +77,8 @@ impl JsonSpec {
     }
 
     /// Parses `bytes` (see [`JsonSpec::parse_reader`]).
-    pub fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Parsed, ParseFailure> {
+    #[cfg(test)]
+    pub(crate) fn parse(&self, bytes: &[u8], paths: &PathContext) -> Result<Parsed, ParseFailure> {
         self.parse_reader(bytes, paths)
     }
 
@@ -89,7 +90,7 @@ impl JsonSpec {
     /// [`Parsed::unparsed`] and costs no finding. JSON that cannot be read,
     /// or holds no violations array, fails: that output should have been
     /// findings.
-    pub fn parse_reader(
+    pub(crate) fn parse_reader(
         &self,
         reader: impl std::io::BufRead,
         paths: &PathContext,
@@ -332,7 +333,7 @@ fn kind_of(value: &Value) -> &'static str {
 /// `fixable_when`: `path == 'literal'`, `path != 'literal'`, or a bare `path`
 /// (true when present and not null/false).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Condition {
+pub(crate) struct Condition {
     pointer: String,
     test: Test,
 }
@@ -346,7 +347,7 @@ enum Test {
 
 impl Condition {
     /// Parses the expression; errors name what is wrong with it.
-    pub fn parse(expression: &str) -> Result<Condition, String> {
+    pub(crate) fn parse(expression: &str) -> Result<Condition, String> {
         let (path, test) = if let Some((left, right)) = expression.split_once("==") {
             (left, Test::Equals(literal(right)?))
         } else if let Some((left, right)) = expression.split_once("!=") {
@@ -367,7 +368,7 @@ impl Condition {
     }
 
     /// Evaluates the condition against one violation object.
-    pub fn holds(&self, item: &Value) -> bool {
+    pub(crate) fn holds(&self, item: &Value) -> bool {
         let found = item.pointer(&self.pointer);
         match &self.test {
             Test::Truthy => found.is_some_and(truthy),

@@ -12,7 +12,7 @@ use serde_json::Value;
 /// object there) of the one JSON value `reader` starts with. Returns whether
 /// the pointer led anywhere. Reads nothing past the value's last byte when it
 /// is an object or array, so the caller can read what follows it.
-pub fn for_each_at<R, F>(reader: R, pointer: &str, mut each: F) -> Result<bool, String>
+pub(crate) fn for_each_at<R, F>(reader: R, pointer: &str, mut each: F) -> Result<bool, String>
 where
     R: std::io::Read,
     F: FnMut(Value) -> Result<(), String>,

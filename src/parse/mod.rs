@@ -5,12 +5,12 @@
 //! bytes in, violations out (and the lines that were not findings), or a
 //! [`ParseFailure`] that makes the gate `error`.
 
-pub mod json;
+pub(crate) mod json;
 mod json_stream;
-pub mod text;
+pub(crate) mod text;
 mod vocabulary;
 
-pub use vocabulary::{Field, OutputStream};
+pub(crate) use vocabulary::{Field, OutputStream};
 
 use crate::violation::Violation;
 
@@ -39,24 +39,24 @@ pub struct Parsed {
     /// Lines that are neither findings nor part of one (a tool's notes,
     /// such as mypy's `setup.cfg: note: unused section(s)`): they cost no
     /// finding, and are surfaced rather than dropped.
-    pub unparsed: Unparsed,
+    pub(crate) unparsed: Unparsed,
 }
 
 /// Output lines a structured parser could not read as findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Unparsed {
+pub(crate) struct Unparsed {
     /// The first [`Unparsed::KEPT`] of them, with their 1-based line numbers.
-    pub lines: Vec<(usize, String)>,
+    pub(crate) lines: Vec<(usize, String)>,
     /// How many there were in all.
-    pub total: usize,
+    pub(crate) total: usize,
 }
 
 impl Unparsed {
     /// Lines kept for the report; the artifact log has every one.
-    pub const KEPT: usize = 100;
+    pub(crate) const KEPT: usize = 100;
 
     /// Records one line (its text without the line break).
-    pub fn push(&mut self, number: usize, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, number: usize, bytes: &[u8]) {
         self.total += 1;
         if self.lines.len() < Self::KEPT {
             let text = String::from_utf8_lossy(bytes);
@@ -67,11 +67,11 @@ impl Unparsed {
 
 /// A problem in a parser's configuration, pointing at the sub-key to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
+pub(crate) struct SpecError {
     /// Key under `parsing`, e.g. `pattern` or `field_map.line`.
-    pub key: String,
+    pub(crate) key: String,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl SpecError {

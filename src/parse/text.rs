@@ -35,28 +35,28 @@ struct TextRule {
 }
 
 /// Raw settings, as read from the config.
-pub struct TextSettings<'a> {
+pub(crate) struct TextSettings<'a> {
     /// The rules; `key` is where each sits under `parsing` (`""` for the
     /// single `pattern` form, `patterns[1].` for the list form).
-    pub rules: Vec<RuleSettings<'a>>,
-    pub severity_default: Option<Severity>,
-    pub line_offset: i64,
-    pub column_offset: i64,
+    pub(crate) rules: Vec<RuleSettings<'a>>,
+    pub(crate) severity_default: Option<Severity>,
+    pub(crate) line_offset: i64,
+    pub(crate) column_offset: i64,
 }
 
 /// One rule's raw settings.
-pub struct RuleSettings<'a> {
+pub(crate) struct RuleSettings<'a> {
     /// Key prefix for errors: `""` or `patterns[N].`.
-    pub key: String,
-    pub source: OutputStream,
-    pub pattern: &'a str,
-    pub defaults: Option<&'a BTreeMap<Field, String>>,
+    pub(crate) key: String,
+    pub(crate) source: OutputStream,
+    pub(crate) pattern: &'a str,
+    pub(crate) defaults: Option<&'a BTreeMap<Field, String>>,
 }
 
 impl TextSpec {
     /// Compiles every rule's regex (multi-line: `^`/`$` match at line
     /// ends) and checks that every `{placeholder}` names one of its groups.
-    pub fn new(settings: TextSettings<'_>) -> Result<TextSpec, SpecError> {
+    pub(crate) fn new(settings: TextSettings<'_>) -> Result<TextSpec, SpecError> {
         let rules = settings
             .rules
             .iter()
@@ -78,7 +78,7 @@ impl TextSpec {
 
     /// Every match of every rule is one violation. Text that no rule
     /// matches is simply not a violation (the caller checks the exit code).
-    pub fn parse(
+    pub(crate) fn parse(
         &self,
         output: &dyn OutputSource,
         paths: &PathContext,

@@ -16,7 +16,7 @@ pub enum OutputStream {
 /// The violation fields a parser can fill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Field {
+pub(crate) enum Field {
     File,
     Line,
     Column,
@@ -33,7 +33,7 @@ pub enum Field {
 
 impl Field {
     /// The YAML spelling of the field.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Field::File => "file",
             Field::Line => "line",
@@ -51,7 +51,7 @@ impl Field {
     }
 
     /// Every field, for matching regex group names.
-    pub const ALL: [Field; 12] = [
+    pub(crate) const ALL: [Field; 12] = [
         Field::File,
         Field::Line,
         Field::Column,

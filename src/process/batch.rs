@@ -11,11 +11,11 @@ const HEADROOM: usize = 32 * 1024;
 const PER_ENTRY: usize = 1 + std::mem::size_of::<usize>();
 
 /// A part smaller than this is not worth a process of its own.
-pub const MIN_FILES_PER_PART: usize = 32;
+pub(crate) const MIN_FILES_PER_PART: usize = 32;
 
 /// The OS limit on argv + environment, in bytes.
 #[cfg(unix)]
-pub fn os_limit() -> usize {
+pub(crate) fn os_limit() -> usize {
     // SAFETY: sysconf has no preconditions.
     let value = unsafe { libc::sysconf(libc::_SC_ARG_MAX) };
     if value > 0 {
@@ -29,13 +29,13 @@ pub fn os_limit() -> usize {
 /// Windows limits a whole command line (CreateProcess) to 32,767 UTF-16
 /// units, whatever the environment.
 #[cfg(windows)]
-pub fn os_limit() -> usize {
+pub(crate) fn os_limit() -> usize {
     32_767
 }
 
 /// Bytes left for arguments once this environment (inherited plus `extra`)
 /// is accounted for.
-pub fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
+pub(crate) fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
     let inherited: usize = std::env::vars_os()
         .map(|(k, v)| k.len() + v.len() + 1 + PER_ENTRY)
         .sum();
@@ -47,14 +47,14 @@ pub fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
 }
 
 /// Cost of one argument.
-pub fn cost(arg: &OsString) -> usize {
+pub(crate) fn cost(arg: &OsString) -> usize {
     arg.len() + PER_ENTRY
 }
 
 /// Splits `files` into the fewest runs whose arguments fit `budget` after
 /// `fixed` bytes of command, then into at least `min_parts` runs of similar
 /// size. `Err(needed)` when a single file cannot fit at all.
-pub fn split<T: Clone>(
+pub(crate) fn split<T: Clone>(
     files: &[T],
     cost_of: impl Fn(&T) -> usize,
     fixed: usize,
@@ -88,7 +88,7 @@ pub fn split<T: Clone>(
 
 /// How many runs a batchable gate should be split into so that `jobs`
 /// cores are busy while `runnable` gates run.
-pub fn idle_parts(jobs: usize, runnable: usize, files: usize) -> usize {
+pub(crate) fn idle_parts(jobs: usize, runnable: usize, files: usize) -> usize {
     let share = (jobs / runnable.max(1)).max(1);
     share.min(files / MIN_FILES_PER_PART).max(1)
 }

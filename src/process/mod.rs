@@ -3,7 +3,7 @@
 //! stray grandchild to hold open, no quadratic buffer growth), in its own
 //! process group so a timeout kills the whole tree.
 
-pub mod batch;
+pub(crate) mod batch;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// How the process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Termination {
+pub(crate) enum Termination {
     /// Exited with this code.
     Exited(i32),
     /// Killed by this signal (not by qg).
@@ -24,21 +24,21 @@ pub enum Termination {
 
 /// Everything a finished tool left behind.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// How it ended.
-    pub termination: Termination,
+    pub(crate) termination: Termination,
     /// Whole stdout, still in its capture file.
-    pub stdout: Capture,
+    pub(crate) stdout: Capture,
     /// Whole stderr, still in its capture file.
-    pub stderr: Capture,
+    pub(crate) stderr: Capture,
     /// Wall time.
-    pub duration: Duration,
+    pub(crate) duration: Duration,
 }
 
 /// One captured stream, left on disk: readers stream it, so 100 MB of
 /// output never has to sit in memory at once.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     file: File,
     len: u64,
 }
@@ -50,31 +50,26 @@ impl Capture {
     }
 
     /// Size in bytes.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.len
     }
 
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// A reader from the start. Readers share one offset: use one at a time.
-    pub fn reader(&self) -> std::io::Result<std::io::BufReader<File>> {
+    pub(crate) fn reader(&self) -> std::io::Result<std::io::BufReader<File>> {
         let mut file = self.file.try_clone()?;
         file.rewind()?;
         Ok(std::io::BufReader::with_capacity(64 * 1024, file))
     }
 
     /// The whole stream in memory (text parsing, small outputs).
-    pub fn read_all(&self) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read_all(&self) -> std::io::Result<Vec<u8>> {
         let mut bytes = Vec::with_capacity(self.len as usize);
         self.reader()?.read_to_end(&mut bytes)?;
         Ok(bytes)
     }
 
     /// At most the last `max` bytes.
-    pub fn tail(&self, max: u64) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn tail(&self, max: u64) -> std::io::Result<Vec<u8>> {
         let mut file = self.file.try_clone()?;
         file.seek(std::io::SeekFrom::Start(self.len.saturating_sub(max)))?;
         let mut bytes = Vec::new();
@@ -83,7 +78,7 @@ impl Capture {
     }
 
     /// Copies the stream to `out` without holding it in memory.
-    pub fn copy_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+    pub(crate) fn copy_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
         std::io::copy(&mut self.reader()?, out)
     }
 }
@@ -97,7 +92,7 @@ static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 
 /// Kills every running tool's process group and forbids new ones; returns
 /// the labels of what was running.
-pub fn kill_all_running() -> Vec<String> {
+pub(crate) fn kill_all_running() -> Vec<String> {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
     for (group, _) in running.iter() {
@@ -131,23 +126,23 @@ fn unregister(group: u32) {
 }
 
 /// What to run.
-pub struct Invocation<'a> {
+pub(crate) struct Invocation<'a> {
     /// What it is, for messages (the gate id).
-    pub label: &'a str,
+    pub(crate) label: &'a str,
     /// Resolved executable.
-    pub program: &'a Path,
+    pub(crate) program: &'a Path,
     /// Arguments after the program.
-    pub args: &'a [OsString],
+    pub(crate) args: &'a [OsString],
     /// Working directory.
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// Extra environment.
-    pub env: &'a [(OsString, OsString)],
+    pub(crate) env: &'a [(OsString, OsString)],
     /// Wall-clock limit.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// Runs the invocation to completion (or timeout).
-pub fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
+pub(crate) fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     let stdout = tempfile::tempfile()?;
     let stderr = tempfile::tempfile()?;
     let mut expression = duct::cmd(invocation.program, invocation.args)
@@ -229,7 +224,7 @@ fn termination_of(status: &std::process::ExitStatus) -> Termination {
 }
 
 /// A readable name for a signal number.
-pub fn signal_name(signal: i32) -> String {
+pub(crate) fn signal_name(signal: i32) -> String {
     let name = match signal {
         1 => "SIGHUP",
         2 => "SIGINT",
@@ -248,7 +243,7 @@ pub fn signal_name(signal: i32) -> String {
 }
 
 /// Absolute path of the working directory for a gate.
-pub fn working_dir(root: &Path, relative: Option<&Path>) -> PathBuf {
+pub(crate) fn working_dir(root: &Path, relative: Option<&Path>) -> PathBuf {
     match relative {
         Some(dir) => root.join(dir),
         None => root.to_path_buf(),

@@ -11,14 +11,14 @@ use super::RunReport;
 use crate::quote::neutralize;
 
 /// Writes the report.
-pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", summary_line(report))?;
     for finding in findings(report) {
         let v = finding.violation;
         let file = v
             .file
             .as_deref()
-            .map(|f| crate::file_name::display(&report.from_cwd(f)).into_owned());
+            .map(|f| crate::file_name::display(&report.relative_to_cwd(f)).into_owned());
         // A notebook cell as ruff prints it: `nb.ipynb:cell 2:1:8:`.
         let cell = v.cell_prefix();
         let location = match (file, v.line, v.column) {

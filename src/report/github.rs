@@ -9,7 +9,7 @@ use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
 /// Writes one annotation per finding, and one per errored gate.
-pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", summary_line(report))?;
     for finding in findings(report) {
         let v = &*finding.by_file_line();
@@ -70,7 +70,11 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// `::command key=value,…::message`.
-pub fn workflow_command(command: &str, properties: &[(&str, String)], message: &str) -> String {
+pub(crate) fn workflow_command(
+    command: &str,
+    properties: &[(&str, String)],
+    message: &str,
+) -> String {
     let props: Vec<String> = properties
         .iter()
         .map(|(k, v)| format!("{k}={}", escape_property(v)))
@@ -84,14 +88,14 @@ pub fn workflow_command(command: &str, properties: &[(&str, String)], message: &
 }
 
 /// `escapeData` of @actions/core: `%`, CR, LF.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// `escapeProperty` of @actions/core: `escapeData` plus `:` and `,`.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 

@@ -9,7 +9,7 @@ use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
 /// Writes the Code Quality array.
-pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut issues: Vec<Value> = findings(report)
         .iter()
         .map(|f| {

@@ -11,7 +11,7 @@ use crate::quote::neutralize;
 use crate::violation::{Severity, Violation};
 
 /// Writes the report; `color` turns ANSI styling on.
-pub fn write(report: &RunReport, color: bool, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &RunReport, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let p = Palette::new(color);
     writeln!(out, "{}", p.bold(&summary_line(report)))?;
     write_violations(out, report, &p)?;
@@ -41,7 +41,7 @@ fn write_violations(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io:
         if current != Some(v.file.as_deref()) {
             current = Some(v.file.as_deref());
             let file = v.file.as_deref().map_or("(no file)".to_string(), |f| {
-                crate::file_name::display(&report.from_cwd(f)).into_owned()
+                crate::file_name::display(&report.relative_to_cwd(f)).into_owned()
             });
             write!(out, "\n{}\n", p.bold(&p.cyan(&file)))?;
         }
@@ -129,7 +129,7 @@ fn write_gates(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Resu
         // Hints name root-relative files: from elsewhere they run from the root.
         let from_root = match report.cwd.is_empty() {
             true => String::new(),
-            false => format!("cd {} && ", report.from_cwd("")),
+            false => format!("cd {} && ", report.relative_to_cwd("")),
         };
         if let Some(hint) = &gate.fix_hint {
             writeln!(out, "      fix: {from_root}{}", neutralize(hint))?;

@@ -36,7 +36,7 @@ struct Timings {
 }
 
 /// Writes the report as one line of JSON (and a newline).
-pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let json = JsonReport {
         summary_line: summary_line(report),
         overall_pass: report.overall_pass(),

@@ -12,7 +12,7 @@ use crate::file_name::display;
 use crate::outcome::GateResult;
 
 /// Writes the XML document: the totals first, then each gate's suite.
-pub fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
     let all = findings(report);
     let suites: Vec<(&GateResult, Vec<&Finding<'_>>, Vec<&str>)> = report
         .gates

@@ -1,17 +1,17 @@
 //! Renderers of a [`RunReport`]. Each one is a pure function of the report;
 //! ruff's `--output-format` set is the model for what each ecosystem expects.
 
-pub mod concise;
-pub mod github;
-pub mod gitlab;
-pub mod human;
-pub mod json;
-pub mod junit;
+pub(crate) mod concise;
+pub(crate) mod github;
+pub(crate) mod gitlab;
+pub(crate) mod human;
+pub(crate) mod json;
+pub(crate) mod junit;
 mod model;
-pub mod sarif;
+pub(crate) mod sarif;
 pub mod step_summary;
-pub mod summary;
-pub mod terminal;
+pub(crate) mod summary;
+pub(crate) mod terminal;
 
 use std::collections::HashMap;
 
@@ -47,7 +47,7 @@ pub fn render(report: &RunReport, format: Format, color: bool) -> String {
 
 /// Writes the report in `format` to `out`, as it is produced: no format
 /// holds the whole report as one string.
-pub fn write(
+pub(crate) fn write(
     report: &RunReport,
     format: Format,
     color: bool,
@@ -67,16 +67,16 @@ pub fn write(
 }
 
 /// A finding with its stable fingerprint.
-pub struct Finding<'a> {
+pub(crate) struct Finding<'a> {
     /// The gate that reported it.
-    pub gate: &'a GateResult,
+    pub(crate) gate: &'a GateResult,
     /// The violation.
-    pub violation: &'a Violation,
+    pub(crate) violation: &'a Violation,
     /// Stable identity: hash of gate, file, code, message and the occurrence
     /// index among identical findings in that file. No line numbers, so an
     /// unrelated edit that shifts lines keeps it; the index keeps repeats of
     /// one rule in one file distinct.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
 }
 
 impl<'a> Finding<'a> {
@@ -84,7 +84,7 @@ impl<'a> Finding<'a> {
     /// it: a finding in a notebook cell becomes a file-level finding whose
     /// message starts with `cell 2, line 5:` — its lines count within the
     /// cell, not within the `.ipynb` file such a format would point into.
-    pub fn by_file_line(&self) -> std::borrow::Cow<'a, Violation> {
+    pub(crate) fn by_file_line(&self) -> std::borrow::Cow<'a, Violation> {
         let v = self.violation;
         let Some(cell) = v.cell else {
             return std::borrow::Cow::Borrowed(v);
@@ -105,7 +105,7 @@ impl<'a> Finding<'a> {
 }
 
 /// Every finding of the report, sorted, with fingerprints.
-pub fn findings(report: &RunReport) -> Vec<Finding<'_>> {
+pub(crate) fn findings(report: &RunReport) -> Vec<Finding<'_>> {
     let mut seen: HashMap<(String, &str, &str, &str), usize> = HashMap::new();
     report
         .findings()
@@ -136,7 +136,7 @@ fn stable_hash(text: &str) -> String {
 
 /// The path reports point at for findings that belong to no file (an
 /// errored gate, an `exit_code` failure): the config that defines the gate.
-pub fn config_path(report: &RunReport) -> &str {
+pub(crate) fn config_path(report: &RunReport) -> &str {
     if report.config_origin.starts_with('<') {
         crate::config::PROJECT_CONFIG
     } else {
@@ -145,6 +145,6 @@ pub fn config_path(report: &RunReport) -> &str {
 }
 
 /// `code` or, for findings without one, the gate id.
-pub fn rule_id<'a>(gate: &'a GateResult, violation: &'a Violation) -> &'a str {
+pub(crate) fn rule_id<'a>(gate: &'a GateResult, violation: &'a Violation) -> &'a str {
     violation.code.as_deref().unwrap_or(&gate.id)
 }

@@ -12,19 +12,19 @@ use crate::scope::Scope;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
     /// Gates in the run.
-    pub gates: usize,
+    pub(crate) gates: usize,
     /// Gates that passed.
-    pub passed: usize,
+    pub(crate) passed: usize,
     /// Gates that failed.
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Gates that errored.
-    pub errored: usize,
+    pub(crate) errored: usize,
     /// Gates that were skipped.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
     /// Every violation reported.
-    pub total_violations: usize,
+    pub(crate) total_violations: usize,
     /// Violations the tools can fix by themselves.
-    pub auto_fixable: usize,
+    pub(crate) auto_fixable: usize,
 }
 
 /// Everything a run found.
@@ -34,23 +34,23 @@ pub struct RunReport {
     pub root: PathBuf,
     /// The directory qg ran in, root-relative (`""` at the root): human
     /// and concise output print paths relative to it, as ruff and git do.
-    pub cwd: String,
+    pub(crate) cwd: String,
     /// The config file the run used, root-relative when inside the root.
-    pub config_origin: String,
+    pub(crate) config_origin: String,
     /// The resolved scope.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// One result per gate, in config order.
     pub gates: Vec<GateResult>,
     /// What the user should know about the run that belongs to no gate
     /// (state not saved, …). Gates carry their own in [`GateResult::warnings`].
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// Wall time of the whole run.
     pub total_ms: u64,
 }
 
 impl RunReport {
     /// Counts by status.
-    pub fn summary(&self) -> Summary {
+    pub(crate) fn summary(&self) -> Summary {
         let count = |status| self.gates.iter().filter(|g| g.status == status).count();
         Summary {
             gates: self.gates.len(),
@@ -79,7 +79,7 @@ impl RunReport {
     }
 
     /// Every warning: each gate's (with its gate), then the run's own.
-    pub fn all_warnings(&self) -> impl Iterator<Item = (Option<&GateResult>, &str)> {
+    pub(crate) fn all_warnings(&self) -> impl Iterator<Item = (Option<&GateResult>, &str)> {
         self.gates
             .iter()
             .flat_map(|g| g.warnings.iter().map(move |w| (Some(g), w.as_str())))
@@ -88,7 +88,7 @@ impl RunReport {
 
     /// A root-relative path as seen from the directory qg ran in
     /// (`pkg/a.py` from `pkg/` is `a.py`, from `docs/` `../pkg/a.py`).
-    pub fn from_cwd<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
+    pub(crate) fn relative_to_cwd<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
         if self.cwd.is_empty() {
             return path.into();
         }
@@ -103,13 +103,13 @@ impl RunReport {
     }
 
     /// True when no gate failed or errored.
-    pub fn overall_pass(&self) -> bool {
+    pub(crate) fn overall_pass(&self) -> bool {
         let s = self.summary();
         s.failed == 0 && s.errored == 0
     }
 
     /// 0 all passed (or nothing to check), 1 failures only, 2 any error.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         let s = self.summary();
         if s.errored > 0 {
             2

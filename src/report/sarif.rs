@@ -36,7 +36,7 @@ const PATH: &AsciiSet = &CONTROLS
     .add(b'}');
 
 /// Writes the whole log (pretty-printed: SARIF files are read by people too).
-pub fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let all = findings(report);
     let runs: Vec<Value> = report
         .gates

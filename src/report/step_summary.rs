@@ -9,7 +9,7 @@ use super::RunReport;
 use crate::outcome::GateStatus;
 
 /// GitHub's limit for one step's summary.
-pub const LIMIT_BYTES: usize = 1024 * 1024;
+pub(crate) const LIMIT_BYTES: usize = 1024 * 1024;
 
 /// Markdown for the run, at most `budget` bytes (the space the step's
 /// summary file has left).

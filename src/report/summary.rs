@@ -4,7 +4,7 @@ use super::RunReport;
 use crate::outcome::GateStatus;
 
 /// Builds the summary line.
-pub fn summary_line(report: &RunReport) -> String {
+pub(crate) fn summary_line(report: &RunReport) -> String {
     let s = report.summary();
     let scope = scope_label(report);
     if s.errored > 0 {
@@ -123,7 +123,7 @@ fn violations(n: usize) -> String {
 }
 
 /// `1 file`, `2 files`.
-pub fn plural(n: usize, noun: &str) -> String {
+pub(crate) fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

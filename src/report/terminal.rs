@@ -3,13 +3,13 @@
 
 /// ANSI styles, or nothing when colour is off.
 #[derive(Debug, Clone, Copy)]
-pub struct Palette {
+pub(crate) struct Palette {
     on: bool,
 }
 
 impl Palette {
     /// A palette that colours only when `on`.
-    pub fn new(on: bool) -> Palette {
+    pub(crate) fn new(on: bool) -> Palette {
         Palette { on }
     }
 
@@ -22,27 +22,27 @@ impl Palette {
     }
 
     /// Bold.
-    pub fn bold(&self, text: &str) -> String {
+    pub(crate) fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
     }
     /// Red.
-    pub fn red(&self, text: &str) -> String {
+    pub(crate) fn red(&self, text: &str) -> String {
         self.wrap("31", text)
     }
     /// Yellow.
-    pub fn yellow(&self, text: &str) -> String {
+    pub(crate) fn yellow(&self, text: &str) -> String {
         self.wrap("33", text)
     }
     /// Green.
-    pub fn green(&self, text: &str) -> String {
+    pub(crate) fn green(&self, text: &str) -> String {
         self.wrap("32", text)
     }
     /// Cyan.
-    pub fn cyan(&self, text: &str) -> String {
+    pub(crate) fn cyan(&self, text: &str) -> String {
         self.wrap("36", text)
     }
     /// Dim.
-    pub fn dim(&self, text: &str) -> String {
+    pub(crate) fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
     }
 }

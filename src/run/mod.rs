@@ -18,7 +18,7 @@ use crate::plan;
 use crate::report::RunReport;
 use crate::scope::ScopeRequest;
 use crate::workspace::Workspace;
-pub use resolve::{resolve_scope, ResolvedScope};
+pub(crate) use resolve::{resolve_scope, ResolvedScope};
 
 /// What `qg run` was asked to do.
 #[derive(Debug, Clone)]
@@ -38,7 +38,7 @@ pub struct RunOptions {
 }
 
 /// Loads the workspace and config for a command.
-pub fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
+pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
     let workspace = Workspace::discover(cwd)?;
     let config = config::load(&workspace.root, config)?;
     Ok((workspace, config))

@@ -13,21 +13,21 @@ use crate::tools::{resolve, Toolbox};
 use crate::workspace::Workspace;
 
 /// A resolved scope with the git and state facts it was resolved from.
-pub struct ResolvedScope {
+pub(crate) struct ResolvedScope {
     /// The scope.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// HEAD, when in a repository.
-    pub head: Option<Head>,
+    pub(crate) head: Option<Head>,
     /// The tool each active gate resolves to now.
-    pub tools: BTreeMap<String, ToolStamp>,
+    pub(crate) tools: BTreeMap<String, ToolStamp>,
     /// What the report should say (a corrupt state file moved aside).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Resolves the scope, reading this branch's state for `auto`; on a
 /// partial scope, adds the importers of what changed when one of `gates`
 /// checks importers. `remember`: whether caches may be written.
-pub fn resolve_scope(
+pub(crate) fn resolve_scope(
     workspace: &Workspace,
     config: &Config,
     request: &ScopeRequest,

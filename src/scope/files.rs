@@ -11,7 +11,7 @@ use crate::workspace::Workspace;
 
 /// Every file `project` scope covers: tracked and untracked-not-ignored
 /// files that pass the `project_scope` globs.
-pub fn project_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
+pub(crate) fn project_files(ws: &Workspace, config: &Config) -> Result<Vec<String>, QgError> {
     Ok(candidate_files(ws)?
         .into_iter()
         .filter(|path| config.project_scope.matches(path) && !crate::state::is_state_file(path))
@@ -43,7 +43,7 @@ pub(super) fn project_scope(
 /// Every regular file of the project: in git, tracked (and still present)
 /// plus untracked-not-ignored; outside git, a walk of the root. Names that
 /// are not UTF-8 are kept, losslessly (see [`crate::file_name`]).
-pub fn candidate_files(ws: &Workspace) -> Result<Vec<String>, QgError> {
+pub(crate) fn candidate_files(ws: &Workspace) -> Result<Vec<String>, QgError> {
     let mut files = match &ws.repo {
         Some(repo) => repo.files()?,
         None => walk_files(&ws.root)?,

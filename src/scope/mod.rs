@@ -17,7 +17,7 @@ use crate::file_name;
 use crate::git;
 use crate::state::{BranchState, ToolStamp};
 use crate::workspace::Workspace;
-pub use files::{candidate_files, project_files};
+pub(crate) use files::project_files;
 
 /// The scope modes of `--scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -35,7 +35,7 @@ pub enum ScopeMode {
 
 impl ScopeMode {
     /// Lowercase name, as on the command line.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ScopeMode::Auto => "auto",
             ScopeMode::Branch => "branch",
@@ -48,7 +48,7 @@ impl ScopeMode {
 /// Why a file is in scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub(crate) enum Reason {
     /// Differs from the baseline.
     Changed,
     /// Not tracked by git and not ignored.
@@ -66,20 +66,20 @@ pub enum Reason {
 
 /// One file to check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ScopeFile {
+pub(crate) struct ScopeFile {
     /// Root-relative, `/`-separated (quoted in JSON when not UTF-8).
     #[serde(serialize_with = "crate::file_name::serialize")]
-    pub path: String,
+    pub(crate) path: String,
     /// Every reason it is in scope.
-    pub reasons: Vec<Reason>,
+    pub(crate) reasons: Vec<Reason>,
     /// For `imports_changed`: the changed files it depends on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub depends_on: Vec<String>,
+    pub(crate) depends_on: Vec<String>,
 }
 
 impl ScopeFile {
     /// A file in scope for one reason.
-    pub fn new(path: String, reason: Reason) -> ScopeFile {
+    pub(crate) fn new(path: String, reason: Reason) -> ScopeFile {
         ScopeFile {
             path,
             reasons: vec![reason],
@@ -89,56 +89,56 @@ impl ScopeFile {
 
     /// In scope only because it imports a changed file: only the gates that
     /// check importers check it.
-    pub fn only_imports_changed(&self) -> bool {
+    pub(crate) fn only_imports_changed(&self) -> bool {
         self.reasons.iter().all(|r| *r == Reason::ImportsChanged)
     }
 }
 
 /// The resolved scope.
 #[derive(Debug, Clone, Serialize)]
-pub struct Scope {
+pub(crate) struct Scope {
     /// The mode actually used.
-    pub mode: ScopeMode,
+    pub(crate) mode: ScopeMode,
     /// The mode asked for (differs after a fallback).
-    pub requested: ScopeMode,
+    pub(crate) requested: ScopeMode,
     /// Files to check, sorted by path.
-    pub files: Vec<ScopeFile>,
+    pub(crate) files: Vec<ScopeFile>,
     /// Baseline commit the diff was taken from, if any.
-    pub baseline_sha: Option<String>,
+    pub(crate) baseline_sha: Option<String>,
     /// Why the requested mode could not be used as is.
-    pub fallback_reason: Option<String>,
+    pub(crate) fallback_reason: Option<String>,
     /// Named paths that yielded no file, and the filter that removed them.
-    pub unmatched: Vec<Unmatched>,
+    pub(crate) unmatched: Vec<Unmatched>,
     /// Why the importers of the changed files are unknown, when they are:
     /// the gates that check importers then check the whole project.
-    pub importers_unknown: Option<String>,
+    pub(crate) importers_unknown: Option<String>,
     /// What the diff behind this scope saw: the files whose content may
     /// differ from the index, and the deleted ones. `None` when no diff was
     /// taken (`project`, named paths).
     #[serde(skip)]
-    pub diff: Option<git::Changes>,
+    pub(crate) diff: Option<git::Changes>,
 }
 
 /// A path named on the command line that yielded no file to check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unmatched {
+pub(crate) struct Unmatched {
     /// The path as given (quoted in JSON when not UTF-8).
     #[serde(serialize_with = "crate::file_name::serialize")]
-    pub path: String,
+    pub(crate) path: String,
     /// Which filter removed it.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl Unmatched {
     /// `path: reason`, as the summary line and warnings print it.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{}: {}", file_name::display(&self.path), self.reason)
     }
 }
 
 impl Scope {
     /// The paths alone, in order.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(|f| f.path.as_str())
     }
 }
@@ -156,7 +156,7 @@ pub struct ScopeRequest {
 
 impl ScopeRequest {
     /// The mode the request amounts to (paths imply `files`; default `auto`).
-    pub fn effective_mode(&self) -> Result<ScopeMode, QgError> {
+    pub(crate) fn effective_mode(&self) -> Result<ScopeMode, QgError> {
         match (self.mode, self.paths.is_empty()) {
             (Some(ScopeMode::Files), true) => Err(QgError::Usage(
                 "--scope files needs at least one path".to_string(),
@@ -174,15 +174,15 @@ impl ScopeRequest {
 
 /// What `auto` scope compares against: this branch's state and the tools in force.
 #[derive(Debug, Clone, Default)]
-pub struct Baseline<'a> {
+pub(crate) struct Baseline<'a> {
     /// The branch's state entry, if any.
-    pub state: Option<&'a BranchState>,
+    pub(crate) state: Option<&'a BranchState>,
     /// The resolved tool of each active gate now.
-    pub tools: BTreeMap<String, ToolStamp>,
+    pub(crate) tools: BTreeMap<String, ToolStamp>,
 }
 
 /// Resolves the request against the workspace.
-pub fn resolve(
+pub(crate) fn resolve(
     ws: &Workspace,
     config: &Config,
     request: &ScopeRequest,
@@ -218,7 +218,7 @@ pub fn resolve(
 
 /// Adds the files that import a changed one (`importer → the changed file
 /// it depends on`); a file already in scope is checked by every gate anyway.
-pub fn add_importers(scope: &mut Scope, importers: BTreeMap<String, String>) {
+pub(crate) fn add_importers(scope: &mut Scope, importers: BTreeMap<String, String>) {
     let present: BTreeSet<String> = scope.paths().map(str::to_string).collect();
     scope.files.extend(
         importers

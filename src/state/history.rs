@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 /// Where the history lives, relative to the root.
-pub const HISTORY_FILE: &str = ".st3/history.jsonl";
+pub(crate) const HISTORY_FILE: &str = ".st3/history.jsonl";
 
 /// Past this many runs the oldest are dropped, down to [`KEEP`].
 const MAX_RUNS: usize = 1000;
@@ -18,40 +18,40 @@ const KEEP: usize = 500;
 
 /// One run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     /// When it ended (RFC 3339, UTC).
-    pub at: String,
+    pub(crate) at: String,
     /// The branch (`(detached HEAD)`), or none outside git.
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// The scope mode actually used.
-    pub scope: String,
+    pub(crate) scope: String,
     /// The scope mode asked for.
-    pub requested: String,
+    pub(crate) requested: String,
     /// Files in scope.
-    pub files: usize,
+    pub(crate) files: usize,
     /// Wall time.
-    pub duration_ms: u64,
+    pub(crate) duration_ms: u64,
     /// Every gate, in report order.
-    pub gates: Vec<GateRecord>,
+    pub(crate) gates: Vec<GateRecord>,
 }
 
 /// One gate of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GateRecord {
+pub(crate) struct GateRecord {
     /// Gate id.
-    pub id: String,
+    pub(crate) id: String,
     /// `passed`, `failed`, `error` or `skipped`.
-    pub status: String,
+    pub(crate) status: String,
     /// Findings reported.
-    pub violations: usize,
+    pub(crate) violations: usize,
     /// Of them, unresolved imports (see `unresolved_imports` in the config).
     #[serde(default)]
-    pub unresolved_imports: usize,
+    pub(crate) unresolved_imports: usize,
 }
 
 /// Appends `record` (one line, one `write`, so concurrent runs never
 /// interleave), and trims the file when it holds more than [`MAX_RUNS`].
-pub fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
+pub(crate) fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
     let path = root.join(HISTORY_FILE);
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
@@ -72,7 +72,7 @@ pub fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
 }
 
 /// The runs on record, oldest first; lines that cannot be read are skipped.
-pub fn read(root: &Path) -> Vec<RunRecord> {
+pub(crate) fn read(root: &Path) -> Vec<RunRecord> {
     fs::read_to_string(root.join(HISTORY_FILE))
         .unwrap_or_default()
         .lines()

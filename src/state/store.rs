@@ -19,7 +19,7 @@ type Document = IndexMap<String, Box<RawValue>>;
 
 /// The state file of one project.
 #[derive(Debug)]
-pub struct StateStore {
+pub(crate) struct StateStore {
     path: PathBuf,
     /// What went wrong that the caller should report (a corrupt file moved aside).
     warnings: std::cell::RefCell<Vec<String>>,
@@ -27,7 +27,7 @@ pub struct StateStore {
 
 impl StateStore {
     /// The store for the project at `root`.
-    pub fn new(root: &Path) -> StateStore {
+    pub(crate) fn new(root: &Path) -> StateStore {
         StateStore {
             path: root.join(STATE_FILE),
             warnings: Default::default(),
@@ -36,18 +36,18 @@ impl StateStore {
 
     /// The warnings gathered so far (a corrupt file moved aside), for the
     /// report: qg's library never prints.
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.warnings.borrow_mut())
     }
 
     /// The file's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// This branch's entry, if any. A corrupt file is moved aside (with a
     /// warning) and reads as empty.
-    pub fn load_branch(&self, branch: &str) -> Result<Option<BranchState>, QgError> {
+    pub(crate) fn load_branch(&self, branch: &str) -> Result<Option<BranchState>, QgError> {
         if !self.path.exists() {
             return Ok(None);
         }
@@ -58,7 +58,7 @@ impl StateStore {
 
     /// Read-only check for `qg doctor`: `None` when there is no file, the
     /// branches with a baseline when it is sound, or what is wrong with it.
-    pub fn health(&self) -> Result<Option<Vec<String>>, String> {
+    pub(crate) fn health(&self) -> Result<Option<Vec<String>>, String> {
         let bytes = match fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -80,7 +80,7 @@ impl StateStore {
     /// Applies `change` to this branch's entry under the lock and writes the
     /// result atomically — unless it changed nothing. `None` from `change`
     /// removes the entry.
-    pub fn update_branch<F>(&self, branch: &str, change: F) -> Result<(), QgError>
+    pub(crate) fn update_branch<F>(&self, branch: &str, change: F) -> Result<(), QgError>
     where
         F: FnOnce(Option<BranchState>) -> Option<BranchState>,
     {
@@ -98,7 +98,7 @@ impl StateStore {
     }
 
     /// Removes every branch's entry (other keys stay).
-    pub fn reset_all(&self) -> Result<(), QgError> {
+    pub(crate) fn reset_all(&self) -> Result<(), QgError> {
         let _lock = self.lock()?;
         let (document, _) = self.read_locked()?;
         self.write_locked(document, &QgState::default())
@@ -211,7 +211,7 @@ const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignor
 /// `git status`, so switching branches never trips over it. A file of
 /// qg's own from an older version is brought up to date; a user's own file
 /// is left alone.
-pub fn ignore_state_files(dir: &Path) {
+pub(crate) fn ignore_state_files(dir: &Path) {
     let ignore = dir.join(".gitignore");
     let ours_or_missing = match fs::read_to_string(&ignore) {
         Ok(text) => text != STATE_IGNORE && text.starts_with("# Created by qg"),

@@ -7,46 +7,46 @@ use super::{BranchState, ToolStamp};
 
 /// What a finished `auto` run established.
 #[derive(Debug, Clone)]
-pub struct RunFacts {
+pub(crate) struct RunFacts {
     /// HEAD when the run started.
-    pub head_sha: String,
+    pub(crate) head_sha: String,
     /// Every file the run had in scope (each was checked or vacuously passed).
-    pub checked: BTreeSet<String>,
+    pub(crate) checked: BTreeSet<String>,
     /// Files with a violation at or above its gate's `fail_on`.
-    pub failing: BTreeSet<String>,
+    pub(crate) failing: BTreeSet<String>,
     /// Whether any gate errored (its files were not really checked).
-    pub any_error: bool,
+    pub(crate) any_error: bool,
     /// Whether the run checked the whole project (a `project` fallback), so
     /// that every file outside `failing` is known to pass.
-    pub full_check: bool,
+    pub(crate) full_check: bool,
     /// Whether `auto` fell back (no usable baseline): what earlier runs knew
     /// was under another baseline, config or tool, so it is forgotten.
-    pub fell_back: bool,
+    pub(crate) fell_back: bool,
     /// Blob ids of checked files whose content differs from HEAD.
-    pub dirty_blobs: BTreeMap<String, String>,
+    pub(crate) dirty_blobs: BTreeMap<String, String>,
     /// Hash of the config in force.
-    pub config_hash: String,
+    pub(crate) config_hash: String,
     /// Resolved tools in force.
-    pub tools: BTreeMap<String, ToolStamp>,
+    pub(crate) tools: BTreeMap<String, ToolStamp>,
     /// Timestamp for `updated_at`.
-    pub now: String,
+    pub(crate) now: String,
 }
 
 /// What the transition may ask about the files on disk and in HEAD.
-pub struct Worktree<'a> {
+pub(crate) struct Worktree<'a> {
     /// Whether a root-relative path is still a file of the project: one
     /// that was deleted, or that the config no longer selects, leaves
     /// `failed_files` and `clean_blobs`.
-    pub in_project: &'a dyn Fn(&str) -> bool,
+    pub(crate) in_project: &'a dyn Fn(&str) -> bool,
     /// Whether HEAD holds exactly this blob at this path: a clean entry that
     /// HEAD holds is vouched for by the baseline itself and can go.
-    pub committed: &'a dyn Fn(&str, &str) -> bool,
+    pub(crate) committed: &'a dyn Fn(&str, &str) -> bool,
 }
 
 /// The next state of a branch. A run that changes nothing returns the
 /// previous entry untouched (`updated_at` included), so the state file need
 /// not be rewritten.
-pub fn transition(
+pub(crate) fn transition(
     previous: Option<BranchState>,
     facts: &RunFacts,
     tree: &Worktree<'_>,

@@ -2,8 +2,8 @@
 //! program resolves, the environment that activates its virtualenv, the
 //! install command when it is missing, and which version it is.
 
-pub mod resolve;
-pub mod version;
+pub(crate) mod resolve;
+pub(crate) mod version;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -15,18 +15,18 @@ use resolve::{ResolveError, ResolvedTool};
 /// virtualenv first (`$VIRTUAL_ENV`, `.venv`, `venv`), then `PATH`, as if
 /// that virtualenv were activated.
 #[derive(Debug, Clone)]
-pub struct Toolbox<'a> {
+pub(crate) struct Toolbox<'a> {
     /// Project root (canonical).
-    pub root: &'a Path,
+    pub(crate) root: &'a Path,
     /// `$VIRTUAL_ENV` at start.
-    pub virtual_env: Option<OsString>,
+    pub(crate) virtual_env: Option<OsString>,
     /// `$PATH` at start.
-    pub path_var: Option<OsString>,
+    pub(crate) path_var: Option<OsString>,
 }
 
 impl Toolbox<'_> {
     /// Captures the environment qg itself was started with.
-    pub fn from_env(root: &Path) -> Toolbox<'_> {
+    pub(crate) fn from_env(root: &Path) -> Toolbox<'_> {
         Toolbox {
             root,
             virtual_env: std::env::var_os("VIRTUAL_ENV"),
@@ -40,13 +40,13 @@ impl Toolbox<'_> {
     /// virtualenv (`.venv/bin/pip install mypy`) when there is one, so the
     /// tool lands where qg looks first; without one it is dropped (`pip
     /// install mypy`).
-    pub fn install_hint(&self, gate: &Gate) -> Option<String> {
+    pub(crate) fn install_hint(&self, gate: &Gate) -> Option<String> {
         Some(self.expand_venv_bin(gate.install_hint.as_deref()?))
     }
 
     /// `{venv_bin}` of a hint: the project virtualenv's `bin/`, root-relative
     /// when inside the root, or nothing when there is no virtualenv.
-    pub fn expand_venv_bin(&self, hint: &str) -> String {
+    pub(crate) fn expand_venv_bin(&self, hint: &str) -> String {
         let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
             .map(|bin| {
                 let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
@@ -59,7 +59,7 @@ impl Toolbox<'_> {
     /// The variables that run `tool` as if its virtualenv were activated:
     /// its `bin` first on PATH, `VIRTUAL_ENV` set. Nothing for a tool found
     /// on PATH.
-    pub fn activated(&self, tool: &ResolvedTool) -> Vec<(OsString, OsString)> {
+    pub(crate) fn activated(&self, tool: &ResolvedTool) -> Vec<(OsString, OsString)> {
         let mut env: Vec<(OsString, OsString)> = Vec::new();
         if let Some(bin) = &tool.venv_bin {
             let mut dirs = vec![bin.clone()];
@@ -77,12 +77,12 @@ impl Toolbox<'_> {
     }
 
     /// Where this gate's `command[0]` resolves.
-    pub fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
+    pub(crate) fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
         self.resolve_program(&gate.command[0])
     }
 
     /// Where `program` resolves: the project's virtualenv, then PATH.
-    pub fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
+    pub(crate) fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
         resolve::resolve(
             program,
             self.root,

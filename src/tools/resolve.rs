@@ -8,29 +8,29 @@ use std::path::{Path, PathBuf};
 
 /// Where a tool was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedTool {
+pub(crate) struct ResolvedTool {
     /// Absolute path of the executable.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The virtualenv `bin` directory it came from, if any (prepended to the
     /// child's PATH so the tool finds its siblings).
-    pub venv_bin: Option<PathBuf>,
+    pub(crate) venv_bin: Option<PathBuf>,
 }
 
 /// Identity of a resolved tool: a change of path, size or mtime means a
 /// different tool, so the baseline no longer proves anything.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolStamp {
+pub(crate) struct ToolStamp {
     /// Resolved executable, or `null` when it was not found.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
-    pub mtime_ns: u128,
+    pub(crate) mtime_ns: u128,
 }
 
 /// Why a tool could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     /// No such program anywhere qg looked.
     NotFound { searched: Vec<PathBuf> },
     /// Found, but without execute permission.
@@ -39,7 +39,7 @@ pub enum ResolveError {
 
 /// The identity of whatever `resolve` found (or did not find), for the
 /// state file: a new path, size or mtime invalidates the baseline.
-pub fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> ToolStamp {
+pub(crate) fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> ToolStamp {
     let path = resolved.as_ref().ok().map(|tool| tool.path.clone());
     let meta = path.as_ref().and_then(|p| std::fs::metadata(p).ok());
     let mtime_ns = meta
@@ -63,7 +63,7 @@ const VENV_BIN: &str = "bin";
 ///
 /// A name with a path separator is taken relative to `root`; a bare name is
 /// searched in the virtualenvs, then in `path_var`.
-pub fn resolve(
+pub(crate) fn resolve(
     program: &str,
     root: &Path,
     virtual_env: Option<OsString>,
@@ -112,7 +112,7 @@ pub fn resolve(
 /// The `bin` directory of the project's virtualenv — the first that exists
 /// of `$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv` — where tools are
 /// looked for first and should be installed.
-pub fn project_venv_bin(root: &Path, virtual_env: Option<OsString>) -> Option<PathBuf> {
+pub(crate) fn project_venv_bin(root: &Path, virtual_env: Option<OsString>) -> Option<PathBuf> {
     venv_bin_dirs(root, virtual_env).into_iter().next()
 }
 

@@ -17,7 +17,7 @@ use crate::config::Gate;
 use crate::process::{self, Termination};
 
 /// Where the cache lives, relative to the root.
-pub const CACHE_FILE: &str = ".st3/tool-versions.json";
+pub(crate) const CACHE_FILE: &str = ".st3/tool-versions.json";
 
 /// A `--version` that takes longer than this is not worth waiting for.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -32,7 +32,7 @@ struct Entry {
 /// The version of each gate's tool, by gate id: from the cache, or asked
 /// (in parallel) and then cached unless `remember` is false. Gates without
 /// `version_args`, or whose tool does not resolve or answer, are absent.
-pub fn tool_versions(
+pub(crate) fn tool_versions(
     gates: &[&Gate],
     tools: &Toolbox<'_>,
     remember: bool,
@@ -84,7 +84,7 @@ pub fn tool_versions(
 }
 
 /// The first line the tool prints for `args` (stdout, else stderr).
-pub fn ask(tool: &ResolvedTool, args: &[String], root: &Path) -> Option<String> {
+pub(crate) fn ask(tool: &ResolvedTool, args: &[String], root: &Path) -> Option<String> {
     let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
     let invocation = process::Invocation {
         label: "--version",
@@ -111,7 +111,7 @@ pub fn ask(tool: &ResolvedTool, args: &[String], root: &Path) -> Option<String> 
 
 /// The version number in a `--version` line (`mypy 2.4.1 (compiled: yes)`
 /// → `2.4.1`), or the whole line when it holds none.
-pub fn number(line: &str) -> &str {
+pub(crate) fn number(line: &str) -> &str {
     line.split_whitespace()
         .find(|word| {
             let word = word.trim_start_matches('v');
