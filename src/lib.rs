@@ -1,9 +1,11 @@
 //! qg — a fast, honest quality-gate runner for Python projects.
 //!
-//! The pipeline, one module per stage, data flowing one way:
-//! [`config`] → [`scope`] → [`plan`] → [`exec`] → [`parse`] → [`outcome`] →
-//! [`report`] → [`state`]. [`run::run`] ties them together and returns a value that
-//! every renderer (and future consumer) works from.
+//! [`run::run`] is the pipeline, data flowing one way: [`git`] → [`config`]
+//! → the environment ([`tools`], [`workspace`]) → [`state`] → [`scope`]
+//! (with [`selection`] and [`graph`]) → [`plan`] → [`exec`] → [`outcome`]
+//! (which calls [`parse`]) → [`report`]. Each module imports only earlier
+//! ones and the leaf helpers; [`cli`] is the only place that prints. The
+//! README's "Development" section has the full table.
 
 pub mod atomic_file;
 pub mod cli;

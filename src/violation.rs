@@ -40,7 +40,7 @@ impl Severity {
     }
 }
 
-/// One finding, in the shape design.md fixes for every tool.
+/// One finding, in the one shape every tool's output becomes (README, "Output").
 ///
 /// `file` is root-relative with `/` separators (absent only for findings that
 /// belong to no file, such as an `exit_code` gate's failure); `line` and

@@ -1,72 +1,74 @@
 //! `--format github`: GitHub Actions workflow commands, escaped exactly as
 //! the Actions toolkit (`@actions/core`) escapes them.
 
-use std::io::{self, Write};
-
 use super::summary::summary_line;
 use super::RunReport;
 use super::{config_path, findings, rule_id};
 use crate::violation::Severity;
 
-/// Writes one annotation per finding, and one per errored gate.
-pub(crate) fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "{}", summary_line(report))?;
-    for finding in findings(report) {
-        let v = &*finding.by_file_line();
-        let mut properties: Vec<(&str, String)> = Vec::new();
-        if let Some(file) = &v.file {
-            properties.push(("file", crate::file_name::display_json(file).into_owned()));
-            if let Some(line) = v.line {
-                properties.push(("line", line.to_string()));
-                let end_line = v.end_line.unwrap_or(line);
-                // Columns only make sense on a single-line range.
-                if end_line == line {
-                    if let Some(col) = v.column {
-                        properties.push(("col", col.to_string()));
+/// Emits `--format github`: one annotation per finding, and one per errored gate.
+pub(crate) struct GithubEmitter;
+
+impl super::Emitter for GithubEmitter {
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(out, "{}", summary_line(report))?;
+        for finding in findings(report) {
+            let v = &*finding.by_file_line();
+            let mut properties: Vec<(&str, String)> = Vec::new();
+            if let Some(file) = &v.file {
+                properties.push(("file", crate::file_name::display_json(file).into_owned()));
+                if let Some(line) = v.line {
+                    properties.push(("line", line.to_string()));
+                    let end_line = v.end_line.unwrap_or(line);
+                    // Columns only make sense on a single-line range.
+                    if end_line == line {
+                        if let Some(col) = v.column {
+                            properties.push(("col", col.to_string()));
+                        }
+                        if let Some(end_col) = v.end_column {
+                            properties.push(("endColumn", end_col.to_string()));
+                        }
+                    } else {
+                        properties.push(("endLine", end_line.to_string()));
                     }
-                    if let Some(end_col) = v.end_column {
-                        properties.push(("endColumn", end_col.to_string()));
-                    }
-                } else {
-                    properties.push(("endLine", end_line.to_string()));
                 }
             }
-        }
-        let title = format!("{} ({})", rule_id(finding.gate, v), finding.gate.name);
-        properties.push(("title", title));
-        let command = match v.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "notice",
-        };
-        writeln!(
-            out,
-            "{}",
-            workflow_command(command, &properties, &v.message)
-        )?;
-    }
-    for gate in &report.gates {
-        if let Some(error) = &gate.error {
-            let properties = [
-                ("file", config_path(report).to_string()),
-                ("title", format!("qg: gate {} errored", gate.name)),
-            ];
+            let title = format!("{} ({})", rule_id(finding.gate, v), finding.gate.name);
+            properties.push(("title", title));
+            let command = match v.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "notice",
+            };
             writeln!(
                 out,
                 "{}",
-                workflow_command("error", &properties, &error.message)
+                workflow_command(command, &properties, &v.message)
             )?;
         }
+        for gate in &report.gates {
+            if let Some(error) = &gate.error {
+                let properties = [
+                    ("file", config_path(report).to_string()),
+                    ("title", format!("qg: gate {} errored", gate.name)),
+                ];
+                writeln!(
+                    out,
+                    "{}",
+                    workflow_command("error", &properties, &error.message)
+                )?;
+            }
+        }
+        for (gate, warning) in report.all_warnings() {
+            let title = match gate {
+                Some(gate) => format!("qg: {}", gate.name),
+                None => "qg".to_string(),
+            };
+            let properties = [("title", title)];
+            writeln!(out, "{}", workflow_command("warning", &properties, warning))?;
+        }
+        Ok(())
     }
-    for (gate, warning) in report.all_warnings() {
-        let title = match gate {
-            Some(gate) => format!("qg: {}", gate.name),
-            None => "qg".to_string(),
-        };
-        let properties = [("title", title)];
-        writeln!(out, "{}", workflow_command("warning", &properties, warning))?;
-    }
-    Ok(())
 }
 
 /// `::command key=value,…::message`.

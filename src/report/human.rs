@@ -10,16 +10,24 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::quote::neutralize;
 use crate::violation::{Severity, Violation};
 
-/// Writes the report; `color` turns ANSI styling on.
-pub(crate) fn write(report: &RunReport, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    let p = Palette::new(color);
-    writeln!(out, "{}", p.bold(&summary_line(report)))?;
-    write_violations(out, report, &p)?;
-    write_gates(out, report, &p)?;
-    for warning in &report.warnings {
-        writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning))?;
+/// Emits `--format human`; `color` turns ANSI styling on.
+pub(crate) struct HumanEmitter {
+    /// Whether to use ANSI colors.
+    pub(crate) color: bool,
+}
+
+impl super::Emitter for HumanEmitter {
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let color = self.color;
+        let p = Palette::new(color);
+        writeln!(out, "{}", p.bold(&summary_line(report)))?;
+        write_violations(out, report, &p)?;
+        write_gates(out, report, &p)?;
+        for warning in &report.warnings {
+            writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn write_violations(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Result<()> {

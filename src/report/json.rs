@@ -1,4 +1,4 @@
-//! `--format json`: compact, agent-oriented, exactly the design.md shape.
+//! `--format json`: compact, agent-oriented, the shape the README documents.
 
 use serde::Serialize;
 
@@ -35,28 +35,32 @@ struct Timings {
     total_ms: u64,
 }
 
-/// Writes the report as one line of JSON (and a newline).
-pub(crate) fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let json = JsonReport {
-        summary_line: summary_line(report),
-        overall_pass: report.overall_pass(),
-        summary: report.summary(),
-        scope: JsonScope {
-            mode: report.scope.mode,
-            requested: report.scope.requested,
-            files_checked: report.scope.files.len(),
-            baseline_sha: report.scope.baseline_sha.as_deref(),
-            fallback_reason: report.scope.fallback_reason.as_deref(),
-            importers_unknown: report.scope.importers_unknown.as_deref(),
-        },
-        gates: &report.gates,
-        warnings: &report.warnings,
-        timings: Timings {
-            total_ms: report.total_ms,
-        },
-    };
-    let mut buffered = std::io::BufWriter::new(out);
-    serde_json::to_writer(&mut buffered, &json).map_err(std::io::Error::from)?;
-    std::io::Write::write_all(&mut buffered, b"\n")?;
-    std::io::Write::flush(&mut buffered)
+/// Emits `--format json`: the report as one line of JSON (and a newline).
+pub(crate) struct JsonEmitter;
+
+impl super::Emitter for JsonEmitter {
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let json = JsonReport {
+            summary_line: summary_line(report),
+            overall_pass: report.overall_pass(),
+            summary: report.summary(),
+            scope: JsonScope {
+                mode: report.scope.mode,
+                requested: report.scope.requested,
+                files_checked: report.scope.files.len(),
+                baseline_sha: report.scope.baseline_sha.as_deref(),
+                fallback_reason: report.scope.fallback_reason.as_deref(),
+                importers_unknown: report.scope.importers_unknown.as_deref(),
+            },
+            gates: &report.gates,
+            warnings: &report.warnings,
+            timings: Timings {
+                total_ms: report.total_ms,
+            },
+        };
+        let mut buffered = std::io::BufWriter::new(out);
+        serde_json::to_writer(&mut buffered, &json).map_err(std::io::Error::from)?;
+        std::io::Write::write_all(&mut buffered, b"\n")?;
+        std::io::Write::flush(&mut buffered)
+    }
 }

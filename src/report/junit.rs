@@ -11,41 +11,45 @@ use super::{findings, rule_id, Finding};
 use crate::file_name::display;
 use crate::outcome::GateResult;
 
-/// Writes the XML document: the totals first, then each gate's suite.
-pub(crate) fn write(report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
-    let all = findings(report);
-    let suites: Vec<(&GateResult, Vec<&Finding<'_>>, Vec<&str>)> = report
-        .gates
-        .iter()
-        .enumerate()
-        .map(|(index, gate)| {
-            let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
-            let mut warnings: Vec<&str> = gate.warnings.iter().map(String::as_str).collect();
-            // The run's own warnings travel with the first suite.
-            if index == 0 {
-                warnings.extend(report.warnings.iter().map(String::as_str));
-            }
-            (gate, mine, warnings)
-        })
-        .collect();
-    let counts: Vec<Counts> = suites
-        .iter()
-        .map(|(g, mine, _)| Counts::of(g, mine))
-        .collect();
-    let total = |f: fn(&Counts) -> usize| counts.iter().map(f).sum::<usize>();
-    writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
-    writeln!(
-        out,
-        "<testsuites name=\"qg\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">",
-        total(|c| c.tests),
-        total(|c| c.failures),
-        total(|c| c.errors),
-        seconds(report.total_ms)
-    )?;
-    for ((gate, mine, warnings), counts) in suites.iter().zip(&counts) {
-        write_suite(out, gate, mine, warnings, counts)?;
+/// Emits `--format junit`: the XML document: the totals first, then each gate's suite.
+pub(crate) struct JunitEmitter;
+
+impl super::Emitter for JunitEmitter {
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let all = findings(report);
+        let suites: Vec<(&GateResult, Vec<&Finding<'_>>, Vec<&str>)> = report
+            .gates
+            .iter()
+            .enumerate()
+            .map(|(index, gate)| {
+                let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
+                let mut warnings: Vec<&str> = gate.warnings.iter().map(String::as_str).collect();
+                // The run's own warnings travel with the first suite.
+                if index == 0 {
+                    warnings.extend(report.warnings.iter().map(String::as_str));
+                }
+                (gate, mine, warnings)
+            })
+            .collect();
+        let counts: Vec<Counts> = suites
+            .iter()
+            .map(|(g, mine, _)| Counts::of(g, mine))
+            .collect();
+        let total = |f: fn(&Counts) -> usize| counts.iter().map(f).sum::<usize>();
+        writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
+        writeln!(
+            out,
+            "<testsuites name=\"qg\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{}\">",
+            total(|c| c.tests),
+            total(|c| c.failures),
+            total(|c| c.errors),
+            seconds(report.total_ms)
+        )?;
+        for ((gate, mine, warnings), counts) in suites.iter().zip(&counts) {
+            write_suite(out, gate, mine, warnings, counts)?;
+        }
+        writeln!(out, "</testsuites>")
     }
-    writeln!(out, "</testsuites>")
 }
 
 /// A suite's tallies, which its opening tag carries.

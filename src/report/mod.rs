@@ -38,6 +38,28 @@ pub enum Format {
     Junit,
 }
 
+/// One output format: writes a report to `out` as it goes, so that no
+/// format holds the whole report as one string (ruff's emitters).
+pub(crate) trait Emitter {
+    /// Writes `report` in this format.
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()>;
+}
+
+impl Format {
+    /// The emitter for this format; `color` matters to the human one only.
+    fn emitter(self, color: bool) -> Box<dyn Emitter> {
+        match self {
+            Format::Json => Box::new(json::JsonEmitter),
+            Format::Human => Box::new(human::HumanEmitter { color }),
+            Format::Concise => Box::new(concise::ConciseEmitter),
+            Format::Github => Box::new(github::GithubEmitter),
+            Format::Sarif => Box::new(sarif::SarifEmitter),
+            Format::Gitlab => Box::new(gitlab::GitlabEmitter),
+            Format::Junit => Box::new(junit::JunitEmitter),
+        }
+    }
+}
+
 /// Renders the report in `format` into a string (tests, small outputs).
 pub fn render(report: &RunReport, format: Format, color: bool) -> String {
     let mut bytes = Vec::new();
@@ -54,15 +76,7 @@ pub(crate) fn write(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let mut buffered = std::io::BufWriter::new(out);
-    match format {
-        Format::Json => json::write(report, &mut buffered)?,
-        Format::Human => human::write(report, color, &mut buffered)?,
-        Format::Concise => concise::write(report, &mut buffered)?,
-        Format::Github => github::write(report, &mut buffered)?,
-        Format::Sarif => sarif::write(report, &mut buffered)?,
-        Format::Gitlab => gitlab::write(report, &mut buffered)?,
-        Format::Junit => junit::write(report, &mut buffered)?,
-    }
+    format.emitter(color).emit(report, &mut buffered)?;
     std::io::Write::flush(&mut buffered)
 }
 

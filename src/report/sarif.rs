@@ -35,27 +35,31 @@ const PATH: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// Writes the whole log (pretty-printed: SARIF files are read by people too).
-pub(crate) fn write(report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let all = findings(report);
-    let runs: Vec<Value> = report
-        .gates
-        .iter()
-        .enumerate()
-        .map(|(index, gate)| {
-            let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
-            // The run's own warnings travel with the first run.
-            let run_warnings = if index == 0 {
-                &report.warnings[..]
-            } else {
-                &[]
-            };
-            run(report, gate, &mine, run_warnings)
-        })
-        .collect();
-    let log = json!({"$schema": SCHEMA, "version": "2.1.0", "runs": runs});
-    serde_json::to_writer_pretty(&mut *out, &log)?;
-    out.write_all(b"\n")
+/// Emits `--format sarif`: the whole log (pretty-printed: SARIF files are read by people too).
+pub(crate) struct SarifEmitter;
+
+impl super::Emitter for SarifEmitter {
+    fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let all = findings(report);
+        let runs: Vec<Value> = report
+            .gates
+            .iter()
+            .enumerate()
+            .map(|(index, gate)| {
+                let mine: Vec<&Finding<'_>> = all.iter().filter(|f| f.gate.id == gate.id).collect();
+                // The run's own warnings travel with the first run.
+                let run_warnings = if index == 0 {
+                    &report.warnings[..]
+                } else {
+                    &[]
+                };
+                run(report, gate, &mine, run_warnings)
+            })
+            .collect();
+        let log = json!({"$schema": SCHEMA, "version": "2.1.0", "runs": runs});
+        serde_json::to_writer_pretty(&mut *out, &log)?;
+        out.write_all(b"\n")
+    }
 }
 
 fn run(
