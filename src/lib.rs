@@ -8,6 +8,7 @@
 //! README's "Development" section has the full table.
 
 pub mod atomic_file;
+pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod doctor;

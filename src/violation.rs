@@ -83,6 +83,47 @@ pub struct Violation {
     /// `line` and `column` are then within that cell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cell: Option<u64>,
+    /// Identity across runs and edits, and standing against the baseline
+    /// (filled in after the tools ran; see the `baseline` module).
+    #[serde(flatten)]
+    pub(crate) tracking: Tracking,
+}
+
+/// What qg learns about a violation after its tool reported it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Tracking {
+    /// Stable fingerprint: gate, rule, path, the flagged line's content and
+    /// the normalized message, plus an occurrence index (never the line
+    /// number, so unrelated edits keep it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fingerprint: Option<String>,
+    /// `new` or `unchanged` when a baseline is in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) baseline_state: Option<BaselineState>,
+    /// Hash of the flagged line with whitespace removed (`""` for a
+    /// file-level finding or an unreadable line).
+    #[serde(skip)]
+    pub(crate) line_hash: String,
+}
+
+/// A violation measured against the committed baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum BaselineState {
+    /// Not in the baseline: it fails the gate.
+    New,
+    /// Held by the baseline: reported as known, does not fail the gate.
+    Unchanged,
+}
+
+impl BaselineState {
+    /// The JSON / SARIF spelling.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            BaselineState::New => "new",
+            BaselineState::Unchanged => "unchanged",
+        }
+    }
 }
 
 impl Violation {

@@ -123,6 +123,7 @@ gates:
             gates: Vec::new(),
             jobs: 4,
             no_state: true,
+            baseline: Default::default(),
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();
         report.total_ms = 0;

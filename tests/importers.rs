@@ -6,86 +6,18 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
-use common::{violation_keys, Run};
+use common::repo::GitRepo;
+use common::violation_keys;
 use serde_json::Value;
 
-struct Repo {
-    dir: tempfile::TempDir,
+/// What these tests ask of a repository besides running qg.
+trait Inspect {
+    fn files(&self) -> Value;
+    fn baseline(&self) -> Value;
 }
 
-impl Repo {
-    /// A repo on `main` with `files` committed, no config (the default).
-    fn new(files: &[(&str, &str)]) -> Repo {
-        let repo = Repo {
-            dir: tempfile::Builder::new()
-                .prefix("qg-imp-")
-                .tempdir()
-                .unwrap(),
-        };
-        repo.git(&["init", "-q", "-b", "main"]);
-        for (path, text) in files {
-            repo.write(path, text);
-        }
-        repo.commit("initial");
-        repo
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, relative: &str, contents: &str) {
-        let path = self.path().join(relative);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, contents).unwrap();
-    }
-
-    fn git(&self, args: &[&str]) {
-        let out = Command::new("git")
-            .args(["-c", "user.name=qg", "-c", "user.email=qg@example.invalid"])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn commit(&self, message: &str) {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
-    }
-
-    fn qg(&self, args: &[&str]) -> Run {
-        Run::from(
-            Command::new(env!("CARGO_BIN_EXE_qg"))
-                .args(args)
-                .current_dir(self.path())
-                .env("VIRTUAL_ENV", common::tools_venv())
-                .env("CI", "true")
-                .output()
-                .unwrap(),
-        )
-    }
-
-    /// `qg run --format json` (auto).
-    fn run(&self) -> Run {
-        let run = self.qg(&["run", "--format", "json"]);
-        assert!(
-            run.code == 0 || run.code == 1,
-            "{}{}",
-            run.stdout,
-            run.stderr
-        );
-        run
-    }
-
+impl Inspect for GitRepo {
     fn files(&self) -> Value {
         let run = self.qg(&["files", "--format", "json"]);
         run.assert_code(0);
@@ -134,7 +66,7 @@ const B: &str = "from pkg.a import f\n\n\ndef g() -> int:\n    return f(1)\n";
 /// stays, the next run still reports them, and fixing b.py makes it green.
 #[test]
 fn an_edit_that_breaks_an_unchanged_importer_fails_until_it_is_fixed() {
-    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
     assert_eq!(repo.run().json()["overall_pass"], true);
     let green = repo.baseline();
     repo.write("pkg/a.py", A_BROKEN);
@@ -206,7 +138,7 @@ fn an_edit_that_breaks_an_unchanged_importer_fails_until_it_is_fixed() {
 /// files that depend on the change are added.
 #[test]
 fn importers_are_found_through_every_kind_of_import() {
-    let repo = Repo::new(&[
+    let repo = GitRepo::new(&[
         ("src/pkg/__init__.py", "from pkg.a import f as f\n"),
         ("src/pkg/a.py", A),
         ("src/pkg/reexported.py", "from pkg import f\n\nY = f(1)\n"),
@@ -271,7 +203,7 @@ fn importers_are_found_through_every_kind_of_import() {
 #[test]
 fn a_deleted_or_renamed_module_breaks_its_importers() {
     for rename in [false, true] {
-        let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+        let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
         assert_eq!(repo.run().json()["overall_pass"], true);
         if rename {
             repo.git(&["mv", "pkg/a.py", "pkg/a2.py"]);
@@ -306,7 +238,7 @@ fn a_deleted_or_renamed_module_breaks_its_importers() {
 /// whole project and the summary says why: never a narrower scope in silence.
 #[test]
 fn unknown_importers_mean_the_whole_project_named_in_the_summary() {
-    let repo = Repo::new(&[
+    let repo = GitRepo::new(&[
         ("pkg/__init__.py", ""),
         ("pkg/a.py", A),
         ("pkg/b.py", B),
@@ -341,7 +273,7 @@ fn unknown_importers_mean_the_whole_project_named_in_the_summary() {
 /// no reason (what imports *it* is read from the other files).
 #[test]
 fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
-    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
     repo.run();
     repo.write("pkg/a.py", "def f(:\n");
     let files = repo.files();
@@ -380,7 +312,7 @@ fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
 /// unknown, and said so.
 #[test]
 fn a_deletion_the_graph_never_saw_makes_importers_unknown() {
-    let repo = Repo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
     repo.run();
     std::fs::remove_file(repo.path().join(".st3/import-graph.json")).unwrap();
     repo.git(&["rm", "-q", "pkg/a.py"]);

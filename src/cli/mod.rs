@@ -9,6 +9,7 @@ macro_rules! warn_user {
     };
 }
 
+mod baseline;
 mod doctor;
 mod files;
 mod init;
@@ -43,6 +44,11 @@ enum Command {
     State {
         #[command(subcommand)]
         action: state::StateAction,
+    },
+    /// Record today's violations as known (.st3/baseline.jsonl), or check the record.
+    Baseline {
+        #[command(subcommand)]
+        action: baseline::BaselineAction,
     },
     /// Write a .st3/quality.yaml tailored to this project.
     Init(init::InitArgs),
@@ -89,6 +95,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::command(args),
         Command::Files(args) => files::command(args),
         Command::State { action } => state::command(action),
+        Command::Baseline { action } => baseline::command(action),
         Command::Init(args) => init::command(args),
         Command::Doctor(args) => doctor::command(args),
         Command::Completions { shell } => {

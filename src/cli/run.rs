@@ -9,6 +9,7 @@ use std::io::Write;
 
 use super::progress::TerminalObserver;
 use super::{current_dir, ScopeArgs};
+use crate::baseline::BaselineUse;
 use crate::error::QgError;
 use crate::report::RunReport;
 use crate::report::{self, step_summary, summary::summary_line, Format};
@@ -33,6 +34,12 @@ pub(super) struct RunArgs {
     /// Do not move the baseline in .st3/state.json.
     #[arg(long)]
     no_state: bool,
+    /// Never write .st3/baseline.jsonl, not even to drop fixed entries (CI).
+    #[arg(long, conflicts_with = "no_baseline")]
+    locked: bool,
+    /// Ignore .st3/baseline.jsonl: every violation counts.
+    #[arg(long)]
+    no_baseline: bool,
     /// Write the report to FILE; stdout gets only the summary line.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -98,6 +105,11 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         gates: args.gates.clone(),
         jobs,
         no_state: args.no_state,
+        baseline: match (args.locked, args.no_baseline) {
+            (_, true) => BaselineUse::Ignore,
+            (true, false) => BaselineUse::Locked,
+            (false, false) => BaselineUse::Ratchet,
+        },
     };
     super::interrupt::install();
     let observer = TerminalObserver::new(!args.no_progress && !args.quiet, args.verbose);

@@ -4,6 +4,7 @@
 //! module touches git2.
 
 mod diff;
+mod history;
 mod parent;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use git2::{Oid, Repository, RepositoryOpenFlags, Status, StatusOptions};
 use crate::error::QgError;
 use crate::file_name;
 pub(crate) use diff::Changes;
+pub(crate) use history::{line_map, LineMap};
 pub(crate) use parent::Parent;
 
 /// The state key used for a detached HEAD.

@@ -196,6 +196,7 @@ fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
         hint: None,
         url: None,
         cell: None,
+        tracking: Default::default(),
     }
 }
 

@@ -184,6 +184,7 @@ impl JsonSpec {
             cell: number(Field::Cell)
                 .and_then(|c| u64::try_from(c).ok())
                 .filter(|c| *c >= 1),
+            tracking: Default::default(),
         }
         .settle_positions())
     }

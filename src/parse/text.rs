@@ -119,6 +119,7 @@ impl TextSpec {
             cell: number(Field::Cell)
                 .and_then(|c| u64::try_from(c).ok())
                 .filter(|c| *c >= 1),
+            tracking: Default::default(),
         }
         .settle_positions()
     }

@@ -14,6 +14,8 @@ struct JsonReport<'a> {
     summary: Summary,
     scope: JsonScope<'a>,
     gates: &'a [GateResult],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a crate::baseline::BaselineSummary>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     warnings: &'a [String],
     timings: Timings,
@@ -53,6 +55,7 @@ impl super::Emitter for JsonEmitter {
                 importers_unknown: report.scope.importers_unknown.as_deref(),
             },
             gates: &report.gates,
+            baseline: report.baseline.as_ref(),
             warnings: &report.warnings,
             timings: Timings {
                 total_ms: report.total_ms,

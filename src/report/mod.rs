@@ -13,8 +13,6 @@ pub mod step_summary;
 pub(crate) mod summary;
 pub(crate) mod terminal;
 
-use std::collections::HashMap;
-
 use crate::outcome::GateResult;
 use crate::violation::Violation;
 pub use model::{RunReport, Summary};
@@ -86,10 +84,9 @@ pub(crate) struct Finding<'a> {
     pub(crate) gate: &'a GateResult,
     /// The violation.
     pub(crate) violation: &'a Violation,
-    /// Stable identity: hash of gate, file, code, message and the occurrence
-    /// index among identical findings in that file. No line numbers, so an
-    /// unrelated edit that shifts lines keeps it; the index keeps repeats of
-    /// one rule in one file distinct.
+    /// Stable identity: gate, rule, file, flagged line's content, normalized
+    /// message and an occurrence index — no line numbers, so an unrelated
+    /// edit that shifts lines keeps it.
     pub(crate) fingerprint: String,
 }
 
@@ -118,27 +115,16 @@ impl<'a> Finding<'a> {
     }
 }
 
-/// Every finding of the report, sorted, with fingerprints.
+/// Every finding of the report, sorted, with the fingerprint the run gave
+/// it (see `baseline::fingerprint`).
 pub(crate) fn findings(report: &RunReport) -> Vec<Finding<'_>> {
-    let mut seen: HashMap<(String, &str, &str, &str), usize> = HashMap::new();
     report
         .findings()
         .into_iter()
-        .map(|(gate, violation)| {
-            let file = violation.file.as_deref().unwrap_or("");
-            let code = violation.code.as_deref().unwrap_or("");
-            let key = (gate.id.clone(), file, code, violation.message.as_str());
-            let occurrence = seen.entry(key).or_insert(0);
-            let identity = format!(
-                "qg/v1\0{}\0{file}\0{code}\0{}\0{occurrence}",
-                gate.id, violation.message
-            );
-            *occurrence += 1;
-            Finding {
-                gate,
-                violation,
-                fingerprint: stable_hash(&identity),
-            }
+        .map(|(gate, violation)| Finding {
+            gate,
+            violation,
+            fingerprint: violation.tracking.fingerprint.clone().unwrap_or_default(),
         })
         .collect()
 }

@@ -46,6 +46,8 @@ pub struct RunReport {
     pub(crate) warnings: Vec<String>,
     /// Wall time of the whole run.
     pub total_ms: u64,
+    /// What the committed baseline made of the violations, when in use.
+    pub(crate) baseline: Option<crate::baseline::BaselineSummary>,
 }
 
 impl RunReport {

@@ -117,8 +117,11 @@ fn result(gate: &GateResult, finding: &Finding<'_>, rule_index: usize) -> Value 
         "ruleIndex": rule_index,
         "level": level(v.severity),
         "message": {"text": message_text(v)},
-        "partialFingerprints": {"qgFindingHash/v1": finding.fingerprint},
+        "partialFingerprints": {"qgFindingHash/v2": finding.fingerprint},
     });
+    if let Some(state) = v.tracking.baseline_state {
+        result["baselineState"] = json!(state.as_str());
+    }
     if let Some(file) = &v.file {
         let mut physical =
             json!({"artifactLocation": {"uri": encode_path(file), "uriBaseId": ROOT_ID}});

@@ -27,6 +27,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
             ));
         }
         line.push_str(&fallback_suffix(report, &scope));
+        line.push_str(&baseline_suffix(report));
         return line;
     }
     if s.failed > 0 {
@@ -41,7 +42,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         } else {
             String::new()
         };
-        let fallback = fallback_suffix(report, &scope);
+        let fallback = fallback_suffix(report, &scope) + &baseline_suffix(report);
         return format!(
             "❌ {}/{} gates failed — {}{}: {}{}",
             s.failed,
@@ -79,7 +80,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         skipped,
         plural(report.scope.files.len(), "file"),
         scope,
-        importers_suffix(report)
+        importers_suffix(report) + &baseline_suffix(report)
     )
 }
 
@@ -129,4 +130,32 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
+}
+
+/// `1,316`: counts as people read them.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// ` (baseline: +3 new, 1,316 known, 2 fixed)` when a baseline is in use.
+fn baseline_suffix(report: &RunReport) -> String {
+    let Some(b) = &report.baseline else {
+        return String::new();
+    };
+    let mut parts = vec![
+        format!("+{} new", thousands(b.new)),
+        format!("{} known", thousands(b.known)),
+    ];
+    if b.fixed > 0 {
+        parts.push(format!("{} fixed", thousands(b.fixed)));
+    }
+    format!(" (baseline: {})", parts.join(", "))
 }

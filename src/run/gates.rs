@@ -18,6 +18,15 @@ use crate::selection::{self, ToolSelection};
 use crate::tools::version;
 use crate::workspace::Workspace;
 
+/// The gates' results, in config order, and per gate the files whose
+/// findings it reported (what a baseline may call fixed).
+pub(super) struct GateRuns {
+    /// One result per gate.
+    pub(super) results: Vec<GateResult>,
+    /// Gate id → root-relative files it covered.
+    pub(super) covered: BTreeMap<String, BTreeSet<String>>,
+}
+
 /// Plans every gate against the scope and runs them, in config order.
 pub(super) fn run_gates(
     workspace: &Workspace,
@@ -26,7 +35,7 @@ pub(super) fn run_gates(
     scope: &Scope,
     options: &RunOptions,
     observer: &dyn Observer<GateResult>,
-) -> Result<Vec<GateResult>, QgError> {
+) -> Result<GateRuns, QgError> {
     let whole_project = gates
         .iter()
         .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()));
@@ -69,7 +78,15 @@ pub(super) fn run_gates(
             .warnings
             .extend(selection_warnings.get(&result.id).cloned());
     }
-    Ok(results)
+    let covered = plans
+        .iter()
+        .filter(|p| p.skip_reason.is_none())
+        .map(|p| {
+            let files = p.files.iter().filter(|f| p.reports(f)).cloned().collect();
+            (p.gate.id.clone(), files)
+        })
+        .collect();
+    Ok(GateRuns { results, covered })
 }
 
 /// Each gate's tool's own choice of files, read from its config; a config

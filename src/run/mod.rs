@@ -4,12 +4,15 @@
 //! Reports render the value; the CLI only parses flags and picks a renderer.
 
 mod gates;
+mod new_baseline;
 mod record;
 mod resolve;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::baseline::{self, BaselineSummary, BaselineUse};
 use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::Observer;
@@ -18,6 +21,7 @@ use crate::plan;
 use crate::report::RunReport;
 use crate::scope::ScopeRequest;
 use crate::workspace::Workspace;
+pub(crate) use new_baseline::write_baseline;
 pub(crate) use resolve::{resolve_scope, ResolvedScope};
 
 /// What `qg run` was asked to do.
@@ -35,6 +39,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// `--no-state`.
     pub no_state: bool,
+    /// `--locked` / `--no-baseline`: how the committed baseline is used.
+    pub baseline: BaselineUse,
 }
 
 /// Loads the workspace and config for a command.
@@ -61,7 +67,10 @@ pub fn run(
     )?;
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
     let state_plan = record::plan(options, &config, &workspace, &resolved)?;
-    let results = gates::run_gates(
+    let gates::GateRuns {
+        mut results,
+        covered,
+    } = gates::run_gates(
         &workspace,
         &config,
         &gates,
@@ -69,18 +78,28 @@ pub fn run(
         options,
         observer,
     )?;
+    baseline::fingerprint::stamp(&workspace.root, &mut results);
+    let mut warnings: Vec<String> = resolved
+        .warnings
+        .iter()
+        .cloned()
+        .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
+        .collect();
+    let baseline = measure_against_baseline(
+        &workspace,
+        options.baseline,
+        &mut results,
+        &covered,
+        &mut warnings,
+    )?;
     let mut report = RunReport {
         root: workspace.root.clone(),
         cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),
         config_origin: config.origin.clone(),
         scope: resolved.scope.clone(),
         gates: results,
-        warnings: resolved
-            .warnings
-            .iter()
-            .cloned()
-            .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
-            .collect(),
+        warnings,
+        baseline,
         total_ms: started.elapsed().as_millis() as u64,
     };
     record::record(
@@ -92,4 +111,33 @@ pub fn run(
         options.no_state,
     );
     Ok(report)
+}
+
+/// Marks each violation new or known when the project has a baseline (and
+/// the run uses it), and drops entries found fixed unless `--locked`.
+fn measure_against_baseline(
+    workspace: &Workspace,
+    usage: BaselineUse,
+    results: &mut [GateResult],
+    covered: &BTreeMap<String, BTreeSet<String>>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<BaselineSummary>, QgError> {
+    if usage == BaselineUse::Ignore {
+        return Ok(None);
+    }
+    let Some(mut file) = baseline::file::read(&workspace.root)? else {
+        return Ok(None);
+    };
+    let (mut summary, fixed) = baseline::apply(workspace, &file, results, covered, warnings);
+    if usage == BaselineUse::Ratchet && !fixed.is_empty() {
+        let fixed: BTreeSet<usize> = fixed.into_iter().collect();
+        let mut index = 0..;
+        file.entries
+            .retain(|_| !fixed.contains(&index.next().unwrap_or_default()));
+        match baseline::file::write(&workspace.root, &file) {
+            Ok(()) => summary.updated = true,
+            Err(e) => warnings.push(format!("fixed entries not dropped from the baseline: {e}")),
+        }
+    }
+    Ok(Some(summary))
 }

@@ -2,6 +2,8 @@
 //! tools and running the real `qg` binary.
 #![allow(dead_code)]
 
+pub mod repo;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,232 @@
+//! Measuring a run against the baseline: each violation becomes `new` or
+//! `unchanged`, only new ones fail a gate, and remembered findings that are
+//! gone from the files a gate checked are reported as fixed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::file::Baseline;
+use super::fingerprint::normalize_message;
+use super::matcher::{match_entries, Entry, Matching, Tier};
+use crate::git::LineMap;
+use crate::outcome::{GateResult, GateStatus};
+use crate::violation::{BaselineState, Violation};
+use crate::workspace::Workspace;
+
+/// What the baseline did to a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct BaselineSummary {
+    /// Violations the baseline does not hold: these fail gates.
+    pub(crate) new: usize,
+    /// Violations it holds: reported, never failing.
+    pub(crate) known: usize,
+    /// Remembered findings gone from the files the gates checked.
+    pub(crate) fixed: usize,
+    /// Known findings matched by line content after their message changed
+    /// (a tool upgrade reworded them).
+    pub(crate) reworded: usize,
+    /// Whether the fixed entries were dropped from the file (a local run);
+    /// a `--locked` run leaves it alone.
+    pub(crate) updated: bool,
+}
+
+/// The remembered entries (indices into the baseline) that this run showed
+/// to be fixed.
+pub(crate) type Fixed = Vec<usize>;
+
+/// Measures every gate that ran against `baseline`. `covered` says, per
+/// gate, the files whose findings it reported: only remembered entries of
+/// those files (and of deleted files) can be called fixed, so a run of
+/// three files never touches the rest of the baseline.
+pub(crate) fn apply(
+    ws: &Workspace,
+    baseline: &Baseline,
+    gates: &mut [GateResult],
+    covered: &BTreeMap<String, BTreeSet<String>>,
+    warnings: &mut Vec<String>,
+) -> (BaselineSummary, Fixed) {
+    let mut lines = Lines::new(ws, baseline.header.commit.as_deref(), warnings);
+    let root = ws.root.to_string_lossy().into_owned();
+    let mut summary = BaselineSummary::default();
+    let mut fixed = Vec::new();
+    for gate in gates.iter_mut() {
+        if !matches!(gate.status, GateStatus::Passed | GateStatus::Failed) {
+            continue;
+        }
+        let empty = BTreeSet::new();
+        let files = covered.get(&gate.id).unwrap_or(&empty);
+        let (indices, remembered): (Vec<usize>, Vec<Entry>) = baseline
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.gate == gate.id)
+            .map(|(i, e)| (i, lines.renamed(e)))
+            .filter(|(_, e)| e.path.is_empty() || files.contains(&e.path) || !lines.exists(&e.path))
+            .unzip();
+        let current: Vec<Entry> = gate
+            .violations
+            .iter()
+            .map(|v| entry_of(&gate.id, v, &root))
+            .collect();
+        let mut matching = match_entries(&remembered, &current, &mut |k| {
+            lines.near(&baseline.entries[indices[k]].path, &remembered[k])
+        });
+        follow_moved_code(&mut matching, &remembered, &current, &lines);
+        for (v, m) in gate.violations.iter_mut().zip(&matching.matched) {
+            v.tracking.baseline_state = Some(match m {
+                Some(_) => BaselineState::Unchanged,
+                None => BaselineState::New,
+            });
+        }
+        let reworded = matching.count(Tier::Reworded);
+        if reworded > 0 {
+            warnings.push(reworded_warning(gate, baseline, reworded));
+        }
+        summary.reworded += reworded;
+        summary.known += matching.matched.iter().filter(|m| m.is_some()).count();
+        summary.new += matching.matched.iter().filter(|m| m.is_none()).count();
+        summary.fixed += matching.unmatched.len();
+        fixed.extend(matching.unmatched.iter().map(|k| indices[*k]));
+        settle(gate);
+    }
+    (summary, fixed)
+}
+
+/// Findings of a file that is gone (renamed beyond git's similarity
+/// threshold, split, moved) may be in another file now: they match a new
+/// finding anywhere with the same gate, rule, line content and message.
+fn follow_moved_code(
+    matching: &mut Matching,
+    remembered: &[Entry],
+    current: &[Entry],
+    lines: &Lines<'_>,
+) {
+    let gone: Vec<usize> = matching
+        .unmatched
+        .iter()
+        .copied()
+        .filter(|k| !remembered[*k].path.is_empty() && !lines.exists(&remembered[*k].path))
+        .collect();
+    let open: Vec<usize> = (0..current.len())
+        .filter(|j| matching.matched[*j].is_none())
+        .collect();
+    if gone.is_empty() || open.is_empty() {
+        return;
+    }
+    let anywhere = |e: &Entry| Entry {
+        path: String::new(),
+        line: None,
+        ..e.clone()
+    };
+    let old: Vec<Entry> = gone.iter().map(|k| anywhere(&remembered[*k])).collect();
+    let new: Vec<Entry> = open.iter().map(|j| anywhere(&current[*j])).collect();
+    let moved = match_entries(&old, &new, &mut |_| None);
+    for (j, m) in open.iter().zip(moved.matched) {
+        if let Some((i, tier)) = m {
+            matching.matched[*j] = Some((gone[i], tier));
+        }
+    }
+    let still_gone: std::collections::BTreeSet<usize> =
+        moved.unmatched.iter().map(|i| gone[*i]).collect();
+    matching
+        .unmatched
+        .retain(|k| !gone.contains(k) || still_gone.contains(k));
+}
+
+/// A current violation as the matcher compares it.
+pub(crate) fn entry_of(gate: &str, v: &Violation, root: &str) -> Entry {
+    Entry {
+        path: v.file.clone().unwrap_or_default(),
+        gate: gate.to_string(),
+        code: v.code.clone().unwrap_or_default(),
+        message: normalize_message(&v.message, root),
+        line_hash: v.tracking.line_hash.clone(),
+        line: v.line,
+    }
+}
+
+/// A gate fails only on new violations at its threshold.
+fn settle(gate: &mut GateResult) {
+    let fails = gate
+        .violations
+        .iter()
+        .any(|v| v.fails_at(gate.fail_on) && v.tracking.baseline_state == Some(BaselineState::New));
+    if gate.status == GateStatus::Failed && !fails {
+        gate.status = GateStatus::Passed;
+        gate.fix_hint = None;
+        gate.rerun_hint = None;
+    }
+}
+
+fn reworded_warning(gate: &GateResult, baseline: &Baseline, count: usize) -> String {
+    let then = baseline.header.tools.get(&gate.id);
+    let upgrade = match (then, &gate.tool_version) {
+        (Some(then), Some(now)) if then != now => format!(" ({then} → {now})"),
+        _ => String::new(),
+    };
+    format!(
+        "{}: {count} known findings matched by their line after the tool reworded them{upgrade}; \
+         `qg baseline write` records the new wording",
+        gate.id
+    )
+}
+
+/// Where remembered lines went: renames since the baseline's commit, and
+/// each file's line map from that commit's version to the working tree's.
+struct Lines<'w> {
+    ws: &'w Workspace,
+    commit: Option<&'w str>,
+    renames: BTreeMap<String, String>,
+    maps: HashMap<(String, String), Option<LineMap>>,
+}
+
+impl<'w> Lines<'w> {
+    fn new(ws: &'w Workspace, commit: Option<&'w str>, warnings: &mut Vec<String>) -> Lines<'w> {
+        let renames = match (&ws.repo, commit) {
+            (Some(repo), Some(commit)) if repo.has_commit(commit) => {
+                repo.renames_since(commit).unwrap_or_else(|e| {
+                    warnings.push(format!("baseline: renamed files not followed: {e}"));
+                    BTreeMap::new()
+                })
+            }
+            _ => BTreeMap::new(),
+        };
+        Lines {
+            ws,
+            commit,
+            renames,
+            maps: HashMap::new(),
+        }
+    }
+
+    /// `entry` at its path today (a renamed file's new path).
+    fn renamed(&self, entry: &Entry) -> Entry {
+        match self.renames.get(&entry.path) {
+            Some(new) => Entry {
+                path: new.clone(),
+                ..entry.clone()
+            },
+            None => entry.clone(),
+        }
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        crate::file_name::join(&self.ws.root, path).exists()
+    }
+
+    /// The current lines a remembered entry's line went to: `original` is
+    /// its path in the baseline, `entry` the entry at today's path.
+    fn near(&mut self, original: &str, entry: &Entry) -> Option<(u64, u64)> {
+        let line = entry.line?;
+        let (ws, commit) = (self.ws, self.commit);
+        let map = self
+            .maps
+            .entry((original.to_string(), entry.path.clone()))
+            .or_insert_with(|| {
+                let old = ws.repo.as_ref()?.file_at(commit?, original)?;
+                let new = std::fs::read(crate::file_name::join(&ws.root, &entry.path)).ok()?;
+                Some(crate::git::line_map(&old, &new))
+            })
+            .as_ref()?;
+        Some(map.map(line))
+    }
+}

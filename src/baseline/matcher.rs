@@ -1,0 +1,257 @@
+//! One-to-one matching of today's violations against remembered ones, in
+//! tiers from strict to loose, as a multiset: two identical findings where
+//! the baseline held one are one known and one new.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A violation as it is remembered and compared.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub(crate) struct Entry {
+    /// Root-relative path (`""` for a finding that belongs to no file).
+    pub(crate) path: String,
+    /// Gate id.
+    pub(crate) gate: String,
+    /// Rule code (`""` when the tool gives none).
+    #[serde(default)]
+    pub(crate) code: String,
+    /// Normalized message (see `fingerprint::normalize_message`).
+    pub(crate) message: String,
+    /// Hash of the flagged line without whitespace (`""`: file-level).
+    #[serde(default)]
+    pub(crate) line_hash: String,
+    /// The line it was on when recorded: a value, never part of the
+    /// identity; only the last tier uses it, carried through the diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) line: Option<u64>,
+}
+
+/// How a current violation was matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// Same rule, line content and message.
+    Exact,
+    /// Same rule and line content, another message: the tool reworded it.
+    Reworded,
+    /// Same rule and message near where the remembered line went: the
+    /// flagged line itself was edited.
+    Moved,
+}
+
+/// The result of matching.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Matching {
+    /// For each current entry: the remembered entry it matched, and how.
+    pub(crate) matched: Vec<Option<(usize, Tier)>>,
+    /// Remembered entries no current one matched (fixed, or out of reach).
+    pub(crate) unmatched: Vec<usize>,
+}
+
+impl Matching {
+    /// Current entries matched in `tier`.
+    pub(crate) fn count(&self, tier: Tier) -> usize {
+        self.matched
+            .iter()
+            .filter(|m| m.is_some_and(|(_, t)| t == tier))
+            .count()
+    }
+}
+
+/// How far (in lines) beyond the range a remembered line maps to a
+/// finding of the same rule and message may sit and still be the same one.
+const NEAR: u64 = 2;
+
+/// Matches `current` against `remembered`. `near` gives, for the index of
+/// a remembered entry, the range of current lines its line maps to (through the diff
+/// of its file); `None` means its own line.
+pub(crate) fn match_entries(
+    remembered: &[Entry],
+    current: &[Entry],
+    near: &mut dyn FnMut(usize) -> Option<(u64, u64)>,
+) -> Matching {
+    let mut matched: Vec<Option<(usize, Tier)>> = vec![None; current.len()];
+    let mut taken = vec![false; remembered.len()];
+    pair_by_key(
+        remembered,
+        current,
+        &mut taken,
+        &mut matched,
+        Tier::Exact,
+        exact_key,
+    );
+    pair_by_key(
+        remembered,
+        current,
+        &mut taken,
+        &mut matched,
+        Tier::Reworded,
+        reworded_key,
+    );
+    pair_nearby(remembered, current, &mut taken, &mut matched, near);
+    let unmatched = (0..remembered.len()).filter(|i| !taken[*i]).collect();
+    Matching { matched, unmatched }
+}
+
+/// Gate, path, rule, line hash, message — borrowed, so a large baseline
+/// is matched without copying its strings.
+/// Inclusive range of current lines a remembered line maps to.
+type LineRange = (u64, u64);
+
+type Key<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str);
+
+fn exact_key(e: &Entry) -> Key<'_> {
+    (&e.gate, &e.path, &e.code, &e.line_hash, &e.message)
+}
+
+fn reworded_key(e: &Entry) -> Key<'_> {
+    (&e.gate, &e.path, &e.code, &e.line_hash, "")
+}
+
+fn nearby_key(e: &Entry) -> Key<'_> {
+    (&e.gate, &e.path, &e.code, "", &e.message)
+}
+
+/// Pairs untaken entries with equal keys, in order (so the first of two
+/// identical current findings takes the first remembered one).
+fn pair_by_key<'a>(
+    remembered: &'a [Entry],
+    current: &'a [Entry],
+    taken: &mut [bool],
+    matched: &mut [Option<(usize, Tier)>],
+    tier: Tier,
+    key: fn(&Entry) -> Key<'_>,
+) {
+    let mut pool: HashMap<Key<'a>, Vec<usize>> = HashMap::new();
+    for (i, entry) in remembered.iter().enumerate().rev() {
+        if !taken[i] {
+            pool.entry(key(entry)).or_default().push(i);
+        }
+    }
+    for (j, entry) in current.iter().enumerate() {
+        if matched[j].is_some() {
+            continue;
+        }
+        if let Some(i) = pool.get_mut(&key(entry)).and_then(Vec::pop) {
+            taken[i] = true;
+            matched[j] = Some((i, tier));
+        }
+    }
+}
+
+/// The last tier: same gate, path, rule and message, the current line
+/// within [`NEAR`] lines of where the remembered line went; nearest first.
+fn pair_nearby<'a>(
+    remembered: &'a [Entry],
+    current: &'a [Entry],
+    taken: &mut [bool],
+    matched: &mut [Option<(usize, Tier)>],
+    near: &mut dyn FnMut(usize) -> Option<(u64, u64)>,
+) {
+    let key = nearby_key;
+    let mut pool: HashMap<Key<'a>, Vec<(usize, LineRange)>> = HashMap::new();
+    for (i, entry) in remembered.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let Some(line) = entry.line else { continue };
+        let range = near(i).unwrap_or((line, line));
+        pool.entry(key(entry)).or_default().push((i, range));
+    }
+    if pool.is_empty() {
+        return;
+    }
+    for (j, entry) in current.iter().enumerate() {
+        let (None, Some(line)) = (matched[j], entry.line) else {
+            continue;
+        };
+        let Some(candidates) = pool.get_mut(&key(entry)) else {
+            continue;
+        };
+        let distance = |(lo, hi): (u64, u64)| {
+            if line < lo {
+                lo - line
+            } else {
+                line.saturating_sub(hi)
+            }
+        };
+        let best = candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, range))| distance(*range) <= NEAR)
+            .min_by_key(|(_, (_, range))| distance(*range))
+            .map(|(k, _)| k);
+        if let Some(k) = best {
+            let (i, _) = candidates.swap_remove(k);
+            taken[i] = true;
+            matched[j] = Some((i, Tier::Moved));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(code: &str, line_hash: &str, message: &str, line: u64) -> Entry {
+        Entry {
+            path: "a.py".into(),
+            gate: "lint".into(),
+            code: code.into(),
+            message: message.into(),
+            line_hash: line_hash.into(),
+            line: Some(line),
+        }
+    }
+
+    fn run(old: &[Entry], new: &[Entry]) -> Matching {
+        match_entries(old, new, &mut |_| None)
+    }
+
+    #[test]
+    fn shifted_lines_still_match_exactly() {
+        let old = [entry("F401", "h1", "os unused", 3)];
+        let new = [entry("F401", "h1", "os unused", 13)];
+        let m = run(&old, &new);
+        assert_eq!(m.matched, [Some((0, Tier::Exact))]);
+        assert!(m.unmatched.is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_of_a_known_finding_is_one_new() {
+        let old = [entry("F401", "h1", "os unused", 3)];
+        let new = [
+            entry("F401", "h1", "os unused", 3),
+            entry("F401", "h1", "os unused", 9),
+        ];
+        let m = run(&old, &new);
+        assert_eq!(m.matched.iter().filter(|x| x.is_none()).count(), 1);
+    }
+
+    #[test]
+    fn a_reworded_message_matches_by_line_content() {
+        let old = [entry("E1", "h1", "old words", 3)];
+        let new = [entry("E1", "h1", "new words", 30)];
+        assert_eq!(run(&old, &new).matched, [Some((0, Tier::Reworded))]);
+    }
+
+    #[test]
+    fn an_edited_line_matches_by_message_only_nearby() {
+        let old = [entry("E1", "h1", "msg", 10)];
+        let near = [entry("E1", "h2", "msg", 11)];
+        assert_eq!(run(&old, &near).matched, [Some((0, Tier::Moved))]);
+        let far = [entry("E1", "h2", "msg", 40)];
+        assert_eq!(run(&old, &far).matched, [None]);
+        assert_eq!(run(&old, &far).unmatched, [0]);
+        // Carried through the diff: line 10 became 38..=39.
+        let carried = match_entries(&old, &far, &mut |_| Some((38, 39)));
+        assert_eq!(carried.matched, [Some((0, Tier::Moved))]);
+    }
+
+    #[test]
+    fn other_rules_never_match() {
+        let old = [entry("E1", "h1", "msg", 10)];
+        let new = [entry("E2", "h1", "msg", 10)];
+        assert_eq!(run(&old, &new).matched, [None]);
+    }
+}

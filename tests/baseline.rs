@@ -1,0 +1,242 @@
+//! Holding the line: `qg baseline write` records today's violations, and a
+//! run fails only on new ones — matched one-to-one through unrelated edits,
+//! moved functions, renamed files, reworded messages and edits of the
+//! flagged line itself. Real ruff, mypy and pyright in temp git repos.
+
+mod common;
+
+use std::fs;
+
+use common::repo::GitRepo;
+use serde_json::Value;
+
+const A: &str = "\
+import os
+import sys
+
+
+def first() -> int:
+    x: int = \"one\"
+    return x
+
+
+def second() -> int:
+    y: int = \"two\"
+    return y
+";
+
+const B: &str = "\
+import json
+
+
+def helper(v: int) -> str:
+    return v
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def sub(a: int, b: int) -> int:
+    return a - b
+
+
+def mul(a: int, b: int) -> int:
+    return a * b
+
+
+def div(a: int, b: int) -> float:
+    return a / b
+";
+
+fn legacy_repo() -> GitRepo {
+    GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)])
+}
+
+fn project(repo: &GitRepo, extra: &[&str]) -> Value {
+    let mut args = vec!["run", "--scope", "project", "--format", "json"];
+    args.extend(extra);
+    let run = repo.qg(&args);
+    assert!(
+        run.code == 0 || run.code == 1,
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    run.json()
+}
+
+/// `(file, line, gate:code)` of every violation marked `new`.
+fn new_ones(report: &Value) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for gate in report["gates"].as_array().unwrap() {
+        for v in gate["violations"].as_array().into_iter().flatten() {
+            if v["baseline_state"] == "new" {
+                out.push((
+                    v["file"].as_str().unwrap_or("").to_string(),
+                    v["line"].as_u64().unwrap_or(0),
+                    format!(
+                        "{}:{}",
+                        gate["id"].as_str().unwrap(),
+                        v["code"].as_str().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn baseline_entries(repo: &GitRepo) -> usize {
+    let text = fs::read_to_string(repo.path().join(".st3/baseline.jsonl")).unwrap();
+    text.lines().count() - 1
+}
+
+fn write_baseline(repo: &GitRepo) -> usize {
+    let run = repo.qg(&["baseline", "write", "--no-progress"]);
+    run.assert_code(0);
+    let entries = baseline_entries(repo);
+    assert!(entries >= 6, "{entries} entries: {}", run.stdout);
+    repo.commit("baseline");
+    entries
+}
+
+#[test]
+fn unrelated_edits_keep_every_known_finding_and_only_new_ones_fail() {
+    let repo = legacy_repo();
+    let known = write_baseline(&repo);
+    let report = project(&repo, &[]);
+    assert_eq!(report["overall_pass"], true, "{report}");
+    assert_eq!(report["baseline"]["known"], known as u64);
+    assert_eq!(report["baseline"]["new"], 0);
+    assert!(report["summary_line"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("+0 new, {known} known")));
+
+    // Ten lines on top of every file, the functions swapped.
+    let header = "# a comment\n".repeat(10);
+    let def = |name: &str, var: &str, value: &str| {
+        format!("def {name}() -> int:\n    {var}: int = \"{value}\"\n    return {var}\n")
+    };
+    let swapped = format!(
+        "{header}import os\nimport sys\n\n\n{}\n\n{}",
+        def("second", "y", "two"),
+        def("first", "x", "one")
+    );
+    repo.write("pkg/a.py", &swapped);
+    repo.write("pkg/b.py", &format!("{header}{B}"));
+    repo.commit("refactor");
+    let report = project(&repo, &[]);
+    assert_eq!(new_ones(&report), [], "{report}");
+    assert_eq!(report["overall_pass"], true);
+
+    // A file renamed (committed or not).
+    repo.git(&["mv", "pkg/b.py", "pkg/c.py"]);
+    assert_eq!(new_ones(&project(&repo, &["--locked"])), []);
+    repo.commit("rename");
+    assert_eq!(new_ones(&project(&repo, &[])), []);
+
+    // The flagged line itself edited (in the renamed, shifted file): its
+    // findings are found again near where the diff carries their line.
+    let c = fs::read_to_string(repo.path().join("pkg/c.py")).unwrap();
+    repo.write("pkg/c.py", &c.replace("    return v\n", "    return v + 0\n"));
+    assert_eq!(new_ones(&project(&repo, &[])), []);
+
+    // One more copy of a known finding in the same file is exactly one new.
+    let a = fs::read_to_string(repo.path().join("pkg/a.py")).unwrap();
+    repo.write(
+        "pkg/a.py",
+        &format!("{a}\n\ndef third() -> int:\n    y: int = \"two\"\n    return y\n"),
+    );
+    let report = project(&repo, &[]);
+    let new = new_ones(&report);
+    assert_eq!(
+        new.len(),
+        2,
+        "mypy and pyright each report the copy once: {new:?}"
+    );
+    assert!(new.iter().all(|(file, ..)| file == "pkg/a.py"), "{new:?}");
+    assert!(
+        new.iter().any(|(_, _, code)| code == "mypy:assignment"),
+        "{new:?}"
+    );
+    assert_eq!(report["overall_pass"], false);
+    let sarif = repo.qg(&["run", "--scope", "project", "--format", "sarif", "--locked"]);
+    assert!(sarif.stdout.contains("\"baselineState\": \"new\""));
+    assert!(sarif.stdout.contains("\"baselineState\": \"unchanged\""));
+}
+
+#[test]
+fn a_reworded_message_is_still_known_and_says_so() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    let path = repo.path().join(".st3/baseline.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let reworded = text.replace(
+        "Incompatible types in assignment",
+        "Incompatible assignment",
+    );
+    assert_ne!(text, reworded);
+    fs::write(&path, reworded).unwrap();
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(new_ones(&report), []);
+    assert_eq!(report["overall_pass"], true);
+    let warnings = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "mypy")
+        .map(|_| report["warnings"].to_string())
+        .unwrap();
+    assert!(warnings.contains("reworded"), "{report}");
+}
+
+#[test]
+fn fixed_entries_drop_out_only_where_qg_looked_and_never_when_locked() {
+    let repo = legacy_repo();
+    let known = write_baseline(&repo);
+    let a = A.replace("import sys\n", "");
+    repo.write("pkg/a.py", &a);
+
+    // Locked (CI): the fixed finding is reported, the file untouched.
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(report["baseline"]["fixed"], 1, "{report}");
+    assert_eq!(baseline_entries(&repo), known);
+    let check = repo.qg(&["baseline", "check", "--no-progress"]);
+    check.assert_code(1);
+    assert!(check.stdout.contains("stale"), "{}", check.stdout);
+
+    // A local auto run checks a.py only: its fixed entry goes, b.py's stay.
+    let run = repo.qg(&["run", "--format", "json"]);
+    run.assert_code(0);
+    assert_eq!(run.json()["baseline"]["updated"], true);
+    assert_eq!(baseline_entries(&repo), known - 1);
+    let text = fs::read_to_string(repo.path().join(".st3/baseline.jsonl")).unwrap();
+    assert!(text.contains("pkg/b.py"), "{text}");
+    repo.qg(&["baseline", "check", "--no-progress"])
+        .assert_code(0);
+
+    // It never grows: a new finding fails and is not added.
+    repo.write("pkg/a.py", &format!("import re\n{a}"));
+    let run = repo.qg(&["run", "--format", "json"]);
+    run.assert_code(1);
+    assert_eq!(baseline_entries(&repo), known - 1);
+}
+
+#[test]
+fn a_broken_baseline_file_is_a_one_line_error() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    let path = repo.path().join(".st3/baseline.jsonl");
+    fs::write(&path, fs::read_to_string(&path).unwrap() + "<<<<<<< HEAD\n").unwrap();
+    let run = repo.qg(&["run"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(".st3/baseline.jsonl:"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+}
