@@ -576,6 +576,53 @@ def parsing(runs, tmp: Path):
     return results
 
 
+def baseline_matching(runs, tmp: Path):
+    """Issue 14: 100,000 violations matched against a 100,000-entry baseline."""
+    recorded = json.loads((HERE / "fixtures" / "recorded" / "ruff_check.json").read_text())
+    root = tmp / "baseline"
+    (root / "pkg").mkdir(parents=True)
+    items = []
+    for i in range(100_000):
+        item = dict(recorded[i % len(recorded)])
+        item["filename"] = str(root / "pkg" / f"mod{i // 1000:03d}.py")
+        item["location"] = {"row": i % 1000 + 1, "column": 1}
+        items.append(item)
+    for m in range(100):
+        (root / "pkg" / f"mod{m:03d}.py").write_text("".join(f"value_{n} = {n}\n" for n in range(1000)))
+    (root / "out.txt").write_text(json.dumps(items))
+    replay = root / "replay"
+    replay.write_text("#!/bin/sh\ncat out.txt\nexit 1\n")
+    replay.chmod(0o755)
+    parsing = (
+        '      strategy: json_violations\n      violations_path: "/"\n'
+        "      field_map: {file: filename, line: location/row, column: location/column, code: code, message: message}\n"
+    )
+    (root / "c.yaml").write_text(replay_config(parsing))
+    git_commit_all(root)
+    sh([QG, "baseline", "write", "--config", "c.yaml", "--no-progress"], root)
+    git_commit_all(root, "baseline")
+    size = (root / ".st3" / "baseline.jsonl").stat().st_size
+    run = [QG, "run", "--config", "c.yaml", "--scope", "project", "--format", "json", "--no-state"]
+    out = json.loads(sh([*run, "--locked"], root, capture=True, check=False))
+    assert out["baseline"]["known"] == 100_000, out["baseline"]
+    m = medians({"with": cmd([*run, "--locked"], root), "without": cmd([*run, "--no-baseline"], root)}, runs)
+    extra_ms = (m["with"] - m["without"]) * 1000
+    rss_with = peak_rss_kb([*run, "--locked"], root) * 1024
+    rss_without = peak_rss_kb([*run, "--no-baseline"], root) * 1024
+    extra_rss = max(rss_with - rss_without, 0)
+    ratio = extra_rss / (2 * size)
+    return [
+        (
+            f"matching 100,000 violations against a 100,000-entry baseline ({size / 1e6:.1f} MB)",
+            f"`qg run --locked` {sec(m['with'])} vs `--no-baseline` {sec(m['without'])}; "
+            f"peak RSS {rss_with / 1e6:.0f} MB vs {rss_without / 1e6:.0f} MB",
+            f"+{extra_ms:.0f} ms; +{extra_rss / 1e6:.0f} MB = {ratio:.2f}x the two lists",
+            "<= 200 ms; <= 2x",
+            extra_ms <= 200 and ratio <= 2,
+        )
+    ]
+
+
 def whole_project_mypy(runs, tmp: Path):
     """Issue 5.4: mypy on the whole project (reporting the scope) vs on the scope alone, on rich."""
     root = sdist(RICH, tmp / "rich-mypy")
@@ -663,6 +710,7 @@ FIGURES = {
     "graph": graph_cost,
     "parsing": parsing,
     "mypy-wide": whole_project_mypy,
+    "baseline": baseline_matching,
 }
 
 

@@ -104,6 +104,10 @@ pub(crate) struct Tracking {
     /// file-level finding or an unreadable line).
     #[serde(skip)]
     pub(crate) line_hash: String,
+    /// The message as the baseline compares it (see
+    /// `baseline::fingerprint::normalize_message`).
+    #[serde(skip)]
+    pub(crate) normalized_message: String,
 }
 
 /// A violation measured against the committed baseline.

@@ -141,7 +141,10 @@ fn unrelated_edits_keep_every_known_finding_and_only_new_ones_fail() {
     // The flagged line itself edited (in the renamed, shifted file): its
     // findings are found again near where the diff carries their line.
     let c = fs::read_to_string(repo.path().join("pkg/c.py")).unwrap();
-    repo.write("pkg/c.py", &c.replace("    return v\n", "    return v + 0\n"));
+    repo.write(
+        "pkg/c.py",
+        &c.replace("    return v\n", "    return v + 0\n"),
+    );
     assert_eq!(new_ones(&project(&repo, &[])), []);
 
     // One more copy of a known finding in the same file is exactly one new.

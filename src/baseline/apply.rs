@@ -2,11 +2,12 @@
 //! `unchanged`, only new ones fail a gate, and remembered findings that are
 //! gone from the files a gate checked are reported as fixed.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::file::Baseline;
 use super::fingerprint::normalize_message;
-use super::matcher::{match_entries, Entry, Matching, Tier};
+use super::matcher::{match_entries, Comparable, Entry, Matching, Parts, Tier};
 use crate::git::LineMap;
 use crate::outcome::{GateResult, GateStatus};
 use crate::violation::{BaselineState, Violation};
@@ -54,7 +55,7 @@ pub(crate) fn apply(
         }
         let empty = BTreeSet::new();
         let files = covered.get(&gate.id).unwrap_or(&empty);
-        let (indices, remembered): (Vec<usize>, Vec<Entry>) = baseline
+        let (indices, remembered): (Vec<usize>, Vec<Cow<'_, Entry>>) = baseline
             .entries
             .iter()
             .enumerate()
@@ -62,15 +63,28 @@ pub(crate) fn apply(
             .map(|(i, e)| (i, lines.renamed(e)))
             .filter(|(_, e)| e.path.is_empty() || files.contains(&e.path) || !lines.exists(&e.path))
             .unzip();
-        let current: Vec<Entry> = gate
+        // Each message is normalized once (when fingerprinted) and moved here.
+        let messages: Vec<String> = gate
+            .violations
+            .iter_mut()
+            .map(
+                |v| match std::mem::take(&mut v.tracking.normalized_message) {
+                    m if m.is_empty() => normalize_message(&v.message, &root),
+                    m => m,
+                },
+            )
+            .collect();
+        let current: Vec<Parts<'_>> = gate
             .violations
             .iter()
-            .map(|v| entry_of(&gate.id, v, &root))
+            .zip(&messages)
+            .map(|(v, message)| parts_of(&gate.id, v, message))
             .collect();
         let mut matching = match_entries(&remembered, &current, &mut |k| {
             lines.near(&baseline.entries[indices[k]].path, &remembered[k])
         });
         follow_moved_code(&mut matching, &remembered, &current, &lines);
+        drop(current);
         for (v, m) in gate.violations.iter_mut().zip(&matching.matched) {
             v.tracking.baseline_state = Some(match m {
                 Some(_) => BaselineState::Unchanged,
@@ -94,10 +108,10 @@ pub(crate) fn apply(
 /// Findings of a file that is gone (renamed beyond git's similarity
 /// threshold, split, moved) may be in another file now: they match a new
 /// finding anywhere with the same gate, rule, line content and message.
-fn follow_moved_code(
+fn follow_moved_code<'a>(
     matching: &mut Matching,
-    remembered: &[Entry],
-    current: &[Entry],
+    remembered: &'a [Cow<'a, Entry>],
+    current: &[Parts<'a>],
     lines: &Lines<'_>,
 ) {
     let gone: Vec<usize> = matching
@@ -112,13 +126,16 @@ fn follow_moved_code(
     if gone.is_empty() || open.is_empty() {
         return;
     }
-    let anywhere = |e: &Entry| Entry {
-        path: String::new(),
+    let anywhere = |e: Parts<'a>| Parts {
+        path: "",
         line: None,
-        ..e.clone()
+        ..e
     };
-    let old: Vec<Entry> = gone.iter().map(|k| anywhere(&remembered[*k])).collect();
-    let new: Vec<Entry> = open.iter().map(|j| anywhere(&current[*j])).collect();
+    let old: Vec<Parts<'_>> = gone
+        .iter()
+        .map(|k| anywhere(remembered[*k].parts()))
+        .collect();
+    let new: Vec<Parts<'_>> = open.iter().map(|j| anywhere(current[*j])).collect();
     let moved = match_entries(&old, &new, &mut |_| None);
     for (j, m) in open.iter().zip(moved.matched) {
         if let Some((i, tier)) = m {
@@ -134,12 +151,33 @@ fn follow_moved_code(
 
 /// A current violation as the matcher compares it.
 pub(crate) fn entry_of(gate: &str, v: &Violation, root: &str) -> Entry {
+    let message = match v.tracking.normalized_message.is_empty() {
+        true => normalize_message(&v.message, root),
+        false => v.tracking.normalized_message.clone(),
+    };
+    entry_with_message(gate, v, message)
+}
+
+fn entry_with_message(gate: &str, v: &Violation, message: String) -> Entry {
+    let parts = parts_of(gate, v, &message);
     Entry {
-        path: v.file.clone().unwrap_or_default(),
+        path: parts.path.to_string(),
         gate: gate.to_string(),
-        code: v.code.clone().unwrap_or_default(),
-        message: normalize_message(&v.message, root),
-        line_hash: v.tracking.line_hash.clone(),
+        code: parts.code.to_string(),
+        line_hash: parts.line_hash.to_string(),
+        line: parts.line,
+        message,
+    }
+}
+
+/// A violation's identity parts, borrowed.
+fn parts_of<'a>(gate: &'a str, v: &'a Violation, message: &'a str) -> Parts<'a> {
+    Parts {
+        gate,
+        path: v.file.as_deref().unwrap_or(""),
+        code: v.code.as_deref().unwrap_or(""),
+        line_hash: &v.tracking.line_hash,
+        message,
         line: v.line,
     }
 }
@@ -199,13 +237,13 @@ impl<'w> Lines<'w> {
     }
 
     /// `entry` at its path today (a renamed file's new path).
-    fn renamed(&self, entry: &Entry) -> Entry {
+    fn renamed<'e>(&self, entry: &'e Entry) -> Cow<'e, Entry> {
         match self.renames.get(&entry.path) {
-            Some(new) => Entry {
+            Some(new) => Cow::Owned(Entry {
                 path: new.clone(),
                 ..entry.clone()
-            },
-            None => entry.clone(),
+            }),
+            None => Cow::Borrowed(entry),
         }
     }
 

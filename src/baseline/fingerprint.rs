@@ -20,6 +20,13 @@ static LINE_NUMBERS: LazyLock<Regex> =
 /// The message as it is compared: no ANSI, no absolute root prefix, no
 /// line numbers, whitespace runs collapsed.
 pub(crate) fn normalize_message(message: &str, root: &str) -> String {
+    let volatile = message.contains('\x1b')
+        || message.bytes().any(|b| b.is_ascii_digit())
+        || (!root.is_empty() && message.contains(root));
+    if !volatile {
+        // Most messages have nothing to normalize but their spacing.
+        return message.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
     let plain = ANSI.replace_all(message, "");
     let relative = match root.is_empty() {
         true => plain.into_owned(),
@@ -51,54 +58,100 @@ pub(crate) fn line_hash(line: &[u8]) -> String {
 
 /// The fingerprint of a violation whose identity parts are these, the
 /// `occurrence`-th (from 0) among violations sharing all of them.
-fn fingerprint(gate: &str, v: &Violation, message: &str, occurrence: usize) -> String {
+fn fingerprint(gate: &str, v: &Violation, occurrence: usize) -> String {
     let identity = format!(
-        "qg/v2\0{gate}\0{}\0{}\0{}\0{message}\0{occurrence}",
+        "qg/v2\0{gate}\0{}\0{}\0{}\0{}\0{occurrence}",
         v.file.as_deref().unwrap_or(""),
         v.code.as_deref().unwrap_or(""),
         v.tracking.line_hash,
+        v.tracking.normalized_message,
     );
     crate::git::hash_blob(identity.as_bytes())
 }
 
-/// Fills in every violation's line hash and fingerprint, reading each
-/// flagged file once. Notebook lines count within a cell, so a notebook
-/// finding has no line hash (its message and rule identify it).
+/// Fills in every violation's line hash, normalized message and
+/// fingerprint, reading each flagged file once. Notebook lines count within
+/// a cell, so a notebook finding has no line hash (its message and rule
+/// identify it). The hashing runs on every core: a run may report 100,000.
 pub(crate) fn stamp(root: &Path, gates: &mut [GateResult]) {
     let root_text = root.to_string_lossy().into_owned();
-    let mut sources = Sources::new(root);
     for gate in gates.iter_mut() {
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for v in &mut gate.violations {
-            v.tracking.line_hash = match (&v.file, v.line, v.cell) {
-                (Some(file), Some(line), None) => sources.line_hash(file, line),
-                _ => String::new(),
-            };
-            let message = normalize_message(&v.message, &root_text);
-            let key = format!(
-                "{}\0{}\0{}\0{message}",
-                v.file.as_deref().unwrap_or(""),
-                v.code.as_deref().unwrap_or(""),
-                v.tracking.line_hash
-            );
-            let occurrence = seen.entry(key).or_insert(0);
-            v.tracking.fingerprint = Some(fingerprint(&gate.id, v, &message, *occurrence));
-            *occurrence += 1;
-        }
+        in_parallel(&mut gate.violations, |part| {
+            let mut sources = Sources::new(root);
+            for v in part {
+                v.tracking.line_hash = match (&v.file, v.line, v.cell) {
+                    (Some(file), Some(line), None) => sources.line_hash(file, line),
+                    _ => String::new(),
+                };
+                v.tracking.normalized_message = normalize_message(&v.message, &root_text);
+            }
+        });
+        let occurrences = occurrences(&gate.violations);
+        let mut numbered: Vec<(&mut Violation, usize)> =
+            gate.violations.iter_mut().zip(occurrences).collect();
+        let id = gate.id.as_str();
+        in_parallel(&mut numbered, |part| {
+            for (v, occurrence) in part {
+                v.tracking.fingerprint = Some(fingerprint(id, v, *occurrence));
+            }
+        });
     }
 }
 
-/// The project's files, read when first needed, split into lines.
+/// Each violation's index among the earlier ones that share its file,
+/// rule, line hash and normalized message.
+fn occurrences(violations: &[Violation]) -> Vec<usize> {
+    let mut seen: rustc_hash::FxHashMap<(&str, &str, &str, &str), usize> = Default::default();
+    violations
+        .iter()
+        .map(|v| {
+            let key = (
+                v.file.as_deref().unwrap_or(""),
+                v.code.as_deref().unwrap_or(""),
+                v.tracking.line_hash.as_str(),
+                v.tracking.normalized_message.as_str(),
+            );
+            let count = seen.entry(key).or_insert(0);
+            *count += 1;
+            *count - 1
+        })
+        .collect()
+}
+
+/// Runs `work` on contiguous parts of `items`, one per core.
+fn in_parallel<T: Send>(items: &mut [T], work: impl Fn(&mut [T]) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if items.len() < 1000 || threads == 1 {
+        work(items);
+        return;
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for part in items.chunks_mut(chunk) {
+            let work = &work;
+            scope.spawn(move || work(part));
+        }
+    });
+}
+
+/// The project's files, read when first needed; a line is hashed only
+/// when a violation points at it.
 struct Sources<'r> {
     root: &'r Path,
-    lines: HashMap<String, Vec<String>>,
+    files: HashMap<String, Source>,
+}
+
+/// One file's bytes and where each line starts.
+struct Source {
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
 }
 
 impl<'r> Sources<'r> {
     fn new(root: &'r Path) -> Sources<'r> {
         Sources {
             root,
-            lines: HashMap::new(),
+            files: HashMap::new(),
         }
     }
 
@@ -106,15 +159,30 @@ impl<'r> Sources<'r> {
     /// file or the line cannot be read).
     fn line_hash(&mut self, file: &str, line: u64) -> String {
         let root = self.root;
-        let lines = self.lines.entry(file.to_string()).or_insert_with(|| {
+        let source = self.files.entry(file.to_string()).or_insert_with(|| {
             let bytes = std::fs::read(crate::file_name::join(root, file)).unwrap_or_default();
-            bytes.split(|b| *b == b'\n').map(line_hash).collect()
+            let starts = std::iter::once(0)
+                .chain(
+                    bytes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| **b == b'\n')
+                        .map(|(i, _)| i + 1),
+                )
+                .collect();
+            Source { bytes, starts }
         });
-        usize::try_from(line)
-            .ok()
-            .and_then(|l| lines.get(l.checked_sub(1)?))
-            .cloned()
-            .unwrap_or_default()
+        let Some(index) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
+            return String::new();
+        };
+        let Some(&start) = source.starts.get(index) else {
+            return String::new();
+        };
+        let end = source
+            .starts
+            .get(index + 1)
+            .map_or(source.bytes.len(), |e| e - 1);
+        line_hash(&source.bytes[start..end.max(start)])
     }
 }
 

@@ -2,7 +2,7 @@
 //! tiers from strict to loose, as a multiset: two identical findings where
 //! the baseline held one are one known and one new.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,55 @@ pub(crate) struct Entry {
     /// identity; only the last tier uses it, carried through the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) line: Option<u64>,
+}
+
+/// What the matcher compares, borrowed: a remembered [`Entry`] or a
+/// violation of this run (which need not be copied into one).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Parts<'a> {
+    /// Gate id.
+    pub(crate) gate: &'a str,
+    /// Root-relative path.
+    pub(crate) path: &'a str,
+    /// Rule code.
+    pub(crate) code: &'a str,
+    /// Hash of the flagged line.
+    pub(crate) line_hash: &'a str,
+    /// Normalized message.
+    pub(crate) message: &'a str,
+    /// Line, if any.
+    pub(crate) line: Option<u64>,
+}
+
+/// Anything the matcher can compare.
+pub(crate) trait Comparable {
+    /// The identity parts.
+    fn parts(&self) -> Parts<'_>;
+}
+
+impl Comparable for Entry {
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            gate: &self.gate,
+            path: &self.path,
+            code: &self.code,
+            line_hash: &self.line_hash,
+            message: &self.message,
+            line: self.line,
+        }
+    }
+}
+
+impl Comparable for Parts<'_> {
+    fn parts(&self) -> Parts<'_> {
+        *self
+    }
+}
+
+impl<T: Comparable + Clone> Comparable for std::borrow::Cow<'_, T> {
+    fn parts(&self) -> Parts<'_> {
+        self.as_ref().parts()
+    }
 }
 
 /// How a current violation was matched.
@@ -65,9 +114,9 @@ const NEAR: u64 = 2;
 /// Matches `current` against `remembered`. `near` gives, for the index of
 /// a remembered entry, the range of current lines its line maps to (through the diff
 /// of its file); `None` means its own line.
-pub(crate) fn match_entries(
-    remembered: &[Entry],
-    current: &[Entry],
+pub(crate) fn match_entries<R: Comparable, C: Comparable>(
+    remembered: &[R],
+    current: &[C],
     near: &mut dyn FnMut(usize) -> Option<(u64, u64)>,
 ) -> Matching {
     let mut matched: Vec<Option<(usize, Tier)>> = vec![None; current.len()];
@@ -100,60 +149,76 @@ type LineRange = (u64, u64);
 
 type Key<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str);
 
-fn exact_key(e: &Entry) -> Key<'_> {
-    (&e.gate, &e.path, &e.code, &e.line_hash, &e.message)
+fn exact_key(e: Parts<'_>) -> Key<'_> {
+    (e.gate, e.path, e.code, e.line_hash, e.message)
 }
 
-fn reworded_key(e: &Entry) -> Key<'_> {
-    (&e.gate, &e.path, &e.code, &e.line_hash, "")
+fn reworded_key(e: Parts<'_>) -> Key<'_> {
+    (e.gate, e.path, e.code, e.line_hash, "")
 }
 
-fn nearby_key(e: &Entry) -> Key<'_> {
-    (&e.gate, &e.path, &e.code, "", &e.message)
+fn nearby_key(e: Parts<'_>) -> Key<'_> {
+    (e.gate, e.path, e.code, "", e.message)
 }
 
 /// Pairs untaken entries with equal keys, in order (so the first of two
 /// identical current findings takes the first remembered one).
-fn pair_by_key<'a>(
-    remembered: &'a [Entry],
-    current: &'a [Entry],
+fn pair_by_key<'a, R: Comparable, C: Comparable>(
+    remembered: &'a [R],
+    current: &'a [C],
     taken: &mut [bool],
     matched: &mut [Option<(usize, Tier)>],
     tier: Tier,
-    key: fn(&Entry) -> Key<'_>,
+    key: fn(Parts<'_>) -> Key<'_>,
 ) {
-    let mut pool: HashMap<Key<'a>, Vec<usize>> = HashMap::new();
+    // Entries sharing a key form a chain through `next`, first index at
+    // the head: no allocation per key, however large the baseline.
+    const END: usize = usize::MAX;
+    let open = (0..remembered.len()).filter(|i| !taken[*i]).count();
+    if open == 0 {
+        return;
+    }
+    let mut heads: FxHashMap<Key<'a>, usize> =
+        FxHashMap::with_capacity_and_hasher(open, Default::default());
+    let mut next = vec![END; remembered.len()];
     for (i, entry) in remembered.iter().enumerate().rev() {
         if !taken[i] {
-            pool.entry(key(entry)).or_default().push(i);
+            let head = heads.entry(key(entry.parts())).or_insert(END);
+            next[i] = *head;
+            *head = i;
         }
     }
     for (j, entry) in current.iter().enumerate() {
         if matched[j].is_some() {
             continue;
         }
-        if let Some(i) = pool.get_mut(&key(entry)).and_then(Vec::pop) {
-            taken[i] = true;
-            matched[j] = Some((i, tier));
+        if let Some(head) = heads.get_mut(&key(entry.parts())) {
+            if *head != END {
+                let i = *head;
+                *head = next[i];
+                taken[i] = true;
+                matched[j] = Some((i, tier));
+            }
         }
     }
 }
 
 /// The last tier: same gate, path, rule and message, the current line
 /// within [`NEAR`] lines of where the remembered line went; nearest first.
-fn pair_nearby<'a>(
-    remembered: &'a [Entry],
-    current: &'a [Entry],
+fn pair_nearby<'a, R: Comparable, C: Comparable>(
+    remembered: &'a [R],
+    current: &'a [C],
     taken: &mut [bool],
     matched: &mut [Option<(usize, Tier)>],
     near: &mut dyn FnMut(usize) -> Option<(u64, u64)>,
 ) {
     let key = nearby_key;
-    let mut pool: HashMap<Key<'a>, Vec<(usize, LineRange)>> = HashMap::new();
+    let mut pool: FxHashMap<Key<'a>, Vec<(usize, LineRange)>> = FxHashMap::default();
     for (i, entry) in remembered.iter().enumerate() {
         if taken[i] {
             continue;
         }
+        let entry = entry.parts();
         let Some(line) = entry.line else { continue };
         let range = near(i).unwrap_or((line, line));
         pool.entry(key(entry)).or_default().push((i, range));
@@ -162,6 +227,7 @@ fn pair_nearby<'a>(
         return;
     }
     for (j, entry) in current.iter().enumerate() {
+        let entry = entry.parts();
         let (None, Some(line)) = (matched[j], entry.line) else {
             continue;
         };
