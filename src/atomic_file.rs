@@ -6,16 +6,22 @@ use std::io::Write;
 use std::path::Path;
 
 /// Writes `bytes` to a temp file beside `path` (`.<name>.XXXXXX.tmp`),
-/// fsyncs it, renames it over `path`, and fsyncs the directory.
+/// fsyncs it, renames it over `path`, and fsyncs the directory. The file
+/// keeps its permissions; a new one is `rw-r--r--` like any file a user
+/// creates (some are committed), not the temp file's private `rw-------`.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let permissions = std::fs::metadata(path)
+        .map(|m| m.permissions())
+        .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
     let mut temp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
+        .permissions(permissions)
         .tempfile_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
@@ -24,4 +30,22 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_file_is_readable_by_all_and_an_old_one_keeps_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        super::write(&path, b"one").unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o644);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        super::write(&path, b"two").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+    }
 }

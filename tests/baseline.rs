@@ -243,3 +243,57 @@ fn a_broken_baseline_file_is_a_one_line_error() {
     );
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
 }
+
+#[test]
+fn every_run_says_what_it_fixed_and_what_is_new_since_the_last_one() {
+    let repo = legacy_repo();
+    let run = |repo: &GitRepo| {
+        let run = repo.qg(&[
+            "run",
+            "--scope",
+            "project",
+            "--gate",
+            "ruff_check",
+            "--format",
+            "json",
+        ]);
+        run.assert_code(1);
+        run.json()
+    };
+    let first = run(&repo);
+    assert!(
+        first.get("since_last_run").is_none(),
+        "nothing to compare with yet"
+    );
+    // `sys` fixed, `re` added: one fixed, one new, the rest still there.
+    repo.write("pkg/a.py", &A.replace("import sys\n", "import re\n"));
+    let second = run(&repo);
+    assert_eq!(second["since_last_run"]["fixed"], 1, "{second}");
+    assert_eq!(second["since_last_run"]["new"], 1);
+    assert_eq!(second["since_last_run"]["still"], 2);
+    assert_eq!(second["gates"][0]["since_last_run"]["fixed"], 1);
+    assert!(
+        second["summary_line"]
+            .as_str()
+            .unwrap()
+            .contains("(1 fixed, 1 new since the last run)"),
+        "{second}"
+    );
+    // A run of one file compares only that file.
+    repo.write("pkg/b.py", &B.replace("import json\n", ""));
+    let one = repo.qg(&[
+        "run",
+        "pkg/b.py",
+        "--gate",
+        "ruff_check",
+        "--format",
+        "json",
+    ]);
+    one.assert_code(0);
+    let progress = &one.json()["since_last_run"];
+    assert_eq!(
+        (progress["fixed"].as_u64(), progress["new"].as_u64()),
+        (Some(1), Some(0)),
+        "{progress}"
+    );
+}

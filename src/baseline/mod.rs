@@ -8,6 +8,7 @@ mod apply;
 pub(crate) mod file;
 pub(crate) mod fingerprint;
 pub(crate) mod matcher;
+pub(crate) mod progress;
 
 pub(crate) use apply::{apply, entry_of, BaselineSummary};
 

@@ -95,6 +95,26 @@ pub(crate) struct GateError {
     pub(crate) short: String,
 }
 
+/// Findings compared with the last run that checked the same files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Progress {
+    /// Found then, gone now.
+    pub(crate) fixed: usize,
+    /// Found now, not then.
+    pub(crate) new: usize,
+    /// Found both times.
+    pub(crate) still: usize,
+}
+
+impl Progress {
+    /// Adds another gate's counts.
+    pub(crate) fn add(&mut self, other: Progress) {
+        self.fixed += other.fixed;
+        self.new += other.new;
+        self.still += other.still;
+    }
+}
+
 /// One gate's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct GateResult {
@@ -142,6 +162,9 @@ pub struct GateResult {
     /// What broke.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<GateError>,
+    /// What changed since the last run that checked these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) since_last_run: Option<Progress>,
     /// The gate's threshold: violations below it are reported, not failures.
     #[serde(skip)]
     pub(crate) fail_on: crate::violation::Severity,
@@ -187,6 +210,7 @@ impl GateResult {
             skip_reason: None,
             warnings: Vec::new(),
             error: None,
+            since_last_run: None,
             fail_on: gate.fail_on,
         }
     }

@@ -8,6 +8,7 @@ use super::terminal::Palette;
 use super::RunReport;
 use crate::outcome::{GateResult, GateStatus};
 use crate::quote::neutralize;
+use crate::violation::BaselineState;
 use crate::violation::{Severity, Violation};
 
 /// Emits `--format human`; `color` turns ANSI styling on.
@@ -36,6 +37,21 @@ fn write_violations(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io:
         .iter()
         .flat_map(|g| g.violations.iter().map(move |v| (g, v)))
         .collect();
+    // Known findings of a legacy codebase would bury the new ones: they are
+    // counted here and listed in every machine format.
+    let before = all.len();
+    all.retain(|(_, v)| v.tracking.baseline_state != Some(BaselineState::Unchanged));
+    let known = before - all.len();
+    if known > 0 {
+        writeln!(
+            out,
+            "{}",
+            p.dim(&format!(
+                "{} known violations from the baseline are not listed (`--format json` or `concise` lists them)",
+                super::summary::thousands(known)
+            ))
+        )?;
+    }
     if all.is_empty() {
         return Ok(());
     }
@@ -168,6 +184,20 @@ fn gate_detail(gate: &GateResult) -> String {
                     "+{} outside the scope not reported",
                     gate.outside_scope
                 ));
+            }
+            if let Some(p) = gate.since_last_run.filter(|p| p.fixed + p.new > 0) {
+                parts.push(format!(
+                    "{} fixed, {} new since the last run",
+                    p.fixed, p.new
+                ));
+            }
+            let known = gate
+                .violations
+                .iter()
+                .filter(|v| v.tracking.baseline_state == Some(BaselineState::Unchanged))
+                .count();
+            if known > 0 {
+                parts.push(format!("{known} known from the baseline"));
             }
             parts.push(format!("{} ms", gate.duration_ms));
             parts.join(", ")

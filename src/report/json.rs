@@ -16,6 +16,8 @@ struct JsonReport<'a> {
     gates: &'a [GateResult],
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a crate::baseline::BaselineSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since_last_run: Option<crate::outcome::Progress>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     warnings: &'a [String],
     timings: Timings,
@@ -56,6 +58,7 @@ impl super::Emitter for JsonEmitter {
             },
             gates: &report.gates,
             baseline: report.baseline.as_ref(),
+            since_last_run: report.since_last_run,
             warnings: &report.warnings,
             timings: Timings {
                 total_ms: report.total_ms,

@@ -48,6 +48,9 @@ pub struct RunReport {
     pub total_ms: u64,
     /// What the committed baseline made of the violations, when in use.
     pub(crate) baseline: Option<crate::baseline::BaselineSummary>,
+    /// Findings fixed, new and still there since the last run that checked
+    /// the same files (none on a branch's first run).
+    pub(crate) since_last_run: Option<crate::outcome::Progress>,
 }
 
 impl RunReport {

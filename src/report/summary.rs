@@ -28,6 +28,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         }
         line.push_str(&fallback_suffix(report, &scope));
         line.push_str(&baseline_suffix(report));
+        line.push_str(&progress_suffix(report));
         return line;
     }
     if s.failed > 0 {
@@ -42,7 +43,8 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         } else {
             String::new()
         };
-        let fallback = fallback_suffix(report, &scope) + &baseline_suffix(report);
+        let fallback =
+            fallback_suffix(report, &scope) + &baseline_suffix(report) + &progress_suffix(report);
         return format!(
             "❌ {}/{} gates failed — {}{}: {}{}",
             s.failed,
@@ -80,7 +82,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         skipped,
         plural(report.scope.files.len(), "file"),
         scope,
-        importers_suffix(report) + &baseline_suffix(report)
+        importers_suffix(report) + &baseline_suffix(report) + &progress_suffix(report)
     )
 }
 
@@ -158,4 +160,17 @@ fn baseline_suffix(report: &RunReport) -> String {
         parts.push(format!("{} fixed", thousands(b.fixed)));
     }
     format!(" (baseline: {})", parts.join(", "))
+}
+
+/// ` (2 fixed, 1 new since the last run)` when anything changed: a
+/// developer or an agent fixing findings sees the progress.
+fn progress_suffix(report: &RunReport) -> String {
+    let Some(p) = report.since_last_run.filter(|p| p.fixed + p.new > 0) else {
+        return String::new();
+    };
+    format!(
+        " ({} fixed, {} new since the last run)",
+        thousands(p.fixed),
+        thousands(p.new)
+    )
 }

@@ -85,6 +85,14 @@ pub fn run(
         .cloned()
         .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
         .collect();
+    let since_last_run = record::compare_with_last_run(
+        &workspace,
+        &resolved,
+        &mut results,
+        &covered,
+        options.no_state,
+        &mut warnings,
+    );
     let baseline = measure_against_baseline(
         &workspace,
         options.baseline,
@@ -100,6 +108,7 @@ pub fn run(
         gates: results,
         warnings,
         baseline,
+        since_last_run,
         total_ms: started.elapsed().as_millis() as u64,
     };
     record::record(

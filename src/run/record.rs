@@ -4,12 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{ResolvedScope, RunOptions};
+use crate::baseline::progress;
 use crate::config::Config;
 use crate::error::QgError;
 use crate::git::{self, Head};
-use crate::outcome::GateStatus;
+use crate::outcome::{GateResult, GateStatus, Progress};
 use crate::report::RunReport;
 use crate::scope::{Reason, Scope, ScopeMode};
+use crate::state::findings;
 use crate::state::history::{self, GateRecord, RunRecord};
 use crate::state::{transition, RunFacts, StateStore, Worktree};
 use crate::workspace::Workspace;
@@ -201,4 +203,34 @@ fn failing_files(report: &RunReport) -> BTreeSet<String> {
         })
         .filter(|f| !f.starts_with('/'))
         .collect()
+}
+
+/// Compares each gate's findings with what the last run that checked the
+/// same files found on this branch, and remembers this run's (unless
+/// `--no-state`). A record that cannot be saved costs the next run's
+/// comparison only, so it is a warning.
+pub(super) fn compare_with_last_run(
+    workspace: &Workspace,
+    resolved: &ResolvedScope,
+    results: &mut [GateResult],
+    covered: &BTreeMap<String, BTreeSet<String>>,
+    no_state: bool,
+    warnings: &mut Vec<String>,
+) -> Option<Progress> {
+    let branch = resolved
+        .head
+        .as_ref()
+        .map_or_else(|| "(no git)".to_string(), |h| h.branch.clone());
+    let mut known = findings::read(&workspace.root);
+    let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
+    if !no_state {
+        known.branches.insert(branch, updated);
+        if let Err(e) = findings::write(&workspace.root, &known) {
+            warnings.push(format!(
+                "findings not saved to {}: {e}",
+                findings::FINDINGS_FILE
+            ));
+        }
+    }
+    total
 }

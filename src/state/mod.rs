@@ -2,6 +2,7 @@
 //! only what changed. qg owns only the `quality_gates` key; every other key is
 //! kept byte for byte.
 
+pub(crate) mod findings;
 pub(crate) mod history;
 mod store;
 mod transition;
@@ -28,6 +29,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name.starts_with("state.json")
         || name == "tool-versions.json"
         || name == "history.jsonl"
+        || name == "findings.json"
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 
