@@ -262,7 +262,7 @@ fn unknown_importers_mean_the_whole_project_named_in_the_summary() {
         "(importers unknown: the import analyzer `no-such-analyzer-qg` is not installed (install: {}/bin/pip install ruff); the gates that check importers checked the whole project)",
         common::tools_venv().display()
     );
-    assert!(summary.ends_with(&expected), "{summary}");
+    assert!(summary.contains(&expected), "{summary}");
     assert_eq!(run.gate("mypy")["files_checked"], 4);
     assert_eq!(run.gate("ruff_check")["files_checked"], 1);
     assert_eq!(violation_keys(&run.gate("mypy")).len(), 2);
