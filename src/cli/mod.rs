@@ -12,6 +12,7 @@ macro_rules! warn_user {
 mod baseline;
 mod doctor;
 mod files;
+mod history;
 mod init;
 mod interrupt;
 mod progress;
@@ -50,6 +51,9 @@ enum Command {
         #[command(subcommand)]
         action: baseline::BaselineAction,
     },
+    /// This branch's recent runs, and whether they are improving, stuck,
+    /// degrading or oscillating; gates that fail most or error now and then.
+    History(history::HistoryArgs),
     /// Write a .st3/quality.yaml tailored to this project.
     Init(init::InitArgs),
     /// Check that every active gate's tool, the config, git and the state are in order.
@@ -96,6 +100,7 @@ pub fn main() -> i32 {
         Command::Files(args) => files::command(args),
         Command::State { action } => state::command(action),
         Command::Baseline { action } => baseline::command(action),
+        Command::History(args) => history::command(args),
         Command::Init(args) => init::command(args),
         Command::Doctor(args) => doctor::command(args),
         Command::Completions { shell } => {

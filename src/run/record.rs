@@ -177,6 +177,7 @@ fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport)
                 .get(&g.id)
                 .and_then(|gate| gate.unresolved_imports.as_ref())
                 .map_or(0, |u| crate::outcome::count_unresolved_imports(g, &u.codes)),
+            duration_ms: g.duration_ms,
         })
         .collect();
     RunRecord {

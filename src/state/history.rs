@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 /// Where the history lives, relative to the root.
 pub(crate) const HISTORY_FILE: &str = ".st3/history.jsonl";
 
-/// Past this many runs the oldest are dropped, down to [`KEEP`].
+/// Past this many runs in the file, each branch is trimmed to its newest
+/// [`KEEP_PER_BRANCH`] (a busy branch never pushes out a quiet one's).
 const MAX_RUNS: usize = 1000;
-/// Runs kept when the history is trimmed.
-const KEEP: usize = 500;
+/// Runs kept per branch when the history is trimmed.
+const KEEP_PER_BRANCH: usize = 200;
 
 /// One run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +48,9 @@ pub(crate) struct GateRecord {
     /// Of them, unresolved imports (see `unresolved_imports` in the config).
     #[serde(default)]
     pub(crate) unresolved_imports: usize,
+    /// Wall time of the tool.
+    #[serde(default)]
+    pub(crate) duration_ms: u64,
 }
 
 /// Appends `record` (one line, one `write`, so concurrent runs never
@@ -63,10 +67,29 @@ pub(crate) fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
     file.write_all(&line)?;
     drop(file);
     let text = fs::read_to_string(&path)?;
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.len() > MAX_RUNS {
-        let kept = lines[lines.len() - KEEP..].join("\n") + "\n";
-        crate::atomic_file::write(&path, kept.as_bytes())?;
+    if text.lines().count() > MAX_RUNS {
+        let runs: Vec<RunRecord> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let mut left: std::collections::HashMap<Option<&str>, usize> = Default::default();
+        let mut kept: Vec<&RunRecord> = runs
+            .iter()
+            .rev()
+            .filter(|run| {
+                let left = left.entry(run.branch.as_deref()).or_insert(KEEP_PER_BRANCH);
+                let keep = *left > 0;
+                *left = left.saturating_sub(1);
+                keep
+            })
+            .collect();
+        kept.reverse();
+        let mut out = Vec::new();
+        for run in kept {
+            out.extend(serde_json::to_vec(run).map_err(std::io::Error::from)?);
+            out.push(b'\n');
+        }
+        crate::atomic_file::write(&path, &out)?;
     }
     Ok(())
 }
@@ -97,13 +120,19 @@ mod tests {
     }
 
     #[test]
-    fn appends_reads_back_and_stays_bounded() {
+    fn appends_reads_back_and_stays_bounded_per_branch() {
         let tmp = tempfile::tempdir().unwrap();
+        let mut quiet = record(0);
+        quiet.branch = Some("quiet".into());
+        append(tmp.path(), &quiet).unwrap();
         for n in 0..MAX_RUNS + 1 {
             append(tmp.path(), &record(n)).unwrap();
         }
         let runs = read(tmp.path());
-        assert_eq!(runs.len(), KEEP);
+        // Trimmed when the 1,001st line came (the quiet run and 200 of
+        // main's), then one more appended.
+        assert_eq!(runs.len(), 1 + KEEP_PER_BRANCH + 1);
+        assert_eq!(runs[0], quiet, "a quiet branch keeps its runs");
         assert_eq!(runs.last().unwrap(), &record(MAX_RUNS));
         fs::write(tmp.path().join(HISTORY_FILE), "garbage\n{\"at\":\"x\"}\n").unwrap();
         append(tmp.path(), &record(7)).unwrap();

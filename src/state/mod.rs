@@ -6,6 +6,7 @@ pub(crate) mod findings;
 pub(crate) mod history;
 mod store;
 mod transition;
+pub(crate) mod trend;
 
 use std::collections::BTreeMap;
 
