@@ -321,3 +321,77 @@ mod tests {
         assert_eq!(run(&old, &new).matched, [None]);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Small alphabets, so that collisions (the hard cases) are common.
+    fn entries() -> impl Strategy<Value = Vec<Entry>> {
+        prop::collection::vec(
+            ("[ab]", "[xy]", "[12]", "[pq]", 1u64..40).prop_map(
+                |(path, code, hash, message, line)| Entry {
+                    path: format!("{path}.py"),
+                    gate: "g".into(),
+                    code,
+                    message,
+                    line_hash: hash,
+                    line: Some(line),
+                },
+            ),
+            0..40,
+        )
+    }
+
+    fn check_one_to_one(m: &Matching, remembered: usize) {
+        let used: Vec<usize> = m.matched.iter().flatten().map(|(i, _)| *i).collect();
+        let unique: std::collections::BTreeSet<usize> = used.iter().copied().collect();
+        assert_eq!(used.len(), unique.len(), "a remembered entry matched twice");
+        assert_eq!(used.len() + m.unmatched.len(), remembered);
+        assert!(m.unmatched.iter().all(|i| !unique.contains(i)));
+    }
+
+    proptest! {
+        #[test]
+        fn matching_is_one_to_one(old in entries(), new in entries()) {
+            let m = match_entries(&old, &new, &mut |_| None);
+            check_one_to_one(&m, old.len());
+            // Never set semantics: more current findings than remembered ones
+            // leave at least the surplus new.
+            let new_count = m.matched.iter().filter(|x| x.is_none()).count();
+            prop_assert!(new_count >= new.len().saturating_sub(old.len()));
+        }
+
+        #[test]
+        fn shifted_and_shuffled_findings_all_match_exactly(
+            old in entries(), shift in 0u64..100, seed in any::<u64>()
+        ) {
+            let mut new: Vec<Entry> = old
+                .iter()
+                .map(|e| Entry { line: e.line.map(|l| l + shift), ..e.clone() })
+                .collect();
+            // A deterministic shuffle: functions moved around.
+            let len = new.len();
+            for i in (1..len).rev() {
+                new.swap(i, (seed.wrapping_mul(i as u64 + 7) % (i as u64 + 1)) as usize);
+            }
+            let m = match_entries(&old, &new, &mut |_| None);
+            prop_assert!(m.matched.iter().all(|x| matches!(x, Some((_, Tier::Exact)))));
+            prop_assert!(m.unmatched.is_empty());
+        }
+
+        #[test]
+        fn each_added_copy_is_exactly_one_new(old in entries(), copies in 1usize..5) {
+            prop_assume!(!old.is_empty());
+            let mut new = old.clone();
+            for _ in 0..copies {
+                new.push(old[0].clone());
+            }
+            let m = match_entries(&old, &new, &mut |_| None);
+            prop_assert_eq!(m.matched.iter().filter(|x| x.is_none()).count(), copies);
+            prop_assert!(m.unmatched.is_empty());
+        }
+    }
+}
