@@ -145,8 +145,10 @@ def default_commands():
     """The four default gates' argv, read from the embedded config."""
     import re
 
-    text = default_config()
+    # Only the gates': the `import_graph` analyzer above them is no gate.
+    text = default_config().split("\ngates:", 1)[1]
     found = re.findall(r"command: (\[[^\]]*\])", text)
+    assert len(found) == 4, found
     return [json.loads(c) for c in found]
 
 

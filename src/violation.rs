@@ -96,7 +96,7 @@ pub(crate) struct Tracking {
     /// the normalized message, plus an occurrence index (never the line
     /// number, so unrelated edits keep it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) fingerprint: Option<String>,
+    pub(crate) fingerprint: Option<Fingerprint>,
     /// `new` or `unchanged` when a baseline is in use.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) baseline_state: Option<BaselineState>,
@@ -104,10 +104,42 @@ pub(crate) struct Tracking {
     /// file-level finding or an unreadable line).
     #[serde(skip)]
     pub(crate) line_hash: String,
-    /// The message as the baseline compares it (see
-    /// `baseline::fingerprint::normalize_message`).
+    /// The message as the baseline compares it, when that differs from
+    /// the message (see `baseline::fingerprint::normalize_message`).
     #[serde(skip)]
-    pub(crate) normalized_message: String,
+    pub(crate) normalized_message: Option<String>,
+}
+
+/// A SHA-1 fingerprint, held as bytes (a run may hold 100,000) and
+/// written as 40 hex digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Fingerprint(pub(crate) [u8; 20]);
+
+impl Fingerprint {
+    /// The first 8 bytes: enough to tell one file's findings apart.
+    pub(crate) fn short(&self) -> u64 {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&self.0[..8]);
+        u64::from_be_bytes(head)
+    }
+}
+
+impl std::fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 40];
+        for (i, b) in self.0.iter().enumerate() {
+            hex[2 * i] = DIGITS[usize::from(b >> 4)];
+            hex[2 * i + 1] = DIGITS[usize::from(b & 0xf)];
+        }
+        f.write_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"))
+    }
+}
+
+impl Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// A violation measured against the committed baseline.
@@ -131,6 +163,14 @@ impl BaselineState {
 }
 
 impl Violation {
+    /// The message as fingerprints and the baseline compare it.
+    pub(crate) fn normalized_message(&self) -> &str {
+        self.tracking
+            .normalized_message
+            .as_deref()
+            .unwrap_or(&self.message)
+    }
+
     /// True when the violation sits at or above `threshold`.
     pub(crate) fn fails_at(&self, threshold: Severity) -> bool {
         self.severity >= threshold

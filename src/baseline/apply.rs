@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::file::Baseline;
-use super::fingerprint::normalize_message;
 use super::matcher::{match_entries, Comparable, Entry, Matching, Parts, Tier};
 use crate::git::LineMap;
 use crate::outcome::{GateResult, GateStatus};
@@ -46,7 +45,6 @@ pub(crate) fn apply(
     warnings: &mut Vec<String>,
 ) -> (BaselineSummary, Fixed) {
     let mut lines = Lines::new(ws, baseline.header.commit.as_deref(), warnings);
-    let root = ws.root.to_string_lossy().into_owned();
     let mut summary = BaselineSummary::default();
     let mut fixed = Vec::new();
     for gate in gates.iter_mut() {
@@ -63,22 +61,10 @@ pub(crate) fn apply(
             .map(|(i, e)| (i, lines.renamed(e)))
             .filter(|(_, e)| e.path.is_empty() || files.contains(&e.path) || !lines.exists(&e.path))
             .unzip();
-        // Each message is normalized once (when fingerprinted) and moved here.
-        let messages: Vec<String> = gate
-            .violations
-            .iter_mut()
-            .map(
-                |v| match std::mem::take(&mut v.tracking.normalized_message) {
-                    m if m.is_empty() => normalize_message(&v.message, &root),
-                    m => m,
-                },
-            )
-            .collect();
         let current: Vec<Parts<'_>> = gate
             .violations
             .iter()
-            .zip(&messages)
-            .map(|(v, message)| parts_of(&gate.id, v, message))
+            .map(|v| parts_of(&gate.id, v, v.normalized_message()))
             .collect();
         let mut matching = match_entries(&remembered, &current, &mut |k| {
             lines.near(&baseline.entries[indices[k]].path, &remembered[k])
@@ -149,24 +135,17 @@ fn follow_moved_code<'a>(
         .retain(|k| !gone.contains(k) || still_gone.contains(k));
 }
 
-/// A current violation as the matcher compares it.
-pub(crate) fn entry_of(gate: &str, v: &Violation, root: &str) -> Entry {
-    let message = match v.tracking.normalized_message.is_empty() {
-        true => normalize_message(&v.message, root),
-        false => v.tracking.normalized_message.clone(),
-    };
-    entry_with_message(gate, v, message)
-}
-
-fn entry_with_message(gate: &str, v: &Violation, message: String) -> Entry {
-    let parts = parts_of(gate, v, &message);
+/// A current violation as the matcher compares it (fingerprinted first:
+/// see `fingerprint::stamp`).
+pub(crate) fn entry_of(gate: &str, v: &Violation) -> Entry {
+    let parts = parts_of(gate, v, v.normalized_message());
     Entry {
         path: parts.path.to_string(),
         gate: gate.to_string(),
         code: parts.code.to_string(),
         line_hash: parts.line_hash.to_string(),
         line: parts.line,
-        message,
+        message: parts.message.to_string(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! line's content, the message with its volatile parts normalized), never
 //! where it is, so an edit elsewhere in the file keeps it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
@@ -9,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::outcome::GateResult;
-use crate::violation::Violation;
+use crate::violation::{Fingerprint, Violation};
 
 /// ANSI escape sequences some tools put in messages.
 static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").unwrap());
@@ -18,19 +19,19 @@ static LINE_NUMBERS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(lines?) \d+|(\.pyi?|\.ipynb):\d+(:\d+)?").unwrap());
 
 /// The message as it is compared: no ANSI, no absolute root prefix, no
-/// line numbers, whitespace runs collapsed.
-pub(crate) fn normalize_message(message: &str, root: &str) -> String {
+/// line numbers, whitespace runs collapsed. Borrowed when that changes
+/// nothing, as for most messages.
+pub(crate) fn normalize_message<'m>(message: &'m str, root: &str) -> Cow<'m, str> {
     let volatile = message.contains('\x1b')
         || message.bytes().any(|b| b.is_ascii_digit())
         || (!root.is_empty() && message.contains(root));
     if !volatile {
-        // Most messages have nothing to normalize but their spacing.
-        return message.split_whitespace().collect::<Vec<_>>().join(" ");
+        return collapse_whitespace(message);
     }
     let plain = ANSI.replace_all(message, "");
-    let relative = match root.is_empty() {
-        true => plain.into_owned(),
-        false => plain.replace(&format!("{root}/"), ""),
+    let relative = match !root.is_empty() && plain.contains(root) {
+        true => plain.replace(&format!("{root}/"), ""),
+        false => plain.into_owned(),
     };
     let unnumbered = LINE_NUMBERS.replace_all(&relative, |caps: &regex::Captures<'_>| {
         match (caps.get(1), caps.get(2)) {
@@ -39,34 +40,75 @@ pub(crate) fn normalize_message(message: &str, root: &str) -> String {
             (None, None) => String::new(),
         }
     });
-    unnumbered.split_whitespace().collect::<Vec<_>>().join(" ")
+    match collapse_whitespace(&unnumbered) {
+        Cow::Borrowed(same) if same == message => Cow::Borrowed(message),
+        other => Cow::Owned(other.into_owned()),
+    }
+}
+
+/// `text` with each run of whitespace one space, trimmed.
+fn collapse_whitespace(text: &str) -> Cow<'_, str> {
+    let tidy = !text.starts_with(char::is_whitespace)
+        && !text.ends_with(char::is_whitespace)
+        && !text
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0].is_ascii_whitespace() && w[1].is_ascii_whitespace())
+        && !text.bytes().any(|b| b.is_ascii_whitespace() && b != b' ');
+    match tidy {
+        true => Cow::Borrowed(text),
+        false => Cow::Owned(text.split_whitespace().collect::<Vec<_>>().join(" ")),
+    }
 }
 
 /// Hash of a source line with every whitespace byte removed (so
 /// re-indenting or reformatting the line keeps it); `""` for an empty line.
 pub(crate) fn line_hash(line: &[u8]) -> String {
-    let dense: Vec<u8> = line
-        .iter()
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
-    match dense.is_empty() {
-        true => String::new(),
-        false => crate::git::hash_blob(&dense)[..16].to_string(),
+    let mut hasher = sha1_smol::Sha1::new();
+    let mut any = false;
+    for part in line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|p| !p.is_empty())
+    {
+        hasher.update(part);
+        any = true;
+    }
+    match any {
+        true => hex(&hasher.digest().bytes()[..8]),
+        false => String::new(),
     }
 }
 
-/// The fingerprint of a violation whose identity parts are these, the
-/// `occurrence`-th (from 0) among violations sharing all of them.
-fn fingerprint(gate: &str, v: &Violation, occurrence: usize) -> String {
-    let identity = format!(
-        "qg/v2\0{gate}\0{}\0{}\0{}\0{}\0{occurrence}",
+/// The fingerprint of a violation, the `occurrence`-th (from 0) among
+/// violations sharing all its identity parts: SHA-1 (stable across
+/// platforms and releases) of the parts, each ended by a NUL.
+fn fingerprint(gate: &str, v: &Violation, occurrence: usize) -> Fingerprint {
+    let mut hasher = sha1_smol::Sha1::new();
+    for part in [
+        "qg/v2",
+        gate,
         v.file.as_deref().unwrap_or(""),
         v.code.as_deref().unwrap_or(""),
-        v.tracking.line_hash,
-        v.tracking.normalized_message,
-    );
-    crate::git::hash_blob(identity.as_bytes())
+        &v.tracking.line_hash,
+        v.normalized_message(),
+    ] {
+        hasher.update(part.as_bytes());
+        hasher.update(b"\0");
+    }
+    hasher.update(occurrence.to_string().as_bytes());
+    Fingerprint(hasher.digest().bytes())
+}
+
+/// Lower-case hex of `bytes` (formatting machinery was a tenth of the
+/// cost of fingerprinting 100,000 findings).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 /// Fills in every violation's line hash, normalized message and
@@ -83,7 +125,10 @@ pub(crate) fn stamp(root: &Path, gates: &mut [GateResult]) {
                     (Some(file), Some(line), None) => sources.line_hash(file, line),
                     _ => String::new(),
                 };
-                v.tracking.normalized_message = normalize_message(&v.message, &root_text);
+                v.tracking.normalized_message = match normalize_message(&v.message, &root_text) {
+                    Cow::Borrowed(_) => None,
+                    Cow::Owned(changed) => Some(changed),
+                };
             }
         });
         let occurrences = occurrences(&gate.violations);
@@ -109,7 +154,7 @@ fn occurrences(violations: &[Violation]) -> Vec<usize> {
                 v.file.as_deref().unwrap_or(""),
                 v.code.as_deref().unwrap_or(""),
                 v.tracking.line_hash.as_str(),
-                v.tracking.normalized_message.as_str(),
+                v.normalized_message(),
             );
             let count = seen.entry(key).or_insert(0);
             *count += 1;

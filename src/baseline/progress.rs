@@ -9,9 +9,6 @@ use rustc_hash::FxHashMap;
 use crate::outcome::{GateResult, GateStatus, Progress};
 use crate::state::findings::BranchFindings;
 
-/// Enough of a fingerprint to tell findings of one file apart.
-const KEPT_HEX: usize = 16;
-
 /// Sets each gate's `since_last_run` from `previous` (absent on a branch's
 /// first run: nothing to compare with) and returns the branch's findings
 /// updated with this run's files, and the totals.
@@ -33,12 +30,15 @@ pub(crate) fn compare(
         let mut progress = Progress::default();
         let elsewhere = now.keys().copied().filter(|f| !files.contains(*f));
         for file in files.iter().map(String::as_str).chain(elsewhere) {
-            let found = now.get(file).cloned().unwrap_or_default();
+            let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
             let before = match found.is_empty() {
                 true => record.remove(file),
-                false => record.insert(file.to_string(), found.clone()),
+                false => record.insert(file.to_string(), encode(found)),
             };
-            progress.add(difference(before.as_deref().unwrap_or_default(), &found));
+            progress.add(difference(
+                &decode(before.as_deref().unwrap_or_default()),
+                found,
+            ));
         }
         if previous.is_some() {
             gate.since_last_run = Some(progress);
@@ -51,15 +51,14 @@ pub(crate) fn compare(
     (updated, previous.map(|_| total))
 }
 
-/// This run's fingerprints of `gate`, per file (`""` for none), sorted.
-fn by_file(gate: &GateResult) -> FxHashMap<&str, Vec<String>> {
-    let mut files: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+/// This run's short fingerprints of `gate`, per file (`""` for none), sorted.
+fn by_file(gate: &GateResult) -> FxHashMap<&str, Vec<u64>> {
+    let mut files: FxHashMap<&str, Vec<u64>> = FxHashMap::default();
     for v in &gate.violations {
-        let fingerprint = v.tracking.fingerprint.as_deref().unwrap_or("");
         files
             .entry(v.file.as_deref().unwrap_or(""))
             .or_default()
-            .push(fingerprint[..fingerprint.len().min(KEPT_HEX)].to_string());
+            .push(v.tracking.fingerprint.map_or(0, |f| f.short()));
     }
     for list in files.values_mut() {
         list.sort_unstable();
@@ -67,8 +66,24 @@ fn by_file(gate: &GateResult) -> FxHashMap<&str, Vec<String>> {
     files
 }
 
+/// The record of a file: 16 hex digits per finding.
+fn encode(fingerprints: &[u64]) -> String {
+    fingerprints.iter().map(|f| format!("{f:016x}")).collect()
+}
+
+/// The findings of a record (a damaged one reads as fewer findings).
+fn decode(record: &str) -> Vec<u64> {
+    let mut out: Vec<u64> = record
+        .as_bytes()
+        .chunks_exact(16)
+        .filter_map(|c| u64::from_str_radix(std::str::from_utf8(c).ok()?, 16).ok())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// Multiset difference of two sorted lists.
-fn difference(before: &[String], now: &[String]) -> Progress {
+fn difference(before: &[u64], now: &[u64]) -> Progress {
     let (mut i, mut j, mut still) = (0, 0, 0);
     while i < before.len() && j < now.len() {
         match before[i].cmp(&now[j]) {
@@ -92,29 +107,12 @@ fn difference(before: &[String], now: &[String]) -> Progress {
 mod tests {
     use super::*;
 
-    fn list(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
-    }
-
     #[test]
     fn a_multiset_difference_counts_repeats() {
-        let p = difference(&list(&["a", "a", "b"]), &list(&["a", "c", "c"]));
-        assert_eq!(
-            p,
-            Progress {
-                fixed: 2,
-                new: 2,
-                still: 1
-            }
-        );
-        let p = difference(&list(&[]), &list(&["x"]));
-        assert_eq!(
-            p,
-            Progress {
-                fixed: 0,
-                new: 1,
-                still: 0
-            }
-        );
+        let p = difference(&[1, 1, 2], &[1, 3, 3]);
+        assert_eq!((p.fixed, p.new, p.still), (2, 2, 1));
+        let p = difference(&[], &[9]);
+        assert_eq!((p.fixed, p.new, p.still), (0, 1, 0));
+        assert_eq!(decode(&encode(&[3, u64::MAX, 1])), [1, 3, u64::MAX]);
     }
 }

@@ -124,7 +124,11 @@ pub(crate) fn findings(report: &RunReport) -> Vec<Finding<'_>> {
         .map(|(gate, violation)| Finding {
             gate,
             violation,
-            fingerprint: violation.tracking.fingerprint.clone().unwrap_or_default(),
+            fingerprint: violation
+                .tracking
+                .fingerprint
+                .map(|f| f.to_string())
+                .unwrap_or_default(),
         })
         .collect()
 }

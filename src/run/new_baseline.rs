@@ -52,7 +52,6 @@ pub(crate) fn write_baseline(
         .iter()
         .filter(|g| g.status != GateStatus::Skipped)
         .collect();
-    let root = workspace.root.to_string_lossy().into_owned();
     let mut entries: Vec<_> = previous
         .entries
         .into_iter()
@@ -63,7 +62,7 @@ pub(crate) fn write_baseline(
         entries.extend(
             gate.violations
                 .iter()
-                .map(|v| baseline::entry_of(&gate.id, v, &root)),
+                .map(|v| baseline::entry_of(&gate.id, v)),
         );
         match &gate.tool_version {
             Some(version) => tools.insert(gate.id.clone(), version.clone()),

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 /// Where the findings live, relative to the root (local state, ignored).
 pub(crate) const FINDINGS_FILE: &str = ".st3/findings.json";
 
-/// Gate id → root-relative file → fingerprints (sorted, with repeats).
-pub(crate) type BranchFindings = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+/// Gate id → root-relative file → the first 16 hex digits of each
+/// finding's fingerprint, sorted, repeats kept, concatenated (one string
+/// per file keeps a record of 100,000 findings quick to read and write).
+pub(crate) type BranchFindings = BTreeMap<String, BTreeMap<String, String>>;
 
 /// Every branch's last known findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
