@@ -329,3 +329,18 @@ fn a_deletion_the_graph_never_saw_makes_importers_unknown() {
         [key("pkg/b.py", 1, "import-not-found")]
     );
 }
+
+#[test]
+fn the_import_graph_cache_never_shows_in_git_status() {
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    repo.qg(&["run", "--scope", "project", "--no-progress"]);
+    repo.write("pkg/a.py", &format!("{A}\n"));
+    repo.run();
+    assert!(repo.path().join(".st3/import-graph.json").exists());
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "-uall"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), " M pkg/a.py\n");
+}

@@ -31,6 +31,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "tool-versions.json"
         || name == "history.jsonl"
         || name == "findings.json"
+        || name == "import-graph.json"
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 
