@@ -142,14 +142,11 @@ def default_config():
 
 
 def default_commands():
-    """The four default gates' argv, read from the embedded config."""
-    import re
+    """The four default gates' argv (`execution.command`), in `active_gates` order."""
+    import yaml  # PyYAML comes with pre-commit (bench/requirements.txt)
 
-    # Only the gates': the `import_graph` analyzer above them is no gate.
-    text = default_config().split("\ngates:", 1)[1]
-    found = re.findall(r"command: (\[[^\]]*\])", text)
-    assert len(found) == 4, found
-    return [json.loads(c) for c in found]
+    config = yaml.safe_load(default_config())
+    return [config["gates"][g]["execution"]["command"] for g in config["active_gates"]]
 
 
 def project_files(root: Path):

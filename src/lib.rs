@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod file_name;
+pub mod fix;
 pub mod git;
 pub mod globs;
 pub mod graph;

@@ -12,6 +12,7 @@ macro_rules! warn_user {
 mod baseline;
 mod doctor;
 mod files;
+mod fix;
 mod history;
 mod init;
 mod interrupt;
@@ -39,6 +40,9 @@ pub(crate) struct Cli {
 enum Command {
     /// Run the configured gates on the resolved scope.
     Run(run::RunArgs),
+    /// Fix what the gates can fix (ruff format, ruff check --fix) in the
+    /// scope, then check again: what was fixed, which files changed, what is left.
+    Fix(fix::FixArgs),
     /// Print the resolved scope without running any tool.
     Files(files::FilesArgs),
     /// Show or reset this branch's baseline state (.st3/state.json).
@@ -98,6 +102,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::command(args),
         Command::Files(args) => files::command(args),
+        Command::Fix(args) => fix::command(args),
         Command::State { action } => state::command(action),
         Command::Baseline { action } => baseline::command(action),
         Command::History(args) => history::command(args),

@@ -245,13 +245,24 @@ impl Compiler<'_> {
                 ));
             }
         }
-        if raw.capabilities.supports_autofix && raw.fix_hint.is_none() {
-            // The capability promises a fixer; without its command nothing
-            // could tell the user (or `qg fix`) how to run it.
-            return Err(self.error(
-                &key("capabilities.supports_autofix"),
-                "is true but the gate has no `fix_hint` naming the fix command".to_string(),
-            ));
+        match (&raw.fix, raw.capabilities.supports_autofix) {
+            // The capability promises a fixer: `qg fix` runs its command.
+            (None, true) => {
+                return Err(self.error(
+                    &key("capabilities.supports_autofix"),
+                    "is true but the gate has no `fix: {command: [...]}` to run".to_string(),
+                ))
+            }
+            (Some(_), false) => {
+                return Err(self.error(
+                    &key("fix"),
+                    "needs `capabilities.supports_autofix: true`".to_string(),
+                ))
+            }
+            (Some(fix), true) if fix.command.is_empty() => {
+                return Err(self.error(&key("fix.command"), "must name a program".to_string()))
+            }
+            _ => {}
         }
         let hints = [
             ("fix_hint", &raw.fix_hint, "{files}"),
@@ -298,6 +309,12 @@ impl Compiler<'_> {
             unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
                 codes: u.codes,
                 advice: u.advice,
+            }),
+            fix: raw.fix.map(|f| FixSpec {
+                command: f.command,
+                exit_codes_ok: f.exit_codes_ok,
+                unsafe_args: f.unsafe_args,
+                diff_args: f.diff_args,
             }),
             selection: raw.selection.map(|s| {
                 let key = |k: schema::RawSelectionKey| SelectionKey {

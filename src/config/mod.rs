@@ -115,10 +115,19 @@ mod tests {
     }
 
     #[test]
-    fn a_gate_claiming_a_fixer_must_name_its_command() {
+    fn a_gate_claiming_a_fixer_must_have_one() {
         let text = "version: \"1\"\ngates:\n  lint:\n    execution: {command: [lint]}\n    parsing: {strategy: exit_code}\n    capabilities: {supports_autofix: true}\nactive_gates: [lint]\n";
         let message = parse(text, "q.yaml").unwrap_err().to_string();
         assert!(message.contains("supports_autofix"), "{message}");
-        assert!(message.contains("fix_hint"), "{message}");
+        assert!(message.contains("fix: {command"), "{message}");
+        let text = text.replace(
+            "capabilities: {supports_autofix: true}",
+            "fix: {command: [lint, --fix]}",
+        );
+        let message = parse(&text, "q.yaml").unwrap_err().to_string();
+        assert!(
+            message.contains("needs `capabilities.supports_autofix: true`"),
+            "{message}"
+        );
     }
 }

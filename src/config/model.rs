@@ -123,6 +123,22 @@ pub struct Gate {
     /// tool's own whole-project invocation, and partial scopes pass only
     /// files it would check.
     pub(crate) selection: Option<SelectionSpec>,
+    /// How the tool fixes its findings in place (`qg fix`); present iff
+    /// `capabilities.supports_autofix`.
+    pub(crate) fix: Option<FixSpec>,
+}
+
+/// A gate's fixer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FixSpec {
+    /// Program and arguments; the files are appended.
+    pub(crate) command: Vec<String>,
+    /// Exit codes of a fixer that did its job.
+    pub(crate) exit_codes_ok: Vec<i32>,
+    /// Added for `--unsafe`.
+    pub(crate) unsafe_args: Vec<String>,
+    /// Added for `--diff`.
+    pub(crate) diff_args: Vec<String>,
 }
 
 /// How a tool picks its own files (the selection module reads it).

@@ -137,6 +137,30 @@ pub(crate) struct RawGate {
     pub(crate) unresolved_imports: Option<RawUnresolvedImports>,
     #[serde(default)]
     pub(crate) selection: Option<RawSelection>,
+    #[serde(default)]
+    pub(crate) fix: Option<RawFix>,
+}
+
+/// `fix`: the command that fixes a gate's findings in place (`qg fix`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFix {
+    /// Program and arguments; the files to fix are appended.
+    pub(crate) command: Vec<String>,
+    /// Exit codes of a fixer that did its job (ruff check --fix exits 1
+    /// when findings it cannot fix remain).
+    #[serde(default = "default_fix_ok")]
+    pub(crate) exit_codes_ok: Vec<i32>,
+    /// Added for `qg fix --unsafe`.
+    #[serde(default)]
+    pub(crate) unsafe_args: Vec<String>,
+    /// Added for `qg fix --diff`: the tool prints the change, writes nothing.
+    #[serde(default)]
+    pub(crate) diff_args: Vec<String>,
+}
+
+fn default_fix_ok() -> Vec<i32> {
+    vec![0]
 }
 
 /// `selection`: how the tool picks its files itself.

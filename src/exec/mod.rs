@@ -393,3 +393,41 @@ fn write_log(
     };
     artifacts::write(ctx.tools.root, ctx.logging, &entry).map(Some)
 }
+
+/// Runs `argv` — a gate's fixer, say — on `files` the way the gate's own
+/// tool runs: resolved the same way, in the gate's working directory, with
+/// its environment and file arguments, under its timeout. Files are passed
+/// in groups that fit a command line.
+pub(crate) fn run_on_files(
+    ctx: &ExecContext<'_>,
+    gate: &Gate,
+    argv: &[String],
+    files: &[String],
+) -> Result<Vec<process::Finished>, String> {
+    let tool = ctx.tools.resolve_program(&argv[0]).map_err(|e| match e {
+        ResolveError::NotFound { .. } => format!("`{}` is not installed", argv[0]),
+        ResolveError::NotExecutable(path) => {
+            format!("{} is not executable", path.display())
+        }
+    })?;
+    let cwd = process::working_dir(ctx.tools.root, gate.working_dir.as_deref());
+    let env = environment(gate, &tool, ctx);
+    let mut runs = Vec::new();
+    for group in files.chunks(FILES_PER_FIX_COMMAND) {
+        let mut args: Vec<OsString> = argv[1..].iter().map(OsString::from).collect();
+        args.extend(group.iter().map(|f| file_argument(gate, f, ctx.tools.root)));
+        let invocation = process::Invocation {
+            label: &gate.id,
+            program: &tool.path,
+            args: &args,
+            cwd: &cwd,
+            env: &env,
+            timeout: gate.timeout,
+        };
+        runs.push(process::run(&invocation).map_err(|e| format!("`{}`: {e}", argv[0]))?);
+    }
+    Ok(runs)
+}
+
+/// Files per fixer command: far below any command-line limit.
+const FILES_PER_FIX_COMMAND: usize = 500;

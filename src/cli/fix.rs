@@ -1,0 +1,117 @@
+//! `qg fix`: fix what the gates can fix in the scope, then check again.
+
+use clap::Args;
+
+use super::progress::TerminalObserver;
+use super::{current_dir, print_stdout, ScopeArgs};
+use crate::baseline::BaselineUse;
+use crate::error::QgError;
+use crate::fix::{self, FixOptions, FixReport};
+use crate::report::{self, summary::summary_line, Format};
+use crate::run::RunOptions;
+
+#[derive(Debug, Args)]
+pub(super) struct FixArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Fix only this gate's findings (repeatable).
+    #[arg(long = "gate", value_name = "ID")]
+    gates: Vec<String>,
+    /// Also apply the fixes the tools call unsafe (ruff's --unsafe-fixes).
+    #[arg(long = "unsafe")]
+    unsafe_fixes: bool,
+    /// Print the changes the fixers would make; write nothing.
+    #[arg(long)]
+    diff: bool,
+    /// Output format: human, or json for agents and scripts.
+    #[arg(long, value_enum, default_value = "human")]
+    format: FixFormat,
+    /// No live progress display.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FixFormat {
+    Human,
+    Json,
+}
+
+pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
+    let options = FixOptions {
+        run: RunOptions {
+            cwd: current_dir()?,
+            config: args.scope.config.clone(),
+            scope: args.scope.request(),
+            gates: args.gates.clone(),
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            no_state: false,
+            baseline: BaselineUse::Ratchet,
+        },
+        unsafe_fixes: args.unsafe_fixes,
+        diff: args.diff,
+    };
+    super::interrupt::install();
+    let observer = TerminalObserver::new(!args.no_progress, false);
+    let report = fix::fix(&options, &observer)?;
+    drop(observer);
+    let text = match args.format {
+        FixFormat::Human => human(&report),
+        FixFormat::Json => json(&report),
+    };
+    print_stdout(&text);
+    Ok(report.exit_code())
+}
+
+/// `🔧 fixed 12 violations in 3 files (a.py, b.py, c.py); ❌ …` then the
+/// check after fixing, as `qg run` prints it.
+fn human(report: &FixReport) -> String {
+    let mut out = String::new();
+    for error in &report.errors {
+        out.push_str(&format!("qg: fix failed: {error}\n"));
+    }
+    let Some(after) = &report.after else {
+        for (gate, diff) in &report.diffs {
+            out.push_str(&format!("── {gate} ──\n{diff}"));
+        }
+        out.push_str("(--diff: nothing was written)\n");
+        return out;
+    };
+    let files = match report.changed.len() {
+        0 => "no file changed".to_string(),
+        n => format!("in {n} files ({})", report.changed.join(", ")),
+    };
+    out.push_str(&format!("🔧 fixed {} violations {files}\n", report.fixed()));
+    out.push_str(&report::render(after, Format::Human, false));
+    out
+}
+
+fn json(report: &FixReport) -> String {
+    let after = report.after.as_ref().map(|after| {
+        let text = report::render(after, Format::Json, false);
+        serde_json::from_str::<serde_json::Value>(&text).expect("the JSON report parses")
+    });
+    let diffs: serde_json::Map<String, serde_json::Value> = report
+        .diffs
+        .iter()
+        .map(|(gate, diff)| (gate.clone(), serde_json::Value::from(diff.as_str())))
+        .collect();
+    let summary = match &report.after {
+        Some(after) => format!(
+            "🔧 fixed {} violations in {} files; {}",
+            report.fixed(),
+            report.changed.len(),
+            summary_line(after)
+        ),
+        None => "--diff: nothing was written".to_string(),
+    };
+    let json = serde_json::json!({
+        "summary_line": summary,
+        "fixed": report.fixed(),
+        "changed_files": report.changed,
+        "errors": report.errors,
+        "diffs": diffs,
+        "report": after,
+    });
+    serde_json::to_string(&json).expect("a fix report serializes") + "\n"
+}

@@ -1,0 +1,236 @@
+//! `qg fix`: runs each gate's fixer on the files that gate finds failing in
+//! the scope — never another file — then checks again and reports what was
+//! fixed, which files changed and what is left. A fixer that fails leaves
+//! no file half-written: what it touched is put back.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::baseline::BaselineUse;
+use crate::config::Gate;
+use crate::error::QgError;
+use crate::exec::{self, ExecContext, Observer};
+use crate::outcome::{GateResult, GateStatus};
+use crate::process::{Finished, Termination};
+use crate::report::RunReport;
+use crate::run::{self, RunOptions};
+
+/// What `qg fix` was asked to do.
+#[derive(Debug, Clone)]
+pub struct FixOptions {
+    /// The scope, gates and config, as for `qg run`.
+    pub run: RunOptions,
+    /// Also apply fixes the tools call unsafe.
+    pub unsafe_fixes: bool,
+    /// Show the changes, write nothing.
+    pub diff: bool,
+}
+
+/// What `qg fix` did.
+pub(crate) struct FixReport {
+    /// The check before fixing.
+    pub(crate) before: RunReport,
+    /// The check after fixing (none with `--diff`).
+    pub(crate) after: Option<RunReport>,
+    /// Root-relative files whose content the fixers changed, sorted.
+    pub(crate) changed: Vec<String>,
+    /// With `--diff`: each fixer's printed changes, by gate id.
+    pub(crate) diffs: Vec<(String, String)>,
+    /// Fixers that failed (their files were put back), one line each.
+    pub(crate) errors: Vec<String>,
+}
+
+impl FixReport {
+    /// Violations gone between the two checks (0 with `--diff`).
+    pub(crate) fn fixed(&self) -> usize {
+        let count = |r: &RunReport| r.gates.iter().map(|g| g.violations.len()).sum::<usize>();
+        match &self.after {
+            Some(after) => count(&self.before).saturating_sub(count(after)),
+            None => 0,
+        }
+    }
+
+    /// 2 when a fixer failed, else the final check's exit status.
+    pub(crate) fn exit_code(&self) -> i32 {
+        if !self.errors.is_empty() {
+            return 2;
+        }
+        self.after
+            .as_ref()
+            .map_or(self.before.exit_code(), RunReport::exit_code)
+    }
+}
+
+/// Fixers run again while they still change something (one tool's fix can
+/// leave work for another: an import removed, then reformatted).
+const MAX_ROUNDS: usize = 3;
+
+/// Checks the scope, fixes what the gates with a fixer found, checks again.
+pub(crate) fn fix(
+    options: &FixOptions,
+    observer: &dyn Observer<GateResult>,
+) -> Result<FixReport, QgError> {
+    let check = RunOptions {
+        no_state: true,
+        baseline: BaselineUse::Locked,
+        ..options.run.clone()
+    };
+    let before = run::run(&check, observer)?;
+    let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
+    let targets = targets(&config.gates, &before);
+    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    let files: BTreeSet<&String> = targets.iter().flat_map(|(_, files)| files).collect();
+    let original = snapshot(&workspace.root, files.iter().copied());
+    let mut report = FixReport {
+        before,
+        after: None,
+        changed: Vec::new(),
+        diffs: Vec::new(),
+        errors: Vec::new(),
+    };
+    if options.diff {
+        for (gate, files) in &targets {
+            let argv = argv(gate, options.unsafe_fixes, true);
+            match run_fixer(&ctx, gate, &argv, files, true) {
+                Ok(runs) => report.diffs.push((gate.id.clone(), stdout_of(&runs))),
+                Err(why) => report.errors.push(format!("{}: {why}", gate.id)),
+            }
+        }
+        // A diff that wrote anyway is undone: `--diff` never changes a file.
+        for path in changed_since(&workspace.root, &original) {
+            restore(&workspace.root, &path, &original[&path])?;
+            report
+                .errors
+                .push(format!("{path}: changed by a `--diff` run; put back"));
+        }
+        return Ok(report);
+    }
+    for _ in 0..MAX_ROUNDS {
+        let before_round = snapshot(&workspace.root, files.iter().copied());
+        for (gate, files) in &targets {
+            let start = snapshot(&workspace.root, files.iter());
+            let argv = argv(gate, options.unsafe_fixes, false);
+            if let Err(why) = run_fixer(&ctx, gate, &argv, files, false) {
+                for path in changed_since(&workspace.root, &start) {
+                    restore(&workspace.root, &path, &start[&path])?;
+                }
+                report
+                    .errors
+                    .push(format!("{}: {why}; its files were put back", gate.id));
+            }
+        }
+        if changed_since(&workspace.root, &before_round).is_empty() || !report.errors.is_empty() {
+            break;
+        }
+    }
+    report.changed = changed_since(&workspace.root, &original);
+    report.after = Some(run::run(&options.run, observer)?);
+    Ok(report)
+}
+
+/// Per gate with a fixer, the files it found failing (in the scope, in
+/// its own files: the check ran on exactly those).
+fn targets<'c>(
+    gates: &'c BTreeMap<String, Gate>,
+    report: &RunReport,
+) -> Vec<(&'c Gate, Vec<String>)> {
+    report
+        .gates
+        .iter()
+        .filter(|r| r.status == GateStatus::Failed)
+        .filter_map(|r| {
+            let gate = gates.get(&r.id).filter(|g| g.fix.is_some())?;
+            let files: BTreeSet<String> = r
+                .violations
+                .iter()
+                .filter(|v| v.fails_at(r.fail_on))
+                .filter_map(|v| v.file.clone())
+                .collect();
+            (!files.is_empty()).then(|| (gate, files.into_iter().collect()))
+        })
+        .collect()
+}
+
+fn argv(gate: &Gate, unsafe_fixes: bool, diff: bool) -> Vec<String> {
+    let fix = gate.fix.as_ref().expect("targets are gates with a fixer");
+    let mut argv = fix.command.clone();
+    if unsafe_fixes {
+        argv.extend(fix.unsafe_args.iter().cloned());
+    }
+    if diff {
+        argv.extend(fix.diff_args.iter().cloned());
+    }
+    argv
+}
+
+/// Runs a fixer; an exit code it does not list as success, a signal or a
+/// timeout is a failure described by its stderr.
+fn run_fixer(
+    ctx: &ExecContext<'_>,
+    gate: &Gate,
+    argv: &[String],
+    files: &[String],
+    diff: bool,
+) -> Result<Vec<Finished>, String> {
+    let fix = gate.fix.as_ref().expect("targets are gates with a fixer");
+    let runs = exec::run_on_files(ctx, gate, argv, files)?;
+    for run in &runs {
+        let ok = match run.termination {
+            // A diff exits 1 when it has something to show.
+            Termination::Exited(code) => fix.exit_codes_ok.contains(&code) || (diff && code == 1),
+            _ => false,
+        };
+        if !ok {
+            let tail = run.stderr.tail(400).unwrap_or_default();
+            let how = match run.termination {
+                Termination::Exited(code) => format!("exited with code {code}"),
+                Termination::Signaled(signal) => {
+                    format!("killed by {}", crate::process::signal_name(signal))
+                }
+                Termination::TimedOut => "timed out".to_string(),
+            };
+            return Err(format!(
+                "`{}` {how}: {}",
+                argv.join(" "),
+                String::from_utf8_lossy(&tail).trim()
+            ));
+        }
+    }
+    Ok(runs)
+}
+
+fn stdout_of(runs: &[Finished]) -> String {
+    runs.iter()
+        .filter_map(|r| r.stdout.read_all().ok())
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .collect()
+}
+
+/// The content of each file (a file that cannot be read is left out).
+fn snapshot<'a>(
+    root: &std::path::Path,
+    files: impl Iterator<Item = &'a String>,
+) -> BTreeMap<String, Vec<u8>> {
+    files
+        .filter_map(|f| {
+            let bytes = std::fs::read(crate::file_name::join(root, f)).ok()?;
+            Some((f.clone(), bytes))
+        })
+        .collect()
+}
+
+/// The files of `snapshot` whose content is no longer the same.
+fn changed_since(root: &std::path::Path, snapshot: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    snapshot
+        .iter()
+        .filter(|(f, bytes)| {
+            std::fs::read(crate::file_name::join(root, f)).ok().as_ref() != Some(*bytes)
+        })
+        .map(|(f, _)| f.clone())
+        .collect()
+}
+
+fn restore(root: &std::path::Path, file: &str, bytes: &[u8]) -> Result<(), QgError> {
+    let path = crate::file_name::join(root, file);
+    crate::atomic_file::write(&path, bytes)
+        .map_err(|e| QgError::io(format!("cannot put back {file}"), e))
+}
