@@ -78,8 +78,12 @@ pub(crate) fn fix(
     let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
     let targets = targets(&config.gates, &before);
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
-    let files: BTreeSet<&String> = targets.iter().flat_map(|(_, files)| files).collect();
-    let original = snapshot(&workspace.root, files.iter().copied());
+    // Every file a fixer may touch: later rounds only narrow this down.
+    let files: BTreeSet<String> = targets
+        .iter()
+        .flat_map(|(_, files)| files.iter().cloned())
+        .collect();
+    let original = snapshot(&workspace.root, files.iter());
     let mut report = FixReport {
         before,
         after: None,
@@ -104,8 +108,9 @@ pub(crate) fn fix(
         }
         return Ok(report);
     }
-    for _ in 0..MAX_ROUNDS {
-        let before_round = snapshot(&workspace.root, files.iter().copied());
+    let mut targets = targets;
+    for round in 1..=MAX_ROUNDS {
+        let before_round = snapshot(&workspace.root, files.iter());
         for (gate, files) in &targets {
             let start = snapshot(&workspace.root, files.iter());
             let argv = argv(gate, options.unsafe_fixes, false);
@@ -118,7 +123,28 @@ pub(crate) fn fix(
                     .push(format!("{}: {why}; its files were put back", gate.id));
             }
         }
-        if changed_since(&workspace.root, &before_round).is_empty() || !report.errors.is_empty() {
+        let changed = !changed_since(&workspace.root, &before_round).is_empty();
+        if !changed || !report.errors.is_empty() || round == MAX_ROUNDS {
+            break;
+        }
+        // One fixer's change can leave work for another (an import removed,
+        // then the file reformatted): the gates with a fixer check again.
+        let fixers: Vec<String> = targets_gates(&config, &options.run.gates);
+        let recheck = RunOptions {
+            gates: fixers,
+            ..check.clone()
+        };
+        targets = self::targets(&config.gates, &run::run(&recheck, observer)?)
+            .into_iter()
+            .map(|(gate, found)| {
+                (
+                    gate,
+                    found.into_iter().filter(|f| files.contains(f)).collect(),
+                )
+            })
+            .filter(|(_, found): &(&Gate, Vec<String>)| !found.is_empty())
+            .collect();
+        if targets.is_empty() {
             break;
         }
     }
@@ -127,8 +153,22 @@ pub(crate) fn fix(
     Ok(report)
 }
 
-/// Per gate with a fixer, the files it found failing (in the scope, in
-/// its own files: the check ran on exactly those).
+/// The gates of this run that have a fixer.
+fn targets_gates(config: &crate::config::Config, asked: &[String]) -> Vec<String> {
+    let selected: &[String] = match asked.is_empty() {
+        true => &config.active_gates,
+        false => asked,
+    };
+    selected
+        .iter()
+        .filter(|id| config.gates.get(*id).is_some_and(|g| g.fix.is_some()))
+        .cloned()
+        .collect()
+}
+
+/// Per gate with a fixer, the files with findings at its threshold — the
+/// baseline's known ones too: fixing them is welcome (the ratchet then
+/// drops them). Only files the gate checked in the scope can be among them.
 fn targets<'c>(
     gates: &'c BTreeMap<String, Gate>,
     report: &RunReport,
@@ -136,7 +176,7 @@ fn targets<'c>(
     report
         .gates
         .iter()
-        .filter(|r| r.status == GateStatus::Failed)
+        .filter(|r| matches!(r.status, GateStatus::Failed | GateStatus::Passed))
         .filter_map(|r| {
             let gate = gates.get(&r.id).filter(|g| g.fix.is_some())?;
             let files: BTreeSet<String> = r

@@ -170,3 +170,40 @@ fn a_fixer_that_fails_leaves_no_file_half_written() {
         "x = 1\n"
     );
 }
+
+#[test]
+fn findings_the_baseline_knows_are_fixed_too() {
+    let project = Project::fixture("dirty");
+    project
+        .qg_with_tools(&[
+            "baseline",
+            "write",
+            "--gate",
+            "ruff_format",
+            "--no-progress",
+        ])
+        .assert_code(0);
+    let run = project.qg_with_tools(&[
+        "fix",
+        "--scope",
+        "project",
+        "--gate",
+        "ruff_format",
+        "--format",
+        "json",
+        "--no-progress",
+    ]);
+    run.assert_code(0);
+    assert_eq!(
+        run.json()["changed_files"],
+        serde_json::json!(["pkg/badformat.py"]),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.json()["report"]["baseline"]["fixed"],
+        1,
+        "{}",
+        run.stdout
+    );
+}
