@@ -226,6 +226,15 @@ fn fixed_entries_drop_out_only_where_qg_looked_and_never_when_locked() {
     let run = repo.qg(&["run", "--format", "json"]);
     run.assert_code(1);
     assert_eq!(baseline_entries(&repo), known - 1);
+    // The fix hint names the file with the new finding, not b.py's known one.
+    let report = project(&repo, &["--locked"]);
+    let lint = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "ruff_check")
+        .unwrap();
+    assert_eq!(lint["fix_hint"], "ruff check --fix pkg/a.py", "{report}");
 }
 
 #[test]

@@ -169,8 +169,6 @@ fn settle(gate: &mut GateResult) {
         .any(|v| v.fails_at(gate.fail_on) && v.tracking.baseline_state == Some(BaselineState::New));
     if gate.status == GateStatus::Failed && !fails {
         gate.status = GateStatus::Passed;
-        gate.fix_hint = None;
-        gate.rerun_hint = None;
     }
 }
 

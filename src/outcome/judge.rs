@@ -6,6 +6,7 @@ use crate::config::Gate;
 use crate::parse::Unparsed;
 use crate::paths::PathContext;
 use crate::process::{signal_name, Finished, Termination};
+use crate::violation::BaselineState;
 use crate::violation::Violation;
 
 /// Decides the status of a gate whose tool ran to an end.
@@ -137,11 +138,21 @@ pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
     } else {
         GateStatus::Passed
     };
-    let render = |hint: &Option<String>| match failed {
-        true => hint
-            .as_deref()
-            .map(|hint| render_fix_hint(hint, &result.violations, gate)),
-        false => None,
+    render_hints(gate, result);
+}
+
+/// Sets the gate's fix and re-run hints from the files with failing
+/// findings — not those a baseline knows, which fail nothing — and none
+/// when no finding fails.
+pub(crate) fn render_hints(gate: &Gate, result: &mut GateResult) {
+    let counts = |v: &Violation| {
+        v.fails_at(gate.fail_on) && v.tracking.baseline_state != Some(BaselineState::Unchanged)
+    };
+    let failing = result.violations.iter().any(counts);
+    let render = |hint: &Option<String>| {
+        hint.as_deref()
+            .filter(|_| failing)
+            .map(|hint| render_fix_hint(hint, &result.violations, counts))
     };
     result.fix_hint = render(&gate.fix_hint);
     result.rerun_hint = render(&gate.rerun_hint);
@@ -203,10 +214,14 @@ fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
 }
 
 /// `{files}` becomes the files with failing violations, shell-quoted.
-fn render_fix_hint(hint: &str, violations: &[Violation], gate: &Gate) -> String {
+fn render_fix_hint(
+    hint: &str,
+    violations: &[Violation],
+    counts: impl Fn(&Violation) -> bool,
+) -> String {
     let mut files: Vec<&str> = violations
         .iter()
-        .filter(|v| v.fails_at(gate.fail_on))
+        .filter(|v| counts(v))
         .filter_map(|v| v.file.as_deref())
         .collect();
     files.dedup();

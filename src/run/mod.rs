@@ -16,7 +16,7 @@ use crate::baseline::{self, BaselineSummary, BaselineUse};
 use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::Observer;
-use crate::outcome::GateResult;
+use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::report::RunReport;
 use crate::scope::ScopeRequest;
@@ -95,6 +95,7 @@ pub fn run(
     );
     let baseline = measure_against_baseline(
         &workspace,
+        &config,
         options.baseline,
         &mut results,
         &covered,
@@ -126,6 +127,7 @@ pub fn run(
 /// the run uses it), and drops entries found fixed unless `--locked`.
 fn measure_against_baseline(
     workspace: &Workspace,
+    config: &Config,
     usage: BaselineUse,
     results: &mut [GateResult],
     covered: &BTreeMap<String, BTreeSet<String>>,
@@ -138,6 +140,13 @@ fn measure_against_baseline(
         return Ok(None);
     };
     let (mut summary, fixed) = baseline::apply(workspace, &file, results, covered, warnings);
+    // Hints name only the files whose findings still fail the gate.
+    for result in results.iter_mut() {
+        let judged = matches!(result.status, GateStatus::Passed | GateStatus::Failed);
+        if let Some(gate) = config.gates.get(&result.id).filter(|_| judged) {
+            crate::outcome::render_hints(gate, result);
+        }
+    }
     if usage == BaselineUse::Ratchet && !fixed.is_empty() {
         let fixed: BTreeSet<usize> = fixed.into_iter().collect();
         let mut index = 0..;
