@@ -86,25 +86,7 @@ gates:
     }
 
     fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=qg",
-                "-c",
-                "user.email=qg@example.invalid",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::git(self.path(), args)
     }
 
     fn commit(&self, message: &str) -> String {

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::outcome::GateResult;
-use crate::violation::{Fingerprint, Violation};
+use crate::violation::{hex, Fingerprint, Violation};
 
 /// ANSI escape sequences some tools put in messages.
 static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").unwrap());
@@ -97,18 +97,6 @@ fn fingerprint(gate: &str, v: &Violation, occurrence: usize) -> Fingerprint {
     }
     hasher.update(occurrence.to_string().as_bytes());
     Fingerprint(hasher.digest().bytes())
-}
-
-/// Lower-case hex of `bytes` (formatting machinery was a tenth of the
-/// cost of fingerprinting 100,000 findings).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
 }
 
 /// Fills in every violation's line hash, normalized message and

@@ -17,7 +17,7 @@ pub(super) struct FixArgs {
     /// Fix only this gate's findings (repeatable).
     #[arg(long = "gate", value_name = "ID")]
     gates: Vec<String>,
-    /// Also apply the fixes the tools call unsafe (ruff's --unsafe-fixes).
+    /// Also apply the fixes the tools call unsafe (each gate's `fix.unsafe_args`).
     #[arg(long = "unsafe")]
     unsafe_fixes: bool,
     /// Print the changes the fixers would make; write nothing.

@@ -40,8 +40,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Run the configured gates on the resolved scope.
     Run(run::RunArgs),
-    /// Fix what the gates can fix (ruff format, ruff check --fix) in the
-    /// scope, then check again: what was fixed, which files changed, what is left.
+    /// Run each gate's `fix` command on the failing files in the scope, then
+    /// check again: what was fixed, which files changed, what is left.
     Fix(fix::FixArgs),
     /// Print the resolved scope without running any tool.
     Files(files::FilesArgs),

@@ -121,6 +121,24 @@ pub fn qg_in(dir: &Path, args: &[&str]) -> Run {
     )
 }
 
+/// Runs `git args...` in `dir` as a test user (no signing), asserting it
+/// succeeds; returns its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=qg", "-c", "user.email=qg@example.invalid"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// Adds every file and commits.
 pub fn commit_all(repo: &git2::Repository, message: &str) {
     let mut index = repo.index().unwrap();

@@ -40,17 +40,7 @@ impl GitRepo {
     }
 
     pub fn git(&self, args: &[&str]) {
-        let out = Command::new("git")
-            .args(["-c", "user.name=qg", "-c", "user.email=qg@example.invalid"])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        super::git(self.path(), args);
     }
 
     pub fn commit(&self, message: &str) {
