@@ -119,7 +119,7 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                         .version_args
                         .clone()
                         .unwrap_or_else(|| vec!["--version".into()]);
-                    let version = crate::tools::version::ask(&tool, &args, root)
+                    let version = crate::tools::version::ask(&tool, &args, &ctx)
                         .unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
                     let detail = format!("{} ({version})", tool.path.display());
                     Check::new(id, Health::Ok, detail, None)

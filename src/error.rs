@@ -55,6 +55,9 @@ pub enum QgError {
     },
     /// A bug in qg: a state it was built never to reach.
     Internal(String),
+    /// The run was cancelled from outside (an MCP client): its tools were
+    /// killed and nothing was recorded.
+    Cancelled,
 }
 
 impl fmt::Display for QgError {
@@ -64,6 +67,9 @@ impl fmt::Display for QgError {
             QgError::Usage(m) | QgError::Git(m) => f.write_str(m),
             QgError::Io { context, source } => write!(f, "{context}: {source}"),
             QgError::Internal(m) => write!(f, "{m} (a bug in qg; please report it)"),
+            QgError::Cancelled => {
+                f.write_str("cancelled: the tools were stopped and nothing was recorded")
+            }
         }
     }
 }
@@ -73,7 +79,7 @@ impl std::error::Error for QgError {
         match self {
             QgError::Config(e) => Some(e),
             QgError::Io { source, .. } => Some(source),
-            QgError::Usage(_) | QgError::Git(_) | QgError::Internal(_) => None,
+            QgError::Usage(_) | QgError::Git(_) | QgError::Internal(_) | QgError::Cancelled => None,
         }
     }
 }

@@ -77,7 +77,11 @@ pub(crate) fn fix(
     let before = run::run(&check, observer)?;
     let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
     let targets = targets(&config.gates, &before);
-    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    let ctx = ExecContext::from_env(
+        &workspace.root,
+        &config.artifact_logging,
+        &options.run.cancel,
+    );
     // Every file a fixer may touch: later rounds only narrow this down.
     let files: BTreeSet<String> = targets
         .iter()
@@ -98,6 +102,7 @@ pub(crate) fn fix(
                 Ok(runs) => report.diffs.push((gate.id.clone(), stdout_of(&runs))),
                 Err(why) => report.errors.push(format!("{}: {why}", gate.id)),
             }
+            abandon_if_cancelled(options, &workspace.root, &original)?;
         }
         // A diff that wrote anyway is undone: `--diff` never changes a file.
         for path in changed_since(&workspace.root, &original) {
@@ -114,7 +119,9 @@ pub(crate) fn fix(
         for (gate, files) in &targets {
             let start = snapshot(&workspace.root, files.iter());
             let argv = argv(gate, options.unsafe_fixes, false);
-            if let Err(why) = run_fixer(&ctx, gate, &argv, files, false) {
+            let fixed = run_fixer(&ctx, gate, &argv, files, false);
+            abandon_if_cancelled(options, &workspace.root, &original)?;
+            if let Err(why) = fixed {
                 for path in changed_since(&workspace.root, &start) {
                     restore(&workspace.root, &path, &start[&path])?;
                 }
@@ -151,6 +158,23 @@ pub(crate) fn fix(
     report.changed = changed_since(&workspace.root, &original);
     report.after = Some(run::run(&options.run, observer)?);
     Ok(report)
+}
+
+/// A cancelled fix has no effect: every file any fixer touched is put
+/// back as it was before `qg fix` began (a fixer killed mid-write may have
+/// left one half-written).
+fn abandon_if_cancelled(
+    options: &FixOptions,
+    root: &std::path::Path,
+    original: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), QgError> {
+    if !options.run.cancel.is_cancelled() {
+        return Ok(());
+    }
+    for path in changed_since(root, original) {
+        restore(root, &path, &original[&path])?;
+    }
+    Err(QgError::Cancelled)
 }
 
 /// The gates of this run that have a fixer.

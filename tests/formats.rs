@@ -124,6 +124,7 @@ gates:
             jobs: 4,
             no_state: true,
             baseline: Default::default(),
+            cancel: Default::default(),
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();
         report.total_ms = 0;

@@ -39,7 +39,14 @@ struct FilesJson<'a> {
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
     let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
     let gates = crate::plan::select_gates(&config, &[])?;
-    let resolved = run::resolve_scope(&workspace, &config, &args.scope.request(), &gates, true)?;
+    let resolved = run::resolve_scope(
+        &workspace,
+        &config,
+        &args.scope.request(),
+        &gates,
+        true,
+        &Default::default(),
+    )?;
     for warning in &resolved.warnings {
         warn_user!("{warning}");
     }

@@ -110,6 +110,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
             (true, false) => BaselineUse::Locked,
             (false, false) => BaselineUse::Ratchet,
         },
+        cancel: Default::default(),
     };
     super::interrupt::install();
     let observer = TerminalObserver::new(!args.no_progress && !args.quiet, args.verbose);

@@ -27,10 +27,15 @@ pub(crate) struct ExecContext<'a> {
 }
 
 impl ExecContext<'_> {
-    /// Captures the environment qg itself was started with.
-    pub(crate) fn from_env<'a>(root: &'a Path, logging: &'a ArtifactLogging) -> ExecContext<'a> {
+    /// Captures the environment qg itself was started with; `cancel`
+    /// stops every tool the run starts.
+    pub(crate) fn from_env<'a>(
+        root: &'a Path,
+        logging: &'a ArtifactLogging,
+        cancel: &process::Cancel,
+    ) -> ExecContext<'a> {
         ExecContext {
-            tools: Toolbox::from_env(root),
+            tools: Toolbox::from_env(root).cancelled_by(cancel),
             logging,
         }
     }
@@ -308,6 +313,7 @@ impl<R: Send> Runner<'_, R> {
             cwd: &launch.cwd,
             env: &launch.env,
             timeout: gate.timeout,
+            cancel: &ctx.tools.cancel,
         };
         let finished = process::run(&invocation);
         let log = match &finished {
@@ -423,6 +429,7 @@ pub(crate) fn run_on_files(
             cwd: &cwd,
             env: &env,
             timeout: gate.timeout,
+            cancel: &ctx.tools.cancel,
         };
         runs.push(process::run(&invocation).map_err(|e| format!("`{}`: {e}", argv[0]))?);
     }

@@ -23,7 +23,7 @@ pub(crate) struct Answers {
 pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
     let spec = request.spec;
     let ws = request.ws;
-    let ctx = Toolbox::from_env(&ws.root);
+    let ctx = Toolbox::from_env(&ws.root).cancelled_by(request.cancel);
     let program = &spec.command[0];
     let tool = ctx.resolve_program(program).map_err(|_| {
         let install = spec
@@ -70,6 +70,7 @@ pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers
             cwd: &ws.root,
             env: &env,
             timeout: spec.timeout,
+            cancel: &ctx.cancel,
         };
         let done = process::run(&invocation)
             .map_err(|e| format!("the import analyzer could not start: {e}"))?;

@@ -40,6 +40,8 @@ pub(crate) struct Request<'a> {
     pub(crate) diff: Option<&'a Changes>,
     /// Whether the cache may be written (`--no-state` says no).
     pub(crate) remember: bool,
+    /// The run it belongs to: cancelling it stops the analyzer.
+    pub(crate) cancel: &'a crate::process::Cancel,
 }
 
 /// Every project file that imports a seed or a deleted file, transitively

@@ -83,29 +83,67 @@ impl Capture {
     }
 }
 
-/// Process groups of running tools, with what they are, so an interrupted
-/// qg can kill every tree it started.
-static RUNNING: std::sync::Mutex<Vec<(u32, String)>> = std::sync::Mutex::new(Vec::new());
+/// A running tool's process group, what it is, and the run it belongs to.
+struct Running {
+    group: u32,
+    label: String,
+    cancel: Cancel,
+}
+
+/// Process groups of running tools, so an interrupted qg can kill every
+/// tree it started, and a cancelled run the trees it started.
+static RUNNING: std::sync::Mutex<Vec<Running>> = std::sync::Mutex::new(Vec::new());
 
 /// Set once qg is interrupted: no tool may start after that.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stops one run from outside it — an MCP client cancelling a call while
+/// other calls go on: cancelling kills the process groups started under
+/// this handle and refuses new ones. Clones share one state; the default
+/// handle belongs to a run nobody cancels.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Kills this run's tools and forbids it to start more.
+    pub fn cancel(&self) {
+        let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        for tool in running.iter().filter(|r| r.cancel.same(self)) {
+            kill_group(tool.group);
+        }
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn same(&self, other: &Cancel) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
 
 /// Kills every running tool's process group and forbids new ones; returns
 /// the labels of what was running.
 pub(crate) fn kill_all_running() -> Vec<String> {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-    for (group, _) in running.iter() {
-        kill_group(*group);
+    for tool in running.iter() {
+        kill_group(tool.group);
     }
-    running.iter().map(|(_, label)| label.clone()).collect()
+    running.iter().map(|r| r.label.clone()).collect()
 }
 
 /// Starts the child and records its group under one lock, so an interrupt
-/// either sees it registered or prevents it from starting.
-fn start_registered(expression: &duct::Expression, label: &str) -> std::io::Result<duct::Handle> {
+/// or a cancel either sees it registered or prevents it from starting.
+fn start_registered(
+    expression: &duct::Expression,
+    label: &str,
+    cancel: &Cancel,
+) -> std::io::Result<duct::Handle> {
     let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) || cancel.is_cancelled() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::Interrupted,
             "qg was interrupted",
@@ -113,7 +151,11 @@ fn start_registered(expression: &duct::Expression, label: &str) -> std::io::Resu
     }
     let handle = expression.start()?;
     if let Some(group) = handle.pids().first() {
-        running.push((*group, label.to_string()));
+        running.push(Running {
+            group: *group,
+            label: label.to_string(),
+            cancel: cancel.clone(),
+        });
     }
     Ok(handle)
 }
@@ -122,7 +164,7 @@ fn unregister(group: u32) {
     RUNNING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|(g, _)| *g != group);
+        .retain(|r| r.group != group);
 }
 
 /// What to run.
@@ -139,6 +181,8 @@ pub(crate) struct Invocation<'a> {
     pub(crate) env: &'a [(OsString, OsString)],
     /// Wall-clock limit.
     pub(crate) timeout: Duration,
+    /// The run it belongs to.
+    pub(crate) cancel: &'a Cancel,
 }
 
 /// Runs the invocation to completion (or timeout).
@@ -156,7 +200,7 @@ pub(crate) fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     }
     let expression = in_own_process_group(expression);
     let started = Instant::now();
-    let handle = start_registered(&expression, invocation.label)?;
+    let handle = start_registered(&expression, invocation.label, invocation.cancel)?;
     let group = handle.pids().first().copied();
     let output = handle.wait_timeout(invocation.timeout)?;
     let termination = match output {

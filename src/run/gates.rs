@@ -52,7 +52,7 @@ pub(super) fn run_gates(
         project_scope: &config.project_scope,
     };
     let plans = plan::plan(gates, scope, &context);
-    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging);
+    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
     let running: Vec<&config::Gate> = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
@@ -65,7 +65,7 @@ pub(super) fn run_gates(
             threads.spawn(|| version::tool_versions(&running, &ctx.tools, !options.no_state));
         if scope.mode == ScopeMode::Project && !options.no_state {
             let cwd = workspace.cwd.clone();
-            threads.spawn(|| refresh_import_graph(cwd, config, &running));
+            threads.spawn(|| refresh_import_graph(cwd, config, &running, &options.cancel));
         }
         let verdicts = Verdicts { tools: &ctx.tools };
         let results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
@@ -117,7 +117,12 @@ fn tool_selections(
 /// Builds or updates the cached import graph when a gate checks importers:
 /// a whole-project run pays for it while the tools run, so the next partial
 /// run finds it ready (and knows what a file deleted in between imported).
-fn refresh_import_graph(cwd: PathBuf, config: &Config, gates: &[&config::Gate]) {
+fn refresh_import_graph(
+    cwd: PathBuf,
+    config: &Config,
+    gates: &[&config::Gate],
+    cancel: &crate::process::Cancel,
+) {
     let Some(spec) = &config.import_graph else {
         return;
     };
@@ -137,6 +142,7 @@ fn refresh_import_graph(cwd: PathBuf, config: &Config, gates: &[&config::Gate]) 
         in_scope: BTreeSet::new(),
         diff: None,
         remember: true,
+        cancel,
     };
     // A graph that cannot be built now is built by the next partial run.
     let _ = graph::refresh(&request);

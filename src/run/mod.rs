@@ -18,6 +18,7 @@ use crate::error::QgError;
 use crate::exec::Observer;
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
+use crate::process::Cancel;
 use crate::report::RunReport;
 use crate::scope::ScopeRequest;
 use crate::workspace::Workspace;
@@ -41,6 +42,9 @@ pub struct RunOptions {
     pub no_state: bool,
     /// `--locked` / `--no-baseline`: how the committed baseline is used.
     pub baseline: BaselineUse,
+    /// Stops the run's tools from outside (an MCP client's cancel); a
+    /// cancelled run returns [`QgError::Cancelled`] and records nothing.
+    pub cancel: Cancel,
 }
 
 /// Loads the workspace and config for a command.
@@ -64,6 +68,7 @@ pub fn run(
         &options.scope,
         &gates,
         !options.no_state,
+        &options.cancel,
     )?;
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
     let state_plan = record::plan(options, &config, &workspace, &resolved)?;
@@ -78,6 +83,10 @@ pub fn run(
         options,
         observer,
     )?;
+    // Killed tools prove nothing: nothing is judged, recorded or ratcheted.
+    if options.cancel.is_cancelled() {
+        return Err(QgError::Cancelled);
+    }
     baseline::fingerprint::stamp(&workspace.root, &mut results);
     let mut warnings: Vec<String> = resolved
         .warnings

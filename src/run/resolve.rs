@@ -7,6 +7,7 @@ use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::git::Head;
 use crate::graph;
+use crate::process::Cancel;
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::state::{StateStore, ToolStamp};
 use crate::tools::{resolve, Toolbox};
@@ -26,13 +27,15 @@ pub(crate) struct ResolvedScope {
 
 /// Resolves the scope, reading this branch's state for `auto`; on a
 /// partial scope, adds the importers of what changed when one of `gates`
-/// checks importers. `remember`: whether caches may be written.
+/// checks importers. `remember`: whether caches may be written; `cancel`
+/// stops the import analyzer.
 pub(crate) fn resolve_scope(
     workspace: &Workspace,
     config: &Config,
     request: &ScopeRequest,
     gates: &[&config::Gate],
     remember: bool,
+    cancel: &Cancel,
 ) -> Result<ResolvedScope, QgError> {
     let auto = request.effective_mode()? == ScopeMode::Auto;
     let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
@@ -52,7 +55,7 @@ pub(crate) fn resolve_scope(
     };
     let mut scope = scope::resolve(workspace, config, request, &baseline)?;
     if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
-        add_importers(workspace, config, &mut scope, remember);
+        add_importers(workspace, config, &mut scope, remember, cancel);
     }
     Ok(ResolvedScope {
         scope,
@@ -64,7 +67,13 @@ pub(crate) fn resolve_scope(
 
 /// Adds every project file that imports a changed or deleted file (reason
 /// `imports_changed`), or records why they cannot be known.
-fn add_importers(workspace: &Workspace, config: &Config, scope: &mut Scope, remember: bool) {
+fn add_importers(
+    workspace: &Workspace,
+    config: &Config,
+    scope: &mut Scope,
+    remember: bool,
+    cancel: &Cancel,
+) {
     let Some(spec) = &config.import_graph else {
         return;
     };
@@ -95,6 +104,7 @@ fn add_importers(workspace: &Workspace, config: &Config, scope: &mut Scope, reme
         in_scope: scope.paths().map(str::to_string).collect(),
         diff: scope.diff.as_ref(),
         remember,
+        cancel,
     };
     match graph::importers(&request) {
         Ok(found) => scope::add_importers(scope, found),

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::config::Gate;
+use crate::process::Cancel;
 use resolve::{ResolveError, ResolvedTool};
 
 /// Where a project's tools are found, and how they run: the project's
@@ -22,6 +23,8 @@ pub(crate) struct Toolbox<'a> {
     pub(crate) virtual_env: Option<OsString>,
     /// `$PATH` at start.
     pub(crate) path_var: Option<OsString>,
+    /// The run the tools belong to: cancelling it kills them.
+    pub(crate) cancel: Cancel,
 }
 
 impl Toolbox<'_> {
@@ -31,6 +34,15 @@ impl Toolbox<'_> {
             root,
             virtual_env: std::env::var_os("VIRTUAL_ENV"),
             path_var: std::env::var_os("PATH"),
+            cancel: Cancel::default(),
+        }
+    }
+
+    /// The same tools, run as part of the run `cancel` stops.
+    pub(crate) fn cancelled_by(self, cancel: &Cancel) -> Self {
+        Toolbox {
+            cancel: cancel.clone(),
+            ..self
         }
     }
 }

@@ -5,7 +5,6 @@
 //! `tool_version`), so a finding can be traced to the tool that made it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -64,7 +63,7 @@ pub(crate) fn tool_versions(
         let handles: Vec<_> = to_ask
             .into_iter()
             .map(|(id, key, stamp, tool, args)| {
-                threads.spawn(move || (id, key, stamp, ask(&tool, &args, tools.root)))
+                threads.spawn(move || (id, key, stamp, ask(&tool, &args, tools)))
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -84,15 +83,16 @@ pub(crate) fn tool_versions(
 }
 
 /// The first line the tool prints for `args` (stdout, else stderr).
-pub(crate) fn ask(tool: &ResolvedTool, args: &[String], root: &Path) -> Option<String> {
+pub(crate) fn ask(tool: &ResolvedTool, args: &[String], tools: &Toolbox<'_>) -> Option<String> {
     let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
     let invocation = process::Invocation {
         label: "--version",
         program: &tool.path,
         args: &args,
-        cwd: root,
+        cwd: tools.root,
         env: &[],
         timeout: TIMEOUT,
+        cancel: &tools.cancel,
     };
     let done = process::run(&invocation).ok()?;
     if done.termination != Termination::Exited(0) {
