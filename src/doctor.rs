@@ -150,19 +150,10 @@ fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
         .active_gates
         .iter()
         .map(|id| {
-            let gate = &config.gates[id];
             let name = format!("{id} files");
-            let Some(spec) = &gate.selection else {
-                let detail =
-                    "qg's file list: project_scope and the gate's file_types and globs".to_string();
-                return Check::new(&name, Health::Ok, detail, None);
-            };
-            match crate::selection::read(root, spec) {
-                Ok(selection) => {
-                    let detail = format!("the tool's own selection: {}", selection.source);
-                    Check::new(&name, Health::Ok, detail, None)
-                }
-                Err((_, why)) => Check::new(&name, Health::Warning, why, None),
+            match crate::selection::files_from(root, &config.gates[id]) {
+                Ok(detail) => Check::new(&name, Health::Ok, detail, None),
+                Err(why) => Check::new(&name, Health::Warning, why, None),
             }
         })
         .collect()

@@ -49,6 +49,35 @@ impl FixReport {
         }
     }
 
+    /// The `qg fix --format json` document (schema: `schemas/fix.json`):
+    /// the summary line, what was fixed, which files changed, the fixers'
+    /// errors, the diffs (`--diff`) and the check after fixing.
+    pub(crate) fn document(&self) -> serde_json::Value {
+        let after = self.after.as_ref().map(crate::report::json::document);
+        let summary = match &self.after {
+            Some(after) => format!(
+                "🔧 fixed {} violations in {} files; {}",
+                self.fixed(),
+                self.changed.len(),
+                crate::report::summary::summary_line(after)
+            ),
+            None => "--diff: nothing was written".to_string(),
+        };
+        let diffs: serde_json::Map<String, serde_json::Value> = self
+            .diffs
+            .iter()
+            .map(|(gate, diff)| (gate.clone(), diff.as_str().into()))
+            .collect();
+        serde_json::json!({
+            "summary_line": summary,
+            "fixed": self.fixed(),
+            "changed_files": self.changed,
+            "errors": self.errors,
+            "diffs": diffs,
+            "report": after,
+        })
+    }
+
     /// 2 when a fixer failed, else the final check's exit status.
     pub(crate) fn exit_code(&self) -> i32 {
         if !self.errors.is_empty() {

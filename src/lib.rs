@@ -14,6 +14,7 @@ pub mod config;
 pub mod doctor;
 pub mod error;
 pub mod exec;
+pub mod explain;
 pub mod file_name;
 pub mod fix;
 pub mod git;

@@ -68,21 +68,27 @@ pub(crate) fn select_gates<'c>(
     } else {
         requested
     };
-    let defined: Vec<&str> = config.gates.keys().map(String::as_str).collect();
     let mut selected: Vec<&Gate> = Vec::new();
     for id in ids {
-        let gate = config.gates.get(id).ok_or_else(|| {
-            QgError::Usage(format!(
-                "--gate {id}: no such gate in {}; {}",
-                config.origin,
-                suggest::hint(id, &defined)
-            ))
-        })?;
+        let gate = gate(config, id)?;
         if !selected.iter().any(|g| g.id == gate.id) {
             selected.push(gate);
         }
     }
     Ok(selected)
+}
+
+/// The gate `id` defines; an unknown id is a usage error that names the
+/// likely typo, or the gates there are.
+pub(crate) fn gate<'c>(config: &'c Config, id: &str) -> Result<&'c Gate, QgError> {
+    config.gates.get(id).ok_or_else(|| {
+        let defined: Vec<&str> = config.gates.keys().map(String::as_str).collect();
+        QgError::Usage(format!(
+            "gate `{id}`: no such gate in {}; {}",
+            config.origin,
+            suggest::hint(id, &defined)
+        ))
+    })
 }
 
 /// Plans every selected gate against the scope.

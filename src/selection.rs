@@ -76,6 +76,18 @@ impl Matcher {
     }
 }
 
+/// Where a gate's files come from, in words (`qg doctor`, `qg explain`):
+/// the tool's own selection and where it is configured, or qg's list.
+/// `Err` says why the tool's config could not be read (its defaults apply).
+pub(crate) fn files_from(root: &Path, gate: &crate::config::Gate) -> Result<String, String> {
+    let Some(spec) = &gate.selection else {
+        return Ok("qg's file list: project_scope and the gate's file_types and globs".into());
+    };
+    read(root, spec)
+        .map(|selection| format!("the tool's own selection: {}", selection.source))
+        .map_err(|(_, why)| why)
+}
+
 /// Reads the tool's selection from the first config source that holds its
 /// section. `Err` says which file could not be read (the tool would fail on
 /// it too); the selection is then the tool's defaults.

@@ -1,12 +1,9 @@
 //! `qg files`: the resolved scope, without running any tool.
 
-use clap::Args;
-use serde::Serialize;
-
 use super::{current_dir, print_stdout, ScopeArgs};
 use crate::error::QgError;
 use crate::run;
-use crate::scope::{ScopeFile, ScopeMode, Unmatched};
+use clap::Args;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(super) enum FilesFormat {
@@ -21,19 +18,6 @@ pub(super) struct FilesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: FilesFormat,
-}
-
-#[derive(Serialize)]
-struct FilesJson<'a> {
-    mode: ScopeMode,
-    requested: ScopeMode,
-    baseline_sha: Option<&'a str>,
-    fallback_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    importers_unknown: Option<&'a str>,
-    files: &'a [ScopeFile],
-    #[serde(skip_serializing_if = "<[Unmatched]>::is_empty")]
-    unmatched: &'a [Unmatched],
 }
 
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
@@ -72,18 +56,9 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                 .collect()
         }
         FilesFormat::Json => {
-            let json = FilesJson {
-                mode: scope.mode,
-                requested: scope.requested,
-                baseline_sha: scope.baseline_sha.as_deref(),
-                fallback_reason: scope.fallback_reason.as_deref(),
-                importers_unknown: scope.importers_unknown.as_deref(),
-                files: &scope.files,
-                unmatched: &scope.unmatched,
-            };
             format!(
                 "{}\n",
-                serde_json::to_string(&json).expect("scope serializes")
+                serde_json::to_string(&scope).expect("scope serializes")
             )
         }
     };

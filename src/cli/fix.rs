@@ -7,7 +7,7 @@ use super::{current_dir, print_stdout, ScopeArgs};
 use crate::baseline::BaselineUse;
 use crate::error::QgError;
 use crate::fix::{self, FixOptions, FixReport};
-use crate::report::{self, summary::summary_line, Format};
+use crate::report::{self, Format};
 use crate::run::RunOptions;
 
 #[derive(Debug, Args)]
@@ -88,31 +88,5 @@ fn human(report: &FixReport) -> String {
 }
 
 fn json(report: &FixReport) -> String {
-    let after = report.after.as_ref().map(|after| {
-        let text = report::render(after, Format::Json, false);
-        serde_json::from_str::<serde_json::Value>(&text).expect("the JSON report parses")
-    });
-    let diffs: serde_json::Map<String, serde_json::Value> = report
-        .diffs
-        .iter()
-        .map(|(gate, diff)| (gate.clone(), serde_json::Value::from(diff.as_str())))
-        .collect();
-    let summary = match &report.after {
-        Some(after) => format!(
-            "🔧 fixed {} violations in {} files; {}",
-            report.fixed(),
-            report.changed.len(),
-            summary_line(after)
-        ),
-        None => "--diff: nothing was written".to_string(),
-    };
-    let json = serde_json::json!({
-        "summary_line": summary,
-        "fixed": report.fixed(),
-        "changed_files": report.changed,
-        "errors": report.errors,
-        "diffs": diffs,
-        "report": after,
-    });
-    serde_json::to_string(&json).expect("a fix report serializes") + "\n"
+    serde_json::to_string(&report.document()).expect("a fix report serializes") + "\n"
 }

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::{current_dir, print_stdout};
 use crate::error::QgError;
-use crate::state::history::{self, RunRecord};
+use crate::state::history::RunRecord;
 use crate::state::trend::{self, Trend, Verdict};
 use crate::workspace::Workspace;
 
@@ -29,23 +29,14 @@ enum HistoryFormat {
 
 pub(super) fn command(args: HistoryArgs) -> Result<i32, QgError> {
     let workspace = Workspace::discover(&current_dir()?)?;
-    let branch = match (&args.branch, &workspace.repo) {
-        (Some(branch), _) => Some(branch.clone()),
-        (None, Some(repo)) => Some(repo.head()?.branch),
-        (None, None) => None,
-    };
-    let runs: Vec<RunRecord> = history::read(&workspace.root)
-        .into_iter()
-        .filter(|r| r.branch == branch)
-        .collect();
-    let trend = trend::trend(&runs);
-    let latest = &runs[runs.len().saturating_sub(args.limit)..];
+    let history = trend::branch_history(&workspace, args.branch, args.limit)?;
     let text = match args.format {
-        HistoryFormat::Json => {
-            let json = serde_json::json!({"branch": branch, "trend": trend, "runs": latest});
-            serde_json::to_string(&json).expect("history serializes") + "\n"
-        }
-        HistoryFormat::Human => human(branch.as_deref(), trend.as_ref(), latest),
+        HistoryFormat::Json => serde_json::to_string(&history).expect("history serializes") + "\n",
+        HistoryFormat::Human => human(
+            history.branch.as_deref(),
+            history.trend.as_ref(),
+            &history.runs,
+        ),
     };
     print_stdout(&text);
     Ok(0)

@@ -11,6 +11,7 @@ macro_rules! warn_user {
 
 mod baseline;
 mod doctor;
+mod explain;
 mod files;
 mod fix;
 mod history;
@@ -62,6 +63,9 @@ enum Command {
     Init(init::InitArgs),
     /// Check that every active gate's tool, the config, git and the state are in order.
     Doctor(doctor::DoctorArgs),
+    /// What a gate runs: its command, the program and version it resolves
+    /// to, where its files come from, how its findings are fixed.
+    Explain(explain::ExplainArgs),
     /// Print a shell completion script (bash, zsh, fish, …) to stdout.
     Completions {
         /// The shell.
@@ -108,6 +112,7 @@ pub fn main() -> i32 {
         Command::History(args) => history::command(args),
         Command::Init(args) => init::command(args),
         Command::Doctor(args) => doctor::command(args),
+        Command::Explain(args) => explain::command(args),
         Command::Completions { shell } => {
             let mut stdout = std::io::stdout();
             clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);

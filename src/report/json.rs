@@ -7,8 +7,9 @@ use super::{RunReport, Summary};
 use crate::outcome::GateResult;
 use crate::scope::ScopeMode;
 
+/// The `--format json` document (its schema: `schemas/run-report.json`).
 #[derive(Serialize)]
-struct JsonReport<'a> {
+pub(crate) struct JsonReport<'a> {
     summary_line: String,
     overall_pass: bool,
     summary: Summary,
@@ -39,31 +40,37 @@ struct Timings {
     total_ms: u64,
 }
 
+/// The report as `--format json` writes it, for callers that serialize it
+/// themselves (the MCP server).
+pub(crate) fn document(report: &RunReport) -> JsonReport<'_> {
+    JsonReport {
+        summary_line: summary_line(report),
+        overall_pass: report.overall_pass(),
+        summary: report.summary(),
+        scope: JsonScope {
+            mode: report.scope.mode,
+            requested: report.scope.requested,
+            files_checked: report.scope.files.len(),
+            baseline_sha: report.scope.baseline_sha.as_deref(),
+            fallback_reason: report.scope.fallback_reason.as_deref(),
+            importers_unknown: report.scope.importers_unknown.as_deref(),
+        },
+        gates: &report.gates,
+        baseline: report.baseline.as_ref(),
+        since_last_run: report.since_last_run,
+        warnings: &report.warnings,
+        timings: Timings {
+            total_ms: report.total_ms,
+        },
+    }
+}
+
 /// Emits `--format json`: the report as one line of JSON (and a newline).
 pub(crate) struct JsonEmitter;
 
 impl super::Emitter for JsonEmitter {
     fn emit(&self, report: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let json = JsonReport {
-            summary_line: summary_line(report),
-            overall_pass: report.overall_pass(),
-            summary: report.summary(),
-            scope: JsonScope {
-                mode: report.scope.mode,
-                requested: report.scope.requested,
-                files_checked: report.scope.files.len(),
-                baseline_sha: report.scope.baseline_sha.as_deref(),
-                fallback_reason: report.scope.fallback_reason.as_deref(),
-                importers_unknown: report.scope.importers_unknown.as_deref(),
-            },
-            gates: &report.gates,
-            baseline: report.baseline.as_ref(),
-            since_last_run: report.since_last_run,
-            warnings: &report.warnings,
-            timings: Timings {
-                total_ms: report.total_ms,
-            },
-        };
+        let json = document(report);
         let mut buffered = std::io::BufWriter::new(out);
         serde_json::to_writer(&mut buffered, &json).map_err(std::io::Error::from)?;
         std::io::Write::write_all(&mut buffered, b"\n")?;

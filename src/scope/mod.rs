@@ -94,7 +94,8 @@ impl ScopeFile {
     }
 }
 
-/// The resolved scope.
+/// The resolved scope. Serialized, it is the `qg files --format json`
+/// document (schema: `schemas/files.json`).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Scope {
     /// The mode actually used.
@@ -108,9 +109,11 @@ pub(crate) struct Scope {
     /// Why the requested mode could not be used as is.
     pub(crate) fallback_reason: Option<String>,
     /// Named paths that yielded no file, and the filter that removed them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) unmatched: Vec<Unmatched>,
     /// Why the importers of the changed files are unknown, when they are:
     /// the gates that check importers then check the whole project.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) importers_unknown: Option<String>,
     /// What the diff behind this scope saw: the files whose content may
     /// differ from the index, and the deleted ones. `None` when no diff was

@@ -7,6 +7,43 @@ use serde::Serialize;
 
 use super::history::RunRecord;
 
+/// One branch's recent runs and where they are heading: the `qg history
+/// --format json` document (schema: `schemas/history.json`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct BranchHistory {
+    /// The branch, or none outside git.
+    pub(crate) branch: Option<String>,
+    /// The verdict over the comparable runs; none before the first run.
+    pub(crate) trend: Option<Trend>,
+    /// The latest runs, oldest first.
+    pub(crate) runs: Vec<RunRecord>,
+}
+
+/// `branch`'s history (the current branch's when `None`), its `limit`
+/// latest runs listed.
+pub(crate) fn branch_history(
+    workspace: &crate::workspace::Workspace,
+    branch: Option<String>,
+    limit: usize,
+) -> Result<BranchHistory, crate::error::QgError> {
+    let branch = match (branch, &workspace.repo) {
+        (Some(branch), _) => Some(branch),
+        (None, Some(repo)) => Some(repo.head()?.branch),
+        (None, None) => None,
+    };
+    let mut runs: Vec<RunRecord> = super::history::read(&workspace.root)
+        .into_iter()
+        .filter(|r| r.branch == branch)
+        .collect();
+    let trend = trend(&runs);
+    runs.drain(..runs.len().saturating_sub(limit));
+    Ok(BranchHistory {
+        branch,
+        trend,
+        runs,
+    })
+}
+
 /// Runs a verdict looks at, at most.
 pub(crate) const WINDOW: usize = 10;
 

@@ -1,0 +1,98 @@
+//! `qg explain GATE`: what a gate runs, with which program, on which files,
+//! and how its findings are fixed.
+
+use clap::Args;
+
+use super::{current_dir, print_stdout};
+use crate::error::QgError;
+use crate::explain::{self, GateExplanation};
+use crate::quote::shell_quote;
+
+#[derive(Debug, Args)]
+pub(super) struct ExplainArgs {
+    /// The gate id (a key under `gates` in the config).
+    gate: String,
+    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: ExplainFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ExplainFormat {
+    Human,
+    Json,
+}
+
+pub(super) fn command(args: ExplainArgs) -> Result<i32, QgError> {
+    let (workspace, config) = crate::run::prepare(&current_dir()?, args.config.as_deref())?;
+    let explained = explain::explain(&workspace.root, &config, &args.gate)?;
+    let text = match args.format {
+        ExplainFormat::Json => {
+            serde_json::to_string(&explained).expect("an explanation serializes") + "\n"
+        }
+        ExplainFormat::Human => human(&explained),
+    };
+    print_stdout(&text);
+    Ok(i32::from(explained.problem.is_some()))
+}
+
+fn human(e: &GateExplanation) -> String {
+    let argv = |words: &[String]| words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>();
+    let mut command = argv(&e.command);
+    if e.pass_files {
+        command.push("FILES…".into());
+    }
+    let active = if e.active { "active" } else { "not active" };
+    let mut out = format!("{} — {} ({active})\n", e.id, e.name);
+    out.push_str(&format!("  command:  {}\n", command.join(" ")));
+    match (&e.program, &e.problem) {
+        (Some(program), _) => {
+            let version = e.tool_version.as_deref().unwrap_or("version unknown");
+            out.push_str(&format!("  program:  {program} ({version})\n"));
+        }
+        (None, Some(problem)) => {
+            out.push_str(&format!("  program:  {}\n", problem.message));
+            if let Some(fix) = &problem.fix {
+                out.push_str(&format!("            fix: {fix}\n"));
+            }
+        }
+        (None, None) => {}
+    }
+    let types = match e.file_types.is_empty() {
+        true => "any".to_string(),
+        false => e.file_types.join(" "),
+    };
+    out.push_str(&format!("  files:    {types}; {}\n", e.files_from));
+    if e.checks_importers {
+        out.push_str("            on a partial scope, also the files that import a changed one\n");
+    }
+    if e.project_wide {
+        out.push_str("            runs on the whole project, reports the scoped files\n");
+    }
+    out.push_str(&format!(
+        "  output:   {}; fails on {} and above; timeout {} s\n",
+        e.parser,
+        e.fail_on.as_str(),
+        e.timeout_seconds
+    ));
+    match &e.fix {
+        Some(fix) => {
+            out.push_str(&format!(
+                "  qg fix:   {} FILES…",
+                argv(&fix.command).join(" ")
+            ));
+            if !fix.unsafe_args.is_empty() {
+                out.push_str(&format!(" (--unsafe adds {})", fix.unsafe_args.join(" ")));
+            }
+            out.push('\n');
+        }
+        None => out.push_str("  qg fix:   no fixer\n"),
+    }
+    if let Some(hint) = e.fix_hint.as_ref().or(e.rerun_hint.as_ref()) {
+        out.push_str(&format!("  hint:     {hint}\n"));
+    }
+    out
+}

@@ -1,0 +1,147 @@
+//! `qg explain GATE`: what one gate runs and how — its command, the
+//! program that resolves and its version, where its files come from, how
+//! its output is read, and how its findings are fixed. Read-only.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::{Config, Gate};
+use crate::error::QgError;
+use crate::parse::ParserSpec;
+use crate::tools::resolve::ResolveError;
+use crate::tools::Toolbox;
+use crate::violation::Severity;
+
+/// One gate, explained: the `qg explain --format json` document (schema:
+/// `schemas/explain.json`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct GateExplanation {
+    /// Gate id.
+    pub(crate) id: String,
+    /// Human name.
+    pub(crate) name: String,
+    /// Whether a plain `qg run` runs it (`active_gates`).
+    pub(crate) active: bool,
+    /// The command as configured; the files follow it when `pass_files`.
+    pub(crate) command: Vec<String>,
+    /// Whether the files are appended to the command.
+    pub(crate) pass_files: bool,
+    /// The program `command[0]` resolves to, when it does.
+    pub(crate) program: Option<String>,
+    /// The program's own version line, when it answers.
+    pub(crate) tool_version: Option<String>,
+    /// Why the program cannot run, and what fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) problem: Option<Problem>,
+    /// Suffixes of the files it checks (empty: any).
+    pub(crate) file_types: Vec<String>,
+    /// Where its files come from: the tool's own config, or qg's list.
+    pub(crate) files_from: String,
+    /// On a partial scope, it also checks the files importing a changed one.
+    pub(crate) checks_importers: bool,
+    /// It runs on the whole project and reports the scoped files.
+    pub(crate) project_wide: bool,
+    /// Its files may be split over several runs.
+    pub(crate) batchable: bool,
+    /// Wall-clock limit of one run.
+    pub(crate) timeout_seconds: u64,
+    /// The lowest severity that fails it.
+    pub(crate) fail_on: Severity,
+    /// How its output becomes findings.
+    pub(crate) parser: &'static str,
+    /// How `qg fix` fixes its findings, when it can.
+    pub(crate) fix: Option<Fixer>,
+    /// The hint shown for its failing files (`{files}` stands for them).
+    pub(crate) fix_hint: Option<String>,
+    /// The command that checks its failing files again, for a gate that
+    /// cannot fix.
+    pub(crate) rerun_hint: Option<String>,
+}
+
+/// A gate's fixer.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Fixer {
+    /// Program and arguments; the files follow.
+    pub(crate) command: Vec<String>,
+    /// Added by `qg fix --unsafe`.
+    pub(crate) unsafe_args: Vec<String>,
+    /// Added by `qg fix --diff`.
+    pub(crate) diff_args: Vec<String>,
+}
+
+/// Why a gate's program cannot run.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Problem {
+    /// What is wrong.
+    pub(crate) message: String,
+    /// The command that fixes it.
+    pub(crate) fix: Option<String>,
+}
+
+/// Explains gate `id` of `config`; an unknown id is a usage error naming
+/// the gates there are.
+pub(crate) fn explain(root: &Path, config: &Config, id: &str) -> Result<GateExplanation, QgError> {
+    let gate = crate::plan::gate(config, id)?;
+    let tools = Toolbox::from_env(root);
+    let (program, tool_version, problem) = match tools.resolve(gate) {
+        Ok(tool) => {
+            let args = gate.version_args.clone().unwrap_or_default();
+            let version = (!args.is_empty())
+                .then(|| crate::tools::version::ask(&tool, &args, &tools))
+                .flatten();
+            (Some(tool.path.display().to_string()), version, None)
+        }
+        Err(e) => (None, None, Some(problem(&tools, gate, e))),
+    };
+    Ok(GateExplanation {
+        id: gate.id.clone(),
+        name: gate.name.clone(),
+        active: config.active_gates.contains(&gate.id),
+        command: gate.command.clone(),
+        pass_files: gate.pass_files,
+        program,
+        tool_version,
+        problem,
+        file_types: gate.file_types.clone(),
+        files_from: crate::selection::files_from(root, gate).unwrap_or_else(|why| why),
+        checks_importers: gate.importers,
+        project_wide: gate.project_wide,
+        batchable: gate.batchable,
+        timeout_seconds: gate.timeout.as_secs(),
+        fail_on: gate.fail_on,
+        parser: match gate.parser {
+            ParserSpec::Json(_) => "json_violations",
+            ParserSpec::Text(_) => "text_violations",
+            ParserSpec::ExitCode => "exit_code",
+        },
+        fix: gate.fix.as_ref().map(|fix| Fixer {
+            command: fix.command.clone(),
+            unsafe_args: fix.unsafe_args.clone(),
+            diff_args: fix.diff_args.clone(),
+        }),
+        fix_hint: gate.fix_hint.clone(),
+        rerun_hint: gate.rerun_hint.clone(),
+    })
+}
+
+fn problem(tools: &Toolbox<'_>, gate: &Gate, error: ResolveError) -> Problem {
+    let program = &gate.command[0];
+    match error {
+        ResolveError::NotFound { searched } => Problem {
+            message: format!(
+                "`{program}` is not installed (looked in {})",
+                searched
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            fix: tools.install_hint(gate),
+        },
+        ResolveError::NotExecutable(path) => Problem {
+            message: format!("{} is not executable", path.display()),
+            fix: Some(format!("chmod +x {}", path.display())),
+        },
+    }
+}
