@@ -166,6 +166,9 @@ fn every_format_matches_its_golden_file() {
     ] {
         golden(file, &report::render(&report, format, false));
     }
+    // Errored, skipped, warned and URL-carrying gates fit the written contract.
+    let json: Value = serde_json::from_str(&report::render(&report, Format::Json, false)).unwrap();
+    common::assert_fits_schema("run-report.json", &json);
     golden(
         "step_summary.md",
         &report::step_summary::render(&report, 1 << 20),

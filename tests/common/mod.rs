@@ -274,3 +274,27 @@ pub fn scope_paths(files: &Value) -> Vec<String> {
         .map(|f| f["path"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Asserts `document` fits `schemas/<schema>` — the written contract of a
+/// `--format json` output (and of the MCP tool answering with it).
+pub fn assert_fits_schema(schema: &str, document: &Value) {
+    let dir = repo_dir().join("schemas");
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+    };
+    let report = jsonschema::Resource::from_contents(read("run-report.json")).unwrap();
+    let validator = jsonschema::options()
+        .with_base_uri(format!("file:///schemas/{schema}"))
+        .with_resource("file:///schemas/run-report.json", report)
+        .build(&read(schema))
+        .unwrap_or_else(|e| panic!("schemas/{schema} is not a valid schema: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(document)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{document}\ndoes not fit schemas/{schema}:\n{}",
+        errors.join("\n")
+    );
+}
