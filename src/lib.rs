@@ -21,6 +21,7 @@ pub mod git;
 pub mod globs;
 pub mod graph;
 pub mod init;
+pub mod mcp;
 pub mod outcome;
 pub mod parse;
 pub mod paths;

@@ -17,6 +17,7 @@ mod fix;
 mod history;
 mod init;
 mod interrupt;
+mod mcp;
 mod progress;
 mod run;
 mod state;
@@ -66,6 +67,8 @@ enum Command {
     /// What a gate runs: its command, the program and version it resolves
     /// to, where its files come from, how its findings are fixed.
     Explain(explain::ExplainArgs),
+    /// Serve the gates to coding agents: a Model Context Protocol server on stdio.
+    Mcp(mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, …) to stdout.
     Completions {
         /// The shell.
@@ -113,6 +116,7 @@ pub fn main() -> i32 {
         Command::Init(args) => init::command(args),
         Command::Doctor(args) => doctor::command(args),
         Command::Explain(args) => explain::command(args),
+        Command::Mcp(args) => mcp::command(args),
         Command::Completions { shell } => {
             let mut stdout = std::io::stdout();
             clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);

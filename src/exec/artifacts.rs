@@ -1,5 +1,6 @@
 //! Artifact logs: every executed gate's command, resolved program, exit,
-//! duration and whole stdout/stderr, one file per gate run, rotated.
+//! duration and whole stdout/stderr, one file per gate run, rotated; and
+//! whole reports an answer had to shorten (the MCP server's cap).
 
 use std::fs;
 use std::io::Write;
@@ -34,12 +35,7 @@ pub(crate) fn write(
 ) -> std::io::Result<String> {
     let dir = root.join(&settings.output_dir);
     create_log_dir(&dir)?;
-    let name = format!(
-        "{}-{}-{}.log",
-        file_stamp(SystemTime::now()),
-        std::process::id(),
-        entry.gate_id
-    );
+    let name = unique_name(entry.gate_id, "log");
     let path = dir.join(&name);
     let mut file = fs::File::create(&path)?;
     write_header(&mut file, entry)?;
@@ -58,6 +54,33 @@ pub(crate) fn write(
     file.flush()?;
     rotate(&dir, settings.max_files);
     Ok(crate::paths::to_slash(&settings.output_dir.join(name)))
+}
+
+/// Writes a whole report that an answer shortened (`<time>-…-report.json`)
+/// beside the logs, rotated with them; returns its root-relative path.
+pub(crate) fn write_report(
+    root: &Path,
+    settings: &ArtifactLogging,
+    bytes: &[u8],
+) -> std::io::Result<String> {
+    let dir = root.join(&settings.output_dir);
+    create_log_dir(&dir)?;
+    let name = unique_name("report", "json");
+    crate::atomic_file::write(&dir.join(&name), bytes)?;
+    rotate(&dir, settings.max_files);
+    Ok(crate::paths::to_slash(&settings.output_dir.join(name)))
+}
+
+/// `<time>-<pid>-<sequence>-<what>.<extension>`: sorts by time, and two
+/// runs in one process (concurrent MCP calls) never share a name.
+fn unique_name(what: &str, extension: &str) -> String {
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let sequence = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(
+        "{}-{}-{sequence}-{what}.{extension}",
+        file_stamp(SystemTime::now()),
+        std::process::id(),
+    )
 }
 
 /// Creates the directory with a `.gitignore` of `*`, as ruff does for its
@@ -103,7 +126,7 @@ fn file_stamp(now: SystemTime) -> String {
         .replace(['-', ':'], "")
 }
 
-/// Keeps the newest `max_files` logs (names sort by time).
+/// Keeps the newest `max_files` logs and reports (names sort by time).
 fn rotate(dir: &Path, max_files: usize) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -111,7 +134,7 @@ fn rotate(dir: &Path, max_files: usize) {
     let mut logs: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .filter(|p| p.extension().is_some_and(|e| e == "log" || e == "json"))
         .collect();
     if logs.len() <= max_files {
         return;

@@ -1,0 +1,508 @@
+//! The tools `qg mcp` offers: their arguments (typed; the input schemas are
+//! derived from these types), their answers (the documents the CLI prints
+//! with `--format json`), and the library calls behind them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::schemars::{self, JsonSchema};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::schemas::{self, JsonObject};
+use super::shorten;
+use crate::baseline::BaselineUse;
+use crate::error::QgError;
+use crate::exec::Observer;
+use crate::fix::FixOptions;
+use crate::outcome::GateResult;
+use crate::process::Cancel;
+use crate::run::RunOptions;
+use crate::scope::{ScopeMode, ScopeRequest};
+
+/// The project the server serves, as `qg mcp` was started.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The directory qg was started in (paths in arguments are relative to it).
+    pub cwd: PathBuf,
+    /// `--config`.
+    pub config: Option<PathBuf>,
+    /// At most this many tools at once, per call.
+    pub jobs: usize,
+}
+
+/// What one call works with besides its arguments.
+pub(super) struct Call<'a> {
+    /// The project.
+    pub(super) project: &'a Project,
+    /// Stops the call's tools when the client cancels it.
+    pub(super) cancel: Cancel,
+    /// Hears about gates starting and finishing (progress notifications).
+    pub(super) observer: &'a dyn Observer<GateResult>,
+}
+
+/// Why a call has no answer.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// The arguments do not fit the tool's input schema.
+    Arguments(String),
+    /// qg refused or could not finish (bad config, unknown gate, cancelled…).
+    Qg(QgError),
+}
+
+impl From<QgError> for Failure {
+    fn from(e: QgError) -> Self {
+        Failure::Qg(e)
+    }
+}
+
+/// One tool: what clients see of it, and what runs when it is called.
+pub(super) struct Definition {
+    /// Its name.
+    pub(super) name: &'static str,
+    /// Runs gates (long; progress and cancellation matter).
+    pub(super) runs_tools: bool,
+    tool: fn() -> Tool,
+    call: fn(&Call<'_>, JsonObject) -> Result<Value, Failure>,
+}
+
+impl Definition {
+    /// The tool as `tools/list` shows it.
+    pub(super) fn tool(&self) -> Tool {
+        (self.tool)()
+    }
+
+    /// Checks and parses `arguments` and runs the tool (blocking). An
+    /// argument the input schema does not name is refused, not ignored: a
+    /// typo must not quietly widen or narrow a run.
+    pub(super) fn call(&self, call: &Call<'_>, arguments: JsonObject) -> Result<Value, Failure> {
+        let schema = self.tool().input_schema;
+        let known: Vec<&str> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if let Some(unknown) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(Failure::Arguments(format!(
+                "unknown argument `{unknown}`; {}",
+                crate::suggest::hint(unknown, &known)
+            )));
+        }
+        (self.call)(call, arguments)
+    }
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub(super) const TOOLS: &[Definition] = &[
+    Definition {
+        name: "run_gates",
+        runs_tools: true,
+        tool: run_gates_tool,
+        call: run_gates,
+    },
+    Definition {
+        name: "list_scope",
+        runs_tools: false,
+        tool: list_scope_tool,
+        call: list_scope,
+    },
+    Definition {
+        name: "fix",
+        runs_tools: true,
+        tool: fix_tool,
+        call: fix,
+    },
+    Definition {
+        name: "explain_gate",
+        runs_tools: false,
+        tool: explain_gate_tool,
+        call: explain_gate,
+    },
+    Definition {
+        name: "history",
+        runs_tools: false,
+        tool: history_tool,
+        call: history,
+    },
+];
+
+/// The tool called `name`.
+pub(super) fn find(name: &str) -> Option<&'static Definition> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// `--scope`, as an argument.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Scope {
+    /// What changed since the last green run, plus what failed last time
+    /// (and, for type checkers, the files importing what changed).
+    Auto,
+    /// What changed since the branch left its parent.
+    Branch,
+    /// Every project file, as each tool's own whole-project run checks.
+    Project,
+    /// The `paths` given.
+    Files,
+}
+
+impl From<Scope> for ScopeMode {
+    fn from(scope: Scope) -> Self {
+        match scope {
+            Scope::Auto => ScopeMode::Auto,
+            Scope::Branch => ScopeMode::Branch,
+            Scope::Project => ScopeMode::Project,
+            Scope::Files => ScopeMode::Files,
+        }
+    }
+}
+
+/// Which files, as `qg run`'s `--scope`, PATHS and `--parent` say it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+struct ScopeArgs {
+    /// `auto` (default; `files` when paths are given), `branch`, `project` or `files`.
+    #[serde(default)]
+    scope: Option<Scope>,
+    /// Files or directories, relative to the directory qg mcp was started
+    /// in; they imply scope `files`.
+    #[serde(default)]
+    paths: Vec<String>,
+    /// Parent branch for scope `branch` (default: the config's, origin/HEAD, main, master).
+    #[serde(default)]
+    parent: Option<String>,
+}
+
+impl ScopeArgs {
+    fn request(&self) -> ScopeRequest {
+        ScopeRequest {
+            mode: self.scope.map(ScopeMode::from),
+            paths: self.paths.iter().map(PathBuf::from).collect(),
+            parent: self.parent.clone(),
+        }
+    }
+}
+
+/// How much of a run report an answer lists.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+struct ListingArgs {
+    /// List only the violations the committed baseline (.st3/baseline.jsonl)
+    /// does not know — the ones that fail the run; the others are counted
+    /// in `known_not_listed`. No effect without a baseline.
+    #[serde(default = "yes")]
+    new_only: bool,
+    /// List at most this many violations, errors first; the others are
+    /// counted in `truncated` and the whole report is written to `full_report`.
+    #[serde(default = "default_max_violations")]
+    max_violations: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_max_violations() -> usize {
+    50
+}
+
+/// `run_gates` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RunGatesArgs {
+    #[serde(flatten)]
+    scope: ScopeArgs,
+    /// Run only these gates (ids from the config); default: the active gates.
+    #[serde(default)]
+    gates: Vec<String>,
+    #[serde(flatten)]
+    listing: ListingArgs,
+    /// Neither move the baseline nor record the run (qg run --no-state).
+    #[serde(default)]
+    no_state: bool,
+}
+
+/// `list_scope` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ListScopeArgs {
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+/// `fix` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct FixArgs {
+    #[serde(flatten)]
+    scope: ScopeArgs,
+    /// Fix only these gates' findings; default: every active gate with a fixer.
+    #[serde(default)]
+    gates: Vec<String>,
+    /// Also apply the fixes the tools call unsafe.
+    #[serde(default, rename = "unsafe")]
+    unsafe_fixes: bool,
+    /// Show the changes (in `diffs`) and write nothing.
+    #[serde(default)]
+    diff: bool,
+    #[serde(flatten)]
+    listing: ListingArgs,
+}
+
+/// `explain_gate` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ExplainGateArgs {
+    /// The gate id (a key under `gates` in the config: ruff_check, mypy, …).
+    gate: String,
+}
+
+/// `history` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct HistoryArgs {
+    /// The branch (default: the current one).
+    #[serde(default)]
+    branch: Option<String>,
+    /// How many of the latest runs to list (default 10).
+    #[serde(default = "default_history_limit")]
+    limit: usize,
+}
+
+fn default_history_limit() -> usize {
+    10
+}
+
+fn arguments<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, Failure> {
+    serde_json::from_value(Value::Object(arguments)).map_err(|e| Failure::Arguments(e.to_string()))
+}
+
+fn tool<T: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    output: Arc<JsonObject>,
+    annotations: ToolAnnotations,
+) -> Tool {
+    Tool::new(name, description, schema_for_type::<T>())
+        .with_title(title)
+        .with_raw_output_schema(output)
+        .with_annotations(annotations)
+}
+
+/// Changes nothing but qg's own state under .st3/.
+fn reads_the_code(title: &str) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(true)
+        .destructive(false)
+        .open_world(false)
+}
+
+fn run_options(
+    call: &Call<'_>,
+    scope: &ScopeArgs,
+    gates: Vec<String>,
+    no_state: bool,
+) -> RunOptions {
+    RunOptions {
+        cwd: call.project.cwd.clone(),
+        config: call.project.config.clone(),
+        scope: scope.request(),
+        gates,
+        jobs: call.project.jobs,
+        no_state,
+        baseline: BaselineUse::Ratchet,
+        cancel: call.cancel.clone(),
+    }
+}
+
+fn run_gates_tool() -> Tool {
+    let annotations = ToolAnnotations::with_title("Run quality gates")
+        .read_only(false)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false);
+    tool::<RunGatesArgs>(
+        "run_gates",
+        "Run quality gates",
+        "Run the project's quality gates (linters, formatters, type checkers from its qg config) on the \
+         files that need checking, and return the verdict: `summary_line` first, then counts, the scope, \
+         and each gate's status and violations (file, line, column, code, message, severity, fixable). \
+         Scope `auto` (default) checks what changed since the last green run plus what failed last time \
+         (type checkers also check the files importing what changed); `project` checks everything. \
+         A tool that is missing, crashes or prints nonsense makes its gate `error`, never a pass. \
+         `overall_pass` is the answer to \"may I move on?\". Violations are capped (`max_violations`, \
+         errors first); `truncated` counts the rest and `full_report` names the file holding them all.",
+        schemas::run_gates(),
+        annotations,
+    )
+}
+
+fn run_gates(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+    let args: RunGatesArgs = arguments(args)?;
+    let options = run_options(call, &args.scope, args.gates, args.no_state);
+    let report = crate::run::run(&options, call.observer)?;
+    let document = to_value(crate::report::json::document(&report))?;
+    listed(call, document, &args.listing, "")
+}
+
+fn list_scope_tool() -> Tool {
+    tool::<ListScopeArgs>(
+        "list_scope",
+        "List the files in scope",
+        "List the files a run would check, without running anything, and why each is in scope: \
+         `changed`, `untracked`, `failed_last_run`, `project_glob`, `explicit`, or `imports_changed` \
+         (with `depends_on`: the changed files it imports). Says when and why the requested scope \
+         fell back to a wider one (`fallback_reason`).",
+        schemas::list_scope(),
+        reads_the_code("List the files in scope"),
+    )
+}
+
+fn list_scope(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+    let args: ListScopeArgs = arguments(args)?;
+    let project = call.project;
+    let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
+    let gates = crate::plan::select_gates(&config, &[])?;
+    let resolved = crate::run::resolve_scope(
+        &workspace,
+        &config,
+        &args.scope.request(),
+        &gates,
+        true,
+        &call.cancel,
+    )?;
+    to_value(&resolved.scope)
+}
+
+fn fix_tool() -> Tool {
+    let annotations = ToolAnnotations::with_title("Fix what the tools can fix")
+        .read_only(false)
+        .destructive(true)
+        .idempotent(true)
+        .open_world(false);
+    tool::<FixArgs>(
+        "fix",
+        "Fix what the tools can fix",
+        "Run each gate's own fixer (the formatter; the linter's safe fixes, `unsafe` adds the unsafe \
+         ones) on the files that gate finds failing in the scope — never another file — then check \
+         again. Returns how many violations were fixed, `changed_files`, fixers that failed (their \
+         files are put back: nothing is left half-written), and `report`: the check after fixing, \
+         listed as run_gates lists it. `diff: true` writes nothing and returns the changes in `diffs`.",
+        schemas::fix(),
+        annotations,
+    )
+}
+
+fn fix(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+    let args: FixArgs = arguments(args)?;
+    let options = FixOptions {
+        run: run_options(call, &args.scope, args.gates, false),
+        unsafe_fixes: args.unsafe_fixes,
+        diff: args.diff,
+    };
+    let fixed = crate::fix::fix(&options, call.observer)?;
+    listed(call, fixed.document(), &args.listing, "/report")
+}
+
+fn explain_gate_tool() -> Tool {
+    tool::<ExplainGateArgs>(
+        "explain_gate",
+        "Explain a gate",
+        "What one gate runs: its command, the program it resolves to and that program's version (or \
+         why it cannot run and the command that installs it), where its files come from (the tool's \
+         own config or qg's list), whether it checks importers, how its output is read, its fixer \
+         and its fix hint.",
+        schemas::explain_gate(),
+        reads_the_code("Explain a gate"),
+    )
+}
+
+fn explain_gate(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+    let args: ExplainGateArgs = arguments(args)?;
+    let project = call.project;
+    let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
+    to_value(crate::explain::explain(
+        &workspace.root,
+        &config,
+        &args.gate,
+    )?)
+}
+
+fn history_tool() -> Tool {
+    tool::<HistoryArgs>(
+        "history",
+        "Run history and trend",
+        "This branch's recent runs (newest last) and where they are heading over comparable runs: \
+         `improving`, `plateau`, `degrading`, `oscillating` (fixes undoing each other) or \
+         `not_enough_runs`; the gates that fail most, and gates that error now and then (flaky \
+         tools). `trend` is null before the first run.",
+        schemas::history(),
+        reads_the_code("Run history and trend"),
+    )
+}
+
+fn history(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+    let args: HistoryArgs = arguments(args)?;
+    let workspace = crate::workspace::Workspace::discover(&call.project.cwd)?;
+    to_value(crate::state::trend::branch_history(
+        &workspace,
+        args.branch,
+        args.limit,
+    )?)
+}
+
+fn to_value(document: impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(document).map_err(|e| {
+        Failure::Qg(QgError::Internal(format!(
+            "a document does not serialize: {e}"
+        )))
+    })
+}
+
+/// Shortens the run report at `pointer` inside `document` as `listing`
+/// asks, writing the whole document down first when anything is left
+/// out; adds `truncated`, `known_not_listed` and `full_report`.
+fn listed(
+    call: &Call<'_>,
+    mut document: Value,
+    listing: &ListingArgs,
+    pointer: &str,
+) -> Result<Value, Failure> {
+    let Some(report) = document.pointer(pointer).filter(|r| !r.is_null()) else {
+        return Ok(with_omitted(document, shorten::Omitted::default(), None));
+    };
+    if !shorten::would_shorten(report, listing.new_only, listing.max_violations) {
+        return Ok(with_omitted(document, shorten::Omitted::default(), None));
+    }
+    let full = write_full(call, &document)?;
+    let report = document
+        .pointer_mut(pointer)
+        .expect("the report was there a moment ago");
+    let omitted = shorten::shorten(report, listing.new_only, listing.max_violations);
+    Ok(with_omitted(document, omitted, Some(full)))
+}
+
+fn write_full(call: &Call<'_>, document: &Value) -> Result<String, Failure> {
+    let project = call.project;
+    let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
+    let bytes = serde_json::to_vec(document)
+        .map_err(|e| QgError::Internal(format!("a report does not serialize: {e}")))?;
+    crate::exec::artifacts::write_report(&workspace.root, &config.artifact_logging, &bytes)
+        .map_err(|e| Failure::Qg(QgError::io("cannot write the whole report", e)))
+}
+
+/// Adds what the lists leave out right after the summary line and the
+/// verdict, where a reader who stops early still sees it.
+fn with_omitted(mut document: Value, omitted: shorten::Omitted, full: Option<String>) -> Value {
+    let Some(object) = document.as_object_mut() else {
+        return document;
+    };
+    let mut at = object.len().min(2);
+    let mut put = |key: &str, value: Value| {
+        object.shift_insert(at, key.into(), value);
+        at += 1;
+    };
+    put("truncated", omitted.truncated.into());
+    put("known_not_listed", omitted.known.into());
+    if let Some(full) = full {
+        put("full_report", full.into());
+    }
+    document
+}
