@@ -183,6 +183,12 @@ impl Violation {
         self.severity >= threshold
     }
 
+    /// True when it fails its gate: at or above the gate's `threshold`,
+    /// and not a finding the committed baseline knows.
+    pub(crate) fn fails_gate(&self, threshold: Severity) -> bool {
+        self.fails_at(threshold) && self.tracking.baseline_state != Some(BaselineState::Unchanged)
+    }
+
     /// Drops positions that mean nothing without the one they extend: no
     /// line means a file-level finding (no column, no end), and an end
     /// column needs a start column. (mypy's file-level findings carry

@@ -306,3 +306,35 @@ fn every_run_says_what_it_fixed_and_what_is_new_since_the_last_one() {
         "{progress}"
     );
 }
+
+/// Known findings fail nothing, so their files are not "failed last run":
+/// once a run is green against the baseline, the next `auto` run has
+/// nothing to check — a legacy project's TDD loop costs what the change
+/// costs, not a re-check of every file with old findings.
+#[test]
+fn known_findings_do_not_keep_their_files_in_the_auto_scope() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    let first = repo.run();
+    assert_eq!(first.json()["overall_pass"], true, "{}", first.stdout);
+    assert!(first.json()["baseline"]["known"].as_u64().unwrap() > 0);
+    let files = repo.qg(&["files", "--format", "json"]).json();
+    assert_eq!(files["files"], serde_json::json!([]), "{files}");
+    let second = repo.run();
+    assert!(
+        second.json()["summary_line"]
+            .as_str()
+            .unwrap()
+            .starts_with("⏭️ nothing to check"),
+        "{}",
+        second.stdout
+    );
+    // A new finding still puts its file back in the scope until it is fixed.
+    repo.write("pkg/a.py", &format!("import json\n{A}"));
+    let red = repo.run();
+    assert_eq!(red.json()["overall_pass"], false);
+    repo.write("pkg/c.py", "VALUE = 1\n");
+    let files = repo.qg(&["files", "--format", "json"]).json();
+    let paths = common::scope_paths(&files);
+    assert_eq!(paths, ["pkg/a.py", "pkg/c.py"], "{files}");
+}

@@ -163,10 +163,7 @@ fn parts_of<'a>(gate: &'a str, v: &'a Violation, message: &'a str) -> Parts<'a> 
 
 /// A gate fails only on new violations at its threshold.
 fn settle(gate: &mut GateResult) {
-    let fails = gate
-        .violations
-        .iter()
-        .any(|v| v.fails_at(gate.fail_on) && v.tracking.baseline_state == Some(BaselineState::New));
+    let fails = gate.violations.iter().any(|v| v.fails_gate(gate.fail_on));
     if gate.status == GateStatus::Failed && !fails {
         gate.status = GateStatus::Passed;
     }

@@ -6,7 +6,6 @@ use crate::config::Gate;
 use crate::parse::Unparsed;
 use crate::paths::PathContext;
 use crate::process::{signal_name, Finished, Termination};
-use crate::violation::BaselineState;
 use crate::violation::Violation;
 
 /// Decides the status of a gate whose tool ran to an end.
@@ -145,9 +144,7 @@ pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
 /// findings — not those a baseline knows, which fail nothing — and none
 /// when no finding fails.
 pub(crate) fn render_hints(gate: &Gate, result: &mut GateResult) {
-    let counts = |v: &Violation| {
-        v.fails_at(gate.fail_on) && v.tracking.baseline_state != Some(BaselineState::Unchanged)
-    };
+    let counts = |v: &Violation| v.fails_gate(gate.fail_on);
     let failing = result.violations.iter().any(counts);
     let render = |hint: &Option<String>| {
         hint.as_deref()

@@ -191,7 +191,8 @@ fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport)
     }
 }
 
-/// Root-relative files with a violation at or above their gate's `fail_on`.
+/// Root-relative files with a violation that fails its gate (the
+/// baseline's known findings fail nothing: their files need no re-check).
 fn failing_files(report: &RunReport) -> BTreeSet<String> {
     report
         .gates
@@ -199,7 +200,7 @@ fn failing_files(report: &RunReport) -> BTreeSet<String> {
         .flat_map(|gate| {
             gate.violations
                 .iter()
-                .filter(|v| v.fails_at(gate.fail_on))
+                .filter(|v| v.fails_gate(gate.fail_on))
                 .filter_map(|v| v.file.clone())
         })
         .filter(|f| !f.starts_with('/'))
