@@ -170,7 +170,9 @@ pub(crate) fn fix(
             gates: fixers,
             ..check.clone()
         };
-        targets = self::targets(&config.gates, &run::run(&recheck, observer)?)
+        let rechecked = run::run(&recheck, observer);
+        abandon_if_cancelled(options, &workspace.root, &original)?;
+        targets = self::targets(&config.gates, &rechecked?)
             .into_iter()
             .map(|(gate, found)| {
                 (
@@ -185,7 +187,9 @@ pub(crate) fn fix(
         }
     }
     report.changed = changed_since(&workspace.root, &original);
-    report.after = Some(run::run(&options.run, observer)?);
+    let after = run::run(&options.run, observer);
+    abandon_if_cancelled(options, &workspace.root, &original)?;
+    report.after = Some(after?);
     Ok(report)
 }
 

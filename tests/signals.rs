@@ -151,3 +151,63 @@ fn kill_9_at_random_moments_never_tears_the_state_file() {
         "only {killed_mid_run} kills landed mid-run"
     );
 }
+
+/// Ctrl-C during `qg fix` kills the fixer and puts back the file it was
+/// halfway through writing, then exits 130.
+#[test]
+fn ctrl_c_during_fix_puts_every_file_back() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.fake_tool(
+        "lint",
+        r#"for f in "$@"; do printf '[{"file":"%s","line":1,"code":"X","message":"bad"}]' "$f"; done; exit 1"#,
+    );
+    // Writes half a file, then hangs: the state a kill would leave behind.
+    project.fake_tool(
+        "fixer",
+        "for f in \"$@\"; do printf 'x =' > \"$f\"; done\necho $$ > tool.pid\nsleep 300 &\necho $! > grandchild.pid\ntouch started\nwait",
+    );
+    project.write(
+        ".st3/quality.yaml",
+        &common::one_gate_config(
+            r#"["lint"]"#,
+            "    capabilities: {supports_autofix: true}\n    fix: {command: [fixer]}\n",
+        ),
+    );
+    project.git_init();
+    let child = Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["fix", "a.py", "--no-progress"])
+        .current_dir(project.path())
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", project.path().join("bin").display()),
+        )
+        .env("CI", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&project.path().join("started"));
+    assert_eq!(
+        fs::read_to_string(project.path().join("a.py")).unwrap(),
+        "x ="
+    );
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by SIGINT; stopped the fixers and put every file back"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(project.path().join("a.py")).unwrap(),
+        "x = 1\n"
+    );
+    assert!(gone(pid_in(&project, "tool.pid")), "the fixer survived");
+    assert!(
+        gone(pid_in(&project, "grandchild.pid")),
+        "the fixer's child survived"
+    );
+}

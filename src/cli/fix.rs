@@ -52,10 +52,22 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
         unsafe_fixes: args.unsafe_fixes,
         diff: args.diff,
     };
-    super::interrupt::install();
+    // Ctrl-C cancels: the fixers are killed and every file they touched is
+    // put back before qg exits (a fixer killed mid-write must not leave a
+    // half-written file).
+    super::interrupt::install_cancelling(&options.run.cancel);
     let observer = TerminalObserver::new(!args.no_progress, false);
-    let report = fix::fix(&options, &observer)?;
+    let fixed = fix::fix(&options, &observer);
     drop(observer);
+    let report = match (fixed, super::interrupt::cancelled_by()) {
+        (Err(QgError::Cancelled), Some((signal, code))) => {
+            eprintln!(
+                "qg: interrupted by {signal}; stopped the fixers and put every file back; state not updated"
+            );
+            return Ok(code);
+        }
+        (fixed, _) => fixed?,
+    };
     let text = match args.format {
         FixFormat::Human => human(&report),
         FixFormat::Json => json(&report),

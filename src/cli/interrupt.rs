@@ -33,3 +33,41 @@ pub(crate) fn install() {
         }
     });
 }
+
+/// The signal that cancelled the command, once one has.
+static CANCELLED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// For a command that must clean up after its tools (`qg fix` puts back
+/// the files its fixers touched): the first Ctrl-C or SIGTERM cancels
+/// `cancel` — the tools are killed and the command unwinds through its own
+/// cleanup — and a second one exits at once. Call once, before any tool
+/// starts.
+pub(crate) fn install_cancelling(cancel: &process::Cancel) {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        warn_user!("cannot watch for Ctrl-C; an interrupt may leave tools running");
+        return;
+    };
+    let cancel = cancel.clone();
+    std::thread::spawn(move || {
+        let mut signals = signals.forever();
+        if let Some(signal) = signals.next() {
+            CANCELLED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
+            cancel.cancel();
+        }
+        if let Some(signal) = signals.next() {
+            process::kill_all_running();
+            eprintln!("qg: interrupted again; exiting without cleaning up");
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// `SIGINT` or `SIGTERM` and the exit status that reports it (130, 143),
+/// when a signal cancelled the command.
+pub(crate) fn cancelled_by() -> Option<(&'static str, i32)> {
+    match CANCELLED_BY.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        SIGINT => Some(("SIGINT", 128 + SIGINT)),
+        signal => Some(("SIGTERM", 128 + signal)),
+    }
+}
