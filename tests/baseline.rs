@@ -338,3 +338,28 @@ fn known_findings_do_not_keep_their_files_in_the_auto_scope() {
     let paths = common::scope_paths(&files);
     assert_eq!(paths, ["pkg/a.py", "pkg/c.py"], "{files}");
 }
+
+/// The formatter's one finding per file points at the first line it would
+/// change. An edit that moves that point — new unformatted code far above
+/// the old — leaves the file as unformatted as the baseline accepted: the
+/// finding stays known (the default config's `match_lines: false`).
+#[test]
+fn a_formatter_finding_stays_known_wherever_its_first_change_moves() {
+    let old = "def f() -> int:\n    return 1\n\n\nx = {  'a':1 }\n";
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/fmt.py", old)]);
+    repo.qg(&["baseline", "write", "--no-progress"])
+        .assert_code(0);
+    repo.commit("baseline");
+    let before = project(&repo, &["--no-state"]);
+    assert_eq!(before["baseline"]["new"], 0, "{before}");
+    assert_eq!(before["gates"][0]["violations"][0]["line"], 5, "{before}");
+    let top = "y = {  'b':2 }\n# one\n# two\n# three\n# four\n";
+    repo.write("pkg/fmt.py", &format!("{top}{old}"));
+    let after = project(&repo, &["--no-state"]);
+    let format: Vec<_> = new_ones(&after)
+        .into_iter()
+        .filter(|(_, _, gate)| gate.starts_with("ruff_format:"))
+        .collect();
+    assert_eq!(format, [], "{after}");
+    assert_eq!(after["baseline"]["fixed"], 0, "{after}");
+}

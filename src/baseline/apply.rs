@@ -59,6 +59,7 @@ pub(crate) fn apply(
             .enumerate()
             .filter(|(_, e)| e.gate == gate.id)
             .map(|(i, e)| (i, lines.renamed(e)))
+            .map(|(i, e)| (i, without_line(e, gate.match_lines)))
             .filter(|(_, e)| e.path.is_empty() || files.contains(&e.path) || !lines.exists(&e.path))
             .unzip();
         let current: Vec<Parts<'_>> = gate
@@ -159,6 +160,18 @@ fn parts_of<'a>(gate: &'a str, v: &'a Violation, message: &'a str) -> Parts<'a> 
         message,
         line: v.line,
     }
+}
+
+/// An entry of a gate that does not match lines, as that gate's findings
+/// are stamped: with no line hash (a baseline written before the gate
+/// stopped matching lines may hold one).
+fn without_line(entry: Cow<'_, Entry>, match_lines: bool) -> Cow<'_, Entry> {
+    if match_lines || entry.line_hash.is_empty() {
+        return entry;
+    }
+    let mut entry = entry.into_owned();
+    entry.line_hash.clear();
+    Cow::Owned(entry)
 }
 
 /// A gate fails only on new violations at its threshold.

@@ -102,15 +102,17 @@ fn fingerprint(gate: &str, v: &Violation, occurrence: usize) -> Fingerprint {
 /// Fills in every violation's line hash, normalized message and
 /// fingerprint, reading each flagged file once. Notebook lines count within
 /// a cell, so a notebook finding has no line hash (its message and rule
-/// identify it). The hashing runs on every core: a run may report 100,000.
+/// identify it), nor has the finding of a gate that does not match lines.
+/// The hashing runs on every core: a run may report 100,000.
 pub(crate) fn stamp(root: &Path, gates: &mut [GateResult]) {
     let root_text = root.to_string_lossy().into_owned();
     for gate in gates.iter_mut() {
+        let match_lines = gate.match_lines;
         in_parallel(&mut gate.violations, |part| {
             let mut sources = Sources::new(root);
             for v in part {
-                v.tracking.line_hash = match (&v.file, v.line, v.cell) {
-                    (Some(file), Some(line), None) => sources.line_hash(file, line),
+                v.tracking.line_hash = match (&v.file, v.line, v.cell, match_lines) {
+                    (Some(file), Some(line), None, true) => sources.line_hash(file, line),
                     _ => String::new(),
                 };
                 v.tracking.normalized_message = match normalize_message(&v.message, &root_text) {

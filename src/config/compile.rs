@@ -310,6 +310,7 @@ impl Compiler<'_> {
                 codes: u.codes,
                 advice: u.advice,
             }),
+            match_lines: raw.baseline.match_lines,
             fix: raw.fix.map(|f| FixSpec {
                 command: f.command,
                 exit_codes_ok: f.exit_codes_ok,

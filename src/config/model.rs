@@ -126,6 +126,11 @@ pub struct Gate {
     /// How the tool fixes its findings in place (`qg fix`); present iff
     /// `capabilities.supports_autofix`.
     pub(crate) fix: Option<FixSpec>,
+    /// Whether the flagged line's content identifies a finding (its
+    /// fingerprint, its baseline entry). False for a gate whose one finding
+    /// per file points wherever the first change is — a formatter's —
+    /// which any edit above it moves: it is known by file, rule, message.
+    pub(crate) match_lines: bool,
 }
 
 /// A gate's fixer.

@@ -139,6 +139,26 @@ pub(crate) struct RawGate {
     pub(crate) selection: Option<RawSelection>,
     #[serde(default)]
     pub(crate) fix: Option<RawFix>,
+    #[serde(default)]
+    pub(crate) baseline: RawBaselineMatching,
+}
+
+/// `baseline`: how the committed baseline (and every fingerprint) knows a
+/// gate's findings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBaselineMatching {
+    /// Whether the flagged line's content is part of a finding's identity.
+    /// `false` for a gate whose one finding per file points wherever the
+    /// first change is (a formatter): known by file, rule and message.
+    #[serde(default = "yes")]
+    pub(crate) match_lines: bool,
+}
+
+impl Default for RawBaselineMatching {
+    fn default() -> Self {
+        RawBaselineMatching { match_lines: true }
+    }
 }
 
 /// `fix`: the command that fixes a gate's findings in place (`qg fix`).

@@ -168,6 +168,10 @@ pub struct GateResult {
     /// The gate's threshold: violations below it are reported, not failures.
     #[serde(skip)]
     pub(crate) fail_on: crate::violation::Severity,
+    /// The gate's `baseline.match_lines`: whether the flagged line is part
+    /// of a finding's identity.
+    #[serde(skip)]
+    pub(crate) match_lines: bool,
 }
 
 impl GateResult {
@@ -212,6 +216,7 @@ impl GateResult {
             error: None,
             since_last_run: None,
             fail_on: gate.fail_on,
+            match_lines: gate.match_lines,
         }
     }
 
