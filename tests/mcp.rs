@@ -478,3 +478,34 @@ fn with_a_baseline_only_new_violations_are_listed_and_the_known_ones_counted() {
     assert_eq!(violations(everything).len() as u64, known + 1);
     assert!(everything.get("full_report").is_none());
 }
+
+#[test]
+fn fix_changes_exactly_the_failing_files_in_scope_and_reports_what_is_left() {
+    let project = Project::fixture("dirty");
+    let untouched = std::fs::read(project.path().join("pkg/badformat.py")).unwrap();
+    let results = drive(
+        project.path(),
+        json!([call("fix", json!({"paths": ["pkg/lint.py"]}))]),
+    );
+    let fixed = fitting(&results[0]);
+    assert_eq!(fixed["changed_files"], json!(["pkg/lint.py"]), "{fixed}");
+    assert_eq!(fixed["fixed"], 1, "{fixed}");
+    assert_eq!(fixed["errors"], json!([]));
+    // What is left: the unused variable ruff will not remove by itself.
+    let left: Vec<String> = violations(&fixed["report"])
+        .iter()
+        .map(|v| {
+            format!(
+                "{}:{}",
+                v["file"].as_str().unwrap(),
+                v["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(left, ["pkg/lint.py:F841"], "{fixed}");
+    assert_eq!(
+        std::fs::read(project.path().join("pkg/badformat.py")).unwrap(),
+        untouched,
+        "a file outside the scope was touched"
+    );
+}
