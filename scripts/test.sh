@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned ruff, mypy,
-# pyright and the MCP Python SDK into the project-local virtualenv .venv,
+# pyright, ty, pyrefly and the MCP Python SDK into the project-local virtualenv .venv,
 # then runs every test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 set -euo pipefail
@@ -16,6 +16,8 @@ echo "test.sh: installing pinned tools from requirements-tools.txt"
 .venv/bin/ruff --version
 .venv/bin/mypy --version
 .venv/bin/pyright --version
+.venv/bin/ty --version
+.venv/bin/pyrefly --version
 .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
 
 # The end-to-end tests find the tools here (and fail, not skip, without them).

@@ -26,13 +26,22 @@ pub(crate) struct ToolFinding {
     pub(crate) configured_in: Vec<String>,
     /// How to install it.
     pub(crate) install_hint: Option<String>,
+    /// The embedded default leaves the gate off (ty, pyrefly): only the
+    /// project's own config of the tool activates it.
+    pub(crate) opt_in: bool,
 }
 
 impl ToolFinding {
-    /// A gate is activated when its tool is installed or the project
-    /// configures it (then it is meant to be used and will be installed).
+    /// A default gate is activated when its tool is installed or the
+    /// project configures it (then it is meant to be used and will be
+    /// installed); an opt-in gate only when the project configures it —
+    /// a type checker that happens to be installed is not the project's
+    /// choice.
     pub(crate) fn active(&self) -> bool {
-        self.installed.is_some() || !self.configured_in.is_empty()
+        match self.opt_in {
+            true => !self.configured_in.is_empty(),
+            false => self.installed.is_some() || !self.configured_in.is_empty(),
+        }
     }
 }
 
@@ -111,9 +120,15 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
     let pyproject = read_toml(&root.join("pyproject.toml"));
     let setup_cfg = std::fs::read_to_string(root.join("setup.cfg")).unwrap_or_default();
     let ctx = Toolbox::from_env(root);
+    // The default's active gates in their order, then the opt-in ones.
+    let opt_in = default
+        .gates
+        .keys()
+        .filter(|id| !default.active_gates.contains(id));
     let tools = default
         .active_gates
         .iter()
+        .chain(opt_in)
         .map(|id| {
             let gate = &default.gates[id];
             let program = gate.command[0].clone();
@@ -122,6 +137,7 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
                 installed: ctx.resolve(gate).ok().map(|t| t.path),
                 configured_in: tool_configs(root, &program, pyproject.as_ref(), &setup_cfg),
                 install_hint: ctx.install_hint(gate),
+                opt_in: !default.active_gates.contains(id),
                 program,
             }
         })
@@ -256,7 +272,12 @@ pub(crate) fn render(inspection: &Inspection) -> String {
             "# No tool is installed or configured yet: every default gate is active,"
         );
         let _ = writeln!(out, "# and `qg run` will say what to install.");
-        active = inspection.tools.iter().map(|t| t.gate.as_str()).collect();
+        active = inspection
+            .tools
+            .iter()
+            .filter(|t| !t.opt_in)
+            .map(|t| t.gate.as_str())
+            .collect();
     }
     let _ = writeln!(out, "active_gates: [{}]", active.join(", "));
     render_scope(&mut out, inspection);
@@ -287,10 +308,10 @@ fn describe(tool: &ToolFinding) -> String {
     } else {
         format!("configured in {}", tool.configured_in.join(", "))
     };
-    let verdict = if tool.active() {
-        "active"
-    } else {
-        "not active"
+    let verdict = match (tool.active(), tool.opt_in) {
+        (true, _) => "active",
+        (false, true) => "not active (activated when the project configures it)",
+        (false, false) => "not active",
     };
     format!(
         "{}: `{}` {installed}; {configured} → {verdict}",
