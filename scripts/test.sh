@@ -20,6 +20,15 @@ echo "test.sh: installing pinned tools from requirements-tools.txt"
 .venv/bin/pyrefly --version
 .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
 
+# Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
+# Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux
+# build from the npm registry.
+multitool=.venv/npm/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+if [ ! -x "$multitool" ]; then
+  echo "test.sh: installing the SARIF Multitool"
+  npm install --silent --no-audit --no-fund --prefix .venv/npm @microsoft/sarif-multitool-linux@5.7.0
+fi
+
 # The end-to-end tests find the tools here (and fail, not skip, without them).
 export QG_TOOLS_VENV="$PWD/.venv"
 cargo test --locked "$@"

@@ -266,6 +266,7 @@ impl Compiler<'_> {
         }
         let hints = [
             ("fix_hint", &raw.fix_hint, "{files}"),
+            ("rule_url", &raw.rule_url, "{code}"),
             ("rerun_hint", &raw.rerun_hint, "{files}"),
             ("install_hint", &raw.install_hint, "{venv_bin}"),
             (
@@ -303,6 +304,7 @@ impl Compiler<'_> {
             scope,
             importers: raw.scope.importers,
             fix_hint: raw.fix_hint,
+            rule_url: raw.rule_url,
             rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,
             version_args: raw.version_args,

@@ -105,6 +105,9 @@ pub struct Gate {
     pub(crate) importers: bool,
     /// Command that fixes findings; `{files}` becomes the failing files.
     pub(crate) fix_hint: Option<String>,
+    /// Where the tool documents a rule, `{code}` standing for it: the
+    /// `url` of a finding whose tool gave none (SARIF `helpUri`).
+    pub(crate) rule_url: Option<String>,
     /// Command that checks the failing files again, for a gate with no
     /// fixer (a type checker); `{files}` as in `fix_hint`.
     pub(crate) rerun_hint: Option<String>,

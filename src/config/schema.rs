@@ -128,6 +128,8 @@ pub(crate) struct RawGate {
     #[serde(default)]
     pub(crate) fix_hint: Option<String>,
     #[serde(default)]
+    pub(crate) rule_url: Option<String>,
+    #[serde(default)]
     pub(crate) rerun_hint: Option<String>,
     #[serde(default)]
     pub(crate) install_hint: Option<String>,

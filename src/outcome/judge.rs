@@ -128,6 +128,11 @@ pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
     result
         .violations
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    if let Some(template) = &gate.rule_url {
+        for v in result.violations.iter_mut().filter(|v| v.url.is_none()) {
+            v.url = v.code.as_ref().map(|code| template.replace("{code}", code));
+        }
+    }
     if result.status == GateStatus::Error {
         return;
     }

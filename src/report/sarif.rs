@@ -68,25 +68,21 @@ fn run(
     mine: &[&Finding<'_>],
     run_warnings: &[String],
 ) -> Value {
-    let mut rules: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let mut rules: BTreeMap<&str, Rule<'_>> = BTreeMap::new();
     for finding in mine {
-        let url = finding.violation.url.as_deref();
-        let entry = rules.entry(rule_id(gate, finding.violation)).or_insert(url);
-        if entry.is_none() {
-            *entry = url;
-        }
+        let v = finding.violation;
+        let rule = rules.entry(rule_id(gate, v)).or_insert(Rule {
+            url: None,
+            example: &v.message,
+            fixable: false,
+        });
+        rule.url = rule.url.or(v.url.as_deref());
+        rule.fixable |= v.fixable == Some(true);
     }
     let index: BTreeMap<&str, usize> = rules.keys().enumerate().map(|(i, id)| (*id, i)).collect();
     let rules: Vec<Value> = rules
         .iter()
-        .map(|(id, url)| {
-            let mut rule =
-                json!({"id": id, "shortDescription": {"text": format!("{} rule {id}", gate.name)}});
-            if let Some(url) = url {
-                rule["helpUri"] = json!(url);
-            }
-            rule
-        })
+        .map(|(id, rule)| rule.descriptor(gate, id))
         .collect();
     let results: Vec<Value> = mine
         .iter()
@@ -108,6 +104,50 @@ fn run(
         "invocations": [invocation(gate, run_warnings)],
         "results": results,
     })
+}
+
+/// What the findings of one rule say about it: qg knows a rule only by
+/// what its tool reported.
+struct Rule<'a> {
+    /// The tool's documentation of the rule, when it gives one.
+    url: Option<&'a str>,
+    /// The message of its first finding.
+    example: &'a str,
+    /// Whether the tool can fix some of its findings itself.
+    fixable: bool,
+}
+
+impl Rule<'_> {
+    /// The `reportingDescriptor`, with the descriptions and help GitHub
+    /// Advanced Security requires of every rule.
+    fn descriptor(&self, gate: &GateResult, id: &str) -> Value {
+        let example = self.example.lines().next().unwrap_or_default();
+        let full = format!(
+            "{} rule {id}. As the tool reported it: {example}",
+            gate.name
+        );
+        let fix = match self.fixable {
+            true => "`qg fix` applies the tool's own fix.",
+            false => "Fix the code the finding points at, then run `qg run` again.",
+        };
+        let (text, markdown) = match self.url {
+            Some(url) => (
+                format!("{full}\nDocumentation: {url}\n{fix}"),
+                format!("{full}\n\n[{id} documentation]({url})\n\n{fix}"),
+            ),
+            None => (format!("{full}\n{fix}"), format!("{full}\n\n{fix}")),
+        };
+        let mut rule = json!({
+            "id": id,
+            "shortDescription": {"text": format!("{} {id}", gate.name)},
+            "fullDescription": {"text": full},
+            "help": {"text": text, "markdown": markdown},
+        });
+        if let Some(url) = self.url {
+            rule["helpUri"] = json!(url);
+        }
+        rule
+    }
 }
 
 fn result(gate: &GateResult, finding: &Finding<'_>, rule_index: usize) -> Value {
