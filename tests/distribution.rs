@@ -1,0 +1,120 @@
+//! qg as Python developers install it: a binary wheel built by maturin that
+//! puts `qg` on PATH in a fresh virtualenv with no Rust, and the
+//! pre-commit/prek hooks of `.pre-commit-hooks.yaml`, run by prek on a
+//! fixture repository with staged files. Both build qg in release mode into
+//! their own target directory (`target/dist`), shared so the second build
+//! reuses the first.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{repo_dir, tools_venv};
+
+fn venv_bin(tool: &str) -> PathBuf {
+    tools_venv().join("bin").join(tool)
+}
+
+fn run(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{command:?} failed:\n{text}");
+    text
+}
+
+/// A fixture committed to a git repository, `pkg/lint.py` edited and staged.
+fn staged_fixture(dir: &Path) {
+    common::copy_dir(&repo_dir().join("fixtures/dirty"), dir);
+    common::git(dir, &["init", "-q", "-b", "main"]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-q", "-m", "fixture"]);
+    let lint = dir.join("pkg/lint.py");
+    let text = std::fs::read_to_string(&lint).unwrap();
+    std::fs::write(&lint, format!("{text}x = 1\n")).unwrap();
+    common::git(dir, &["add", "pkg/lint.py"]);
+}
+
+#[test]
+fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
+    let target = repo_dir().join("target/dist");
+    let work = tempfile::tempdir().unwrap();
+    let wheels = work.path().join("wheels");
+    run(Command::new(venv_bin("maturin"))
+        .args(["build", "--release", "--out"])
+        .arg(&wheels)
+        .current_dir(repo_dir())
+        .env("CARGO_TARGET_DIR", &target));
+    let wheel = std::fs::read_dir(&wheels)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .expect("maturin built a wheel");
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("qg-0.1.0-py3-none-"), "{name}");
+
+    // A fresh virtualenv with only the wheel: no Rust on its PATH.
+    let venv = work.path().join("venv");
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--no-index"])
+        .arg(&wheel));
+    let qg = venv.join("bin/qg");
+    let clean_path = format!("{}:/usr/bin:/bin", venv.join("bin").display());
+    let version = run(Command::new(&qg).arg("--version").env("PATH", &clean_path));
+    assert_eq!(version.trim(), "qg 0.1.0");
+    let project = common::Project::fixture("dirty");
+    let out = Command::new(&qg)
+        .args(["run", "--scope", "project", "--format", "json"])
+        .current_dir(project.path())
+        .env("PATH", &clean_path)
+        .env("VIRTUAL_ENV", tools_venv())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["summary"]["failed"], 4, "{report}");
+
+    // The hooks, through prek, on a repository with one staged file.
+    for hook in ["qg-system", "qg"] {
+        let repo = tempfile::tempdir().unwrap();
+        staged_fixture(repo.path());
+        let out = Command::new(venv_bin("prek"))
+            .args(["try-repo"])
+            .arg(repo_dir())
+            .arg(hook)
+            .current_dir(repo.path())
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}:{}",
+                    venv.join("bin").display(),
+                    tools_venv().join("bin").display(),
+                    std::env::var("PATH").unwrap()
+                ),
+            )
+            .env("VIRTUAL_ENV", tools_venv())
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The staged file alone, and its lint findings: the hook fails.
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{hook}:\n{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&format!("- hook id: {hook}\n")), "{text}");
+        assert!(text.contains("pkg/lint.py"), "{text}");
+        assert!(text.contains("F401"), "{text}");
+        assert!(
+            !text.contains("pkg/typing_errors.py"),
+            "checked more than the staged file:\n{text}"
+        );
+    }
+}
