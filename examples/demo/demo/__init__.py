@@ -1,0 +1,1 @@
+"""A small project with a few deliberate problems, to try qg on."""

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The first command a newcomer runs: installs qg, then shows it working.
+#
+#   scripts/try.sh                  # on a copy of the bundled example project
+#   scripts/try.sh PATH/TO/PROJECT  # on your own project
+#
+# qg is installed with `cargo install` (into ~/.cargo/bin) when Rust is
+# there, else with pip from the package index into a virtualenv of its own
+# (~/.local/share/qg/venv). The project gets a .venv (if it has none)
+# with ruff, mypy and pyright, and its own dependencies (`pip install -e .`,
+# or `-r requirements.txt`), so the type checkers resolve its imports; then
+# `qg run --scope project` checks it as the tools' own runs would.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-python3}
+
+say() { printf '\033[1mtry.sh:\033[0m %s\n' "$*" >&2; }
+
+install_qg() {
+  if command -v cargo >/dev/null 2>&1; then
+    say "installing qg with cargo (cargo install --locked --path $repo)"
+    cargo install --quiet --locked --path "$repo"
+    qg=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/qg
+  else
+    local venv=${XDG_DATA_HOME:-$HOME/.local/share}/qg/venv
+    say "no Rust here: installing the qg wheel from the package index into $venv"
+    "$python" -m venv "$venv"
+    if ! "$venv/bin/pip" install --quiet qg; then
+      say "no qg wheel for this platform on the package index: install Rust (rustup) and run this again"
+      exit 2
+    fi
+    qg=$venv/bin/qg
+  fi
+  "$qg" --version >&2
+}
+
+# A copy of examples/demo in a fresh git repository (qg's scopes use git).
+demo_project() {
+  local dir
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/qg-demo-XXXXXX")
+  cp -R "$repo/examples/demo/." "$dir"
+  git -C "$dir" init -q -b main
+  git -C "$dir" add -A
+  git -C "$dir" -c user.name=qg -c user.email=qg@example.invalid -c commit.gpgsign=false \
+    commit -q -m "demo project"
+  echo "$dir"
+}
+
+# The project's .venv with the tools and the project's own dependencies.
+prepare_project() {
+  local dir=$1
+  if [ ! -x "$dir/.venv/bin/python" ]; then
+    say "creating $dir/.venv"
+    "$python" -m venv "$dir/.venv"
+  fi
+  say "installing ruff, mypy and pyright into $dir/.venv"
+  "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check \
+    "$(grep '^ruff==' "$repo/requirements-tools.txt")" \
+    "$(grep '^mypy==' "$repo/requirements-tools.txt")" \
+    "$(grep '^pyright' "$repo/requirements-tools.txt")"
+  if [ -f "$dir/pyproject.toml" ] || [ -f "$dir/setup.py" ]; then
+    say "installing the project and its dependencies (pip install -e .)"
+    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -e "$dir"
+  elif [ -f "$dir/requirements.txt" ]; then
+    say "installing the project's dependencies (pip install -r requirements.txt)"
+    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
+  fi
+}
+
+install_qg
+if [ $# -eq 0 ]; then
+  project=$(demo_project)
+  say "no project given: trying qg on a copy of the bundled example, $project"
+else
+  project=$(cd "$1" && pwd)
+fi
+prepare_project "$project"
+cd "$project"
+say "running: qg run --scope project"
+status=0
+"$qg" run --scope project || status=$?
+case $status in
+  0) say "every gate passed" ;;
+  1) say "qg works: the gates above found violations (exit 1); \`qg fix\` fixes what the tools can" ;;
+  *) say "a gate could not run (exit $status): the report above says why"; exit "$status" ;;
+esac
