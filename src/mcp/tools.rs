@@ -250,7 +250,7 @@ struct FixArgs {
 /// `explain_gate` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ExplainGateArgs {
-    /// The gate id (a key under `gates` in the config: ruff_check, mypy, …).
+    /// The gate id: a key under `gates` in the project's qg config.
     gate: String,
 }
 
