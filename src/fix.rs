@@ -25,6 +25,20 @@ pub struct FixOptions {
     pub diff: bool,
 }
 
+/// The `qg fix --format json` document.
+#[derive(serde::Serialize)]
+pub(crate) struct FixDocument<'a> {
+    summary_line: String,
+    fixed: usize,
+    /// What a shortened answer left out of `report` (`qg mcp`).
+    #[serde(flatten)]
+    omitted: Option<&'a crate::report::json::Omitted>,
+    changed_files: &'a [String],
+    errors: &'a [String],
+    diffs: BTreeMap<&'a str, &'a str>,
+    report: Option<crate::report::json::JsonReport<'a>>,
+}
+
 /// What `qg fix` did.
 pub(crate) struct FixReport {
     /// The check before fixing.
@@ -52,9 +66,19 @@ impl FixReport {
     /// The `qg fix --format json` document (schema: `schemas/fix.json`):
     /// the summary line, what was fixed, which files changed, the fixers'
     /// errors, the diffs (`--diff`) and the check after fixing.
-    pub(crate) fn document(&self) -> serde_json::Value {
-        let after = self.after.as_ref().map(crate::report::json::document);
-        let summary = match &self.after {
+    pub(crate) fn document(&self) -> FixDocument<'_> {
+        let report = self.after.as_ref().map(crate::report::json::document);
+        self.document_with(report, None)
+    }
+
+    /// [`FixReport::document`] with a check after fixing that lists only
+    /// some of its violations, and says what it leaves out.
+    pub(crate) fn document_with<'a>(
+        &'a self,
+        report: Option<crate::report::json::JsonReport<'a>>,
+        omitted: Option<&'a crate::report::json::Omitted>,
+    ) -> FixDocument<'a> {
+        let summary_line = match &self.after {
             Some(after) => format!(
                 "🔧 fixed {} violations in {} files; {}",
                 self.fixed(),
@@ -63,19 +87,19 @@ impl FixReport {
             ),
             None => "--diff: nothing was written".to_string(),
         };
-        let diffs: serde_json::Map<String, serde_json::Value> = self
-            .diffs
-            .iter()
-            .map(|(gate, diff)| (gate.clone(), diff.as_str().into()))
-            .collect();
-        serde_json::json!({
-            "summary_line": summary,
-            "fixed": self.fixed(),
-            "changed_files": self.changed,
-            "errors": self.errors,
-            "diffs": diffs,
-            "report": after,
-        })
+        FixDocument {
+            summary_line,
+            fixed: self.fixed(),
+            omitted,
+            changed_files: &self.changed,
+            errors: &self.errors,
+            diffs: self
+                .diffs
+                .iter()
+                .map(|(gate, diff)| (gate.as_str(), diff.as_str()))
+                .collect(),
+            report,
+        }
     }
 
     /// 2 when a fixer failed, else the final check's exit status.

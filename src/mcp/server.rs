@@ -12,10 +12,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use super::tools::{self, Call, Failure, Project, TOOLS};
+use super::tools::{self, Answer, Call, Failure, Project, TOOLS};
 use crate::config::Gate;
 use crate::exec::Observer;
 use crate::outcome::{GateResult, GateStatus};
@@ -113,10 +112,14 @@ impl ServerHandler for QgServer {
 
 /// The call's answer: its document as structured content (and, as the
 /// protocol asks, as JSON text), or an error the client shows.
-fn answer(outcome: Result<Result<Value, Failure>, tokio::task::JoinError>) -> CallToolResult {
+fn answer(outcome: Result<Result<Answer, Failure>, tokio::task::JoinError>) -> CallToolResult {
     let error = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
     match outcome {
-        Ok(Ok(document)) => CallToolResult::structured(document),
+        Ok(Ok(answer)) => {
+            let mut result = CallToolResult::structured(answer.value);
+            result.content = vec![ContentBlock::text(answer.text)];
+            result
+        }
         Ok(Err(Failure::Arguments(why))) => error(format!("invalid arguments: {why}")),
         Ok(Err(Failure::Qg(e))) => error(e.to_string()),
         Err(join) => {
@@ -204,7 +207,7 @@ mod tests {
             .build()
             .unwrap();
         let outcome = runtime.block_on(async {
-            tokio::task::spawn_blocking(|| -> Result<Value, Failure> {
+            tokio::task::spawn_blocking(|| -> Result<Answer, Failure> {
                 panic!("an index out of bounds")
             })
             .await

@@ -20,6 +20,7 @@ use crate::exec::Observer;
 use crate::fix::FixOptions;
 use crate::outcome::GateResult;
 use crate::process::Cancel;
+use crate::report::json::Omitted;
 use crate::run::RunOptions;
 use crate::scope::{ScopeMode, ScopeRequest};
 
@@ -66,7 +67,7 @@ pub(super) struct Definition {
     /// Runs gates (long; progress and cancellation matter).
     pub(super) runs_tools: bool,
     tool: fn() -> Tool,
-    call: fn(&Call<'_>, JsonObject) -> Result<Value, Failure>,
+    call: fn(&Call<'_>, JsonObject) -> Result<Answer, Failure>,
 }
 
 impl Definition {
@@ -78,7 +79,7 @@ impl Definition {
     /// Checks and parses `arguments` and runs the tool (blocking). An
     /// argument the input schema does not name is refused, not ignored: a
     /// typo must not quietly widen or narrow a run.
-    pub(super) fn call(&self, call: &Call<'_>, arguments: JsonObject) -> Result<Value, Failure> {
+    pub(super) fn call(&self, call: &Call<'_>, arguments: JsonObject) -> Result<Answer, Failure> {
         let schema = self.tool().input_schema;
         let known: Vec<&str> = schema
             .get("properties")
@@ -334,12 +335,17 @@ fn run_gates_tool() -> Tool {
     )
 }
 
-fn run_gates(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+fn run_gates(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: RunGatesArgs = arguments(args)?;
     let options = run_options(call, &args.scope, args.gates, args.no_state);
     let report = crate::run::run(&options, call.observer)?;
-    let document = to_value(crate::report::json::document(&report))?;
-    listed(call, document, &args.listing, "")
+    let json = crate::report::json::document_with;
+    match shortened(call, &report, &args.listing, |whole| {
+        json_bytes(&crate::report::json::document(whole))
+    })? {
+        Some((listed, omitted)) => answer(&json(&report, &listed, Some(&omitted))),
+        None => answer(&json(&report, &report.gates, Some(&Omitted::default()))),
+    }
 }
 
 fn list_scope_tool() -> Tool {
@@ -355,7 +361,7 @@ fn list_scope_tool() -> Tool {
     )
 }
 
-fn list_scope(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+fn list_scope(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: ListScopeArgs = arguments(args)?;
     let project = call.project;
     let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
@@ -368,7 +374,7 @@ fn list_scope(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
         true,
         &call.cancel,
     )?;
-    to_value(&resolved.scope)
+    answer(&resolved.scope)
 }
 
 fn fix_tool() -> Tool {
@@ -390,7 +396,7 @@ fn fix_tool() -> Tool {
     )
 }
 
-fn fix(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+fn fix(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: FixArgs = arguments(args)?;
     let options = FixOptions {
         run: run_options(call, &args.scope, args.gates, false),
@@ -398,7 +404,24 @@ fn fix(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
         diff: args.diff,
     };
     let fixed = crate::fix::fix(&options, call.observer)?;
-    listed(call, fixed.document(), &args.listing, "/report")
+    // The counts of what is left out go at the top, not in `report`.
+    let nothing_left_out = Omitted::default();
+    let Some(after) = &fixed.after else {
+        return answer(&fixed.document_with(None, Some(&nothing_left_out)));
+    };
+    let json = crate::report::json::document_with;
+    match shortened(call, after, &args.listing, |_| {
+        json_bytes(&fixed.document())
+    })? {
+        Some((listed, omitted)) => {
+            let report = json(after, &listed, None);
+            answer(&fixed.document_with(Some(report), Some(&omitted)))
+        }
+        None => {
+            let report = json(after, &after.gates, None);
+            answer(&fixed.document_with(Some(report), Some(&nothing_left_out)))
+        }
+    }
 }
 
 fn explain_gate_tool() -> Tool {
@@ -414,11 +437,11 @@ fn explain_gate_tool() -> Tool {
     )
 }
 
-fn explain_gate(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+fn explain_gate(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: ExplainGateArgs = arguments(args)?;
     let project = call.project;
     let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
-    to_value(crate::explain::explain(
+    answer(&crate::explain::explain(
         &workspace.root,
         &config,
         &args.gate,
@@ -438,71 +461,63 @@ fn history_tool() -> Tool {
     )
 }
 
-fn history(call: &Call<'_>, args: JsonObject) -> Result<Value, Failure> {
+fn history(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: HistoryArgs = arguments(args)?;
     let workspace = crate::workspace::Workspace::discover(&call.project.cwd)?;
-    to_value(crate::state::trend::branch_history(
+    answer(&crate::state::trend::branch_history(
         &workspace,
         args.branch,
         args.limit,
     )?)
 }
 
-fn to_value(document: impl serde::Serialize) -> Result<Value, Failure> {
-    serde_json::to_value(document).map_err(|e| {
+/// A tool's answer: its document as structured content, and as JSON text
+/// in the document's own field order (summary line first) for a reader
+/// that takes the text.
+pub(super) struct Answer {
+    /// The document as a JSON value.
+    pub(super) value: Value,
+    /// The same, as compact JSON text.
+    pub(super) text: String,
+}
+
+fn answer(document: &impl serde::Serialize) -> Result<Answer, Failure> {
+    let failed = |e: serde_json::Error| {
         Failure::Qg(QgError::Internal(format!(
             "a document does not serialize: {e}"
         )))
+    };
+    Ok(Answer {
+        value: serde_json::to_value(document).map_err(failed)?,
+        text: serde_json::to_string(document).map_err(failed)?,
     })
 }
 
-/// Shortens the run report at `pointer` inside `document` as `listing`
-/// asks, writing the whole document down first when anything is left
-/// out; adds `truncated`, `known_not_listed` and `full_report`.
-fn listed(
-    call: &Call<'_>,
-    mut document: Value,
-    listing: &ListingArgs,
-    pointer: &str,
-) -> Result<Value, Failure> {
-    let Some(report) = document.pointer(pointer).filter(|r| !r.is_null()) else {
-        return Ok(with_omitted(document, shorten::Omitted::default(), None));
-    };
-    if !shorten::would_shorten(report, listing.new_only, listing.max_violations) {
-        return Ok(with_omitted(document, shorten::Omitted::default(), None));
-    }
-    let full = write_full(call, &document)?;
-    let report = document
-        .pointer_mut(pointer)
-        .expect("the report was there a moment ago");
-    let omitted = shorten::shorten(report, listing.new_only, listing.max_violations);
-    Ok(with_omitted(document, omitted, Some(full)))
+fn json_bytes(document: &impl serde::Serialize) -> Result<Vec<u8>, QgError> {
+    serde_json::to_vec(document)
+        .map_err(|e| QgError::Internal(format!("a report does not serialize: {e}")))
 }
 
-fn write_full(call: &Call<'_>, document: &Value) -> Result<String, Failure> {
+/// When `listing` leaves something of `report` out: the gates as listed,
+/// and what they leave out — the whole document (`whole`) written down
+/// first, beside the logs. `None` when everything is listed.
+fn shortened(
+    call: &Call<'_>,
+    report: &crate::report::RunReport,
+    listing: &ListingArgs,
+    whole: impl FnOnce(&crate::report::RunReport) -> Result<Vec<u8>, QgError>,
+) -> Result<Option<(Vec<crate::outcome::GateResult>, Omitted)>, Failure> {
+    if !shorten::would_shorten(&report.gates, listing.new_only, listing.max_violations) {
+        return Ok(None);
+    }
     let project = call.project;
     let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
-    let bytes = serde_json::to_vec(document)
-        .map_err(|e| QgError::Internal(format!("a report does not serialize: {e}")))?;
-    crate::exec::artifacts::write_report(&workspace.root, &config.artifact_logging, &bytes)
-        .map_err(|e| Failure::Qg(QgError::io("cannot write the whole report", e)))
-}
-
-/// Adds what the lists leave out right after the summary line and the
-/// verdict, where a reader who stops early still sees it.
-fn with_omitted(mut document: Value, omitted: shorten::Omitted, full: Option<String>) -> Value {
-    let Some(object) = document.as_object_mut() else {
-        return document;
-    };
-    let mut at = object.len().min(2);
-    let mut put = |key: &str, value: Value| {
-        object.shift_insert(at, key.into(), value);
-        at += 1;
-    };
-    put("truncated", omitted.truncated.into());
-    put("known_not_listed", omitted.known.into());
-    if let Some(full) = full {
-        put("full_report", full.into());
-    }
-    document
+    let bytes = whole(report)?;
+    let path =
+        crate::exec::artifacts::write_report(&workspace.root, &config.artifact_logging, &bytes)
+            .map_err(|e| QgError::io("cannot write the whole report", e))?;
+    let mut listed = report.gates.clone();
+    let mut omitted = shorten::shorten(&mut listed, listing.new_only, listing.max_violations);
+    omitted.full_report = Some(path);
+    Ok(Some((listed, omitted)))
 }

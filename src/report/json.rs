@@ -12,6 +12,10 @@ use crate::scope::ScopeMode;
 pub(crate) struct JsonReport<'a> {
     summary_line: String,
     overall_pass: bool,
+    /// What a shortened answer left out (`qg mcp`), right after the
+    /// verdict; the CLI lists everything and never writes these fields.
+    #[serde(flatten)]
+    omitted: Option<&'a Omitted>,
     summary: Summary,
     scope: JsonScope<'a>,
     gates: &'a [GateResult],
@@ -40,12 +44,37 @@ struct Timings {
     total_ms: u64,
 }
 
+/// What a shortened report left out of its violation lists: counts, and
+/// where the whole report is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Omitted {
+    /// Not listed because of a cap on how many are.
+    pub(crate) truncated: usize,
+    /// Known to the committed baseline, not listed.
+    pub(crate) known_not_listed: usize,
+    /// Root-relative path of the whole report, when anything was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) full_report: Option<String>,
+}
+
 /// The report as `--format json` writes it, for callers that serialize it
 /// themselves (the MCP server).
 pub(crate) fn document(report: &RunReport) -> JsonReport<'_> {
+    document_with(report, &report.gates, None)
+}
+
+/// [`document`] whose gates list only some of their violations (`listed`,
+/// a shortened copy of the report's gates), saying what they leave out;
+/// the verdict and the counts still cover everything the run found.
+pub(crate) fn document_with<'a>(
+    report: &'a RunReport,
+    listed: &'a [GateResult],
+    omitted: Option<&'a Omitted>,
+) -> JsonReport<'a> {
     JsonReport {
         summary_line: summary_line(report),
         overall_pass: report.overall_pass(),
+        omitted,
         summary: report.summary(),
         scope: JsonScope {
             mode: report.scope.mode,
@@ -55,7 +84,7 @@ pub(crate) fn document(report: &RunReport) -> JsonReport<'_> {
             fallback_reason: report.scope.fallback_reason.as_deref(),
             importers_unknown: report.scope.importers_unknown.as_deref(),
         },
-        gates: &report.gates,
+        gates: listed,
         baseline: report.baseline.as_ref(),
         since_last_run: report.since_last_run,
         warnings: &report.warnings,
