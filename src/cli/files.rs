@@ -21,14 +21,10 @@ pub(super) struct FilesArgs {
 }
 
 pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
-    let (workspace, config) = run::prepare(&current_dir()?, args.scope.config.as_deref())?;
-    let gates = crate::plan::select_gates(&config, &[])?;
-    let resolved = run::resolve_scope(
-        &workspace,
-        &config,
+    let resolved = run::scope_of(
+        &current_dir()?,
+        args.scope.config.as_deref(),
         &args.scope.request(),
-        &gates,
-        true,
         &Default::default(),
     )?;
     for warning in &resolved.warnings {

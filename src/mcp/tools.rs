@@ -274,13 +274,17 @@ fn arguments<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, Failure> {
     serde_json::from_value(Value::Object(arguments)).map_err(|e| Failure::Arguments(e.to_string()))
 }
 
+/// A tool whose title is its annotations'.
 fn tool<T: JsonSchema + 'static>(
     name: &'static str,
-    title: &str,
     description: &'static str,
     output: Arc<JsonObject>,
     annotations: ToolAnnotations,
 ) -> Tool {
+    let title = annotations
+        .title
+        .clone()
+        .unwrap_or_else(|| name.to_string());
     Tool::new(name, description, schema_for_type::<T>())
         .with_title(title)
         .with_raw_output_schema(output)
@@ -321,7 +325,6 @@ fn run_gates_tool() -> Tool {
         .open_world(false);
     tool::<RunGatesArgs>(
         "run_gates",
-        "Run quality gates",
         "Run the project's quality gates (linters, formatters, type checkers from its qg config) on the \
          files that need checking, and return the verdict: `summary_line` first, then counts, the scope, \
          and each gate's status and violations (file, line, column, code, message, severity, fixable). \
@@ -351,7 +354,6 @@ fn run_gates(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
 fn list_scope_tool() -> Tool {
     tool::<ListScopeArgs>(
         "list_scope",
-        "List the files in scope",
         "List the files a run would check, without running anything, and why each is in scope: \
          `changed`, `untracked`, `failed_last_run`, `project_glob`, `explicit`, or `imports_changed` \
          (with `depends_on`: the changed files it imports). Says when and why the requested scope \
@@ -364,14 +366,10 @@ fn list_scope_tool() -> Tool {
 fn list_scope(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: ListScopeArgs = arguments(args)?;
     let project = call.project;
-    let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
-    let gates = crate::plan::select_gates(&config, &[])?;
-    let resolved = crate::run::resolve_scope(
-        &workspace,
-        &config,
+    let resolved = crate::run::scope_of(
+        &project.cwd,
+        project.config.as_deref(),
         &args.scope.request(),
-        &gates,
-        true,
         &call.cancel,
     )?;
     answer(&resolved.scope)
@@ -385,7 +383,6 @@ fn fix_tool() -> Tool {
         .open_world(false);
     tool::<FixArgs>(
         "fix",
-        "Fix what the tools can fix",
         "Run each gate's own fixer (the formatter; the linter's safe fixes, `unsafe` adds the unsafe \
          ones) on the files that gate finds failing in the scope — never another file — then check \
          again. Returns how many violations were fixed, `changed_files`, fixers that failed (their \
@@ -427,7 +424,6 @@ fn fix(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
 fn explain_gate_tool() -> Tool {
     tool::<ExplainGateArgs>(
         "explain_gate",
-        "Explain a gate",
         "What one gate runs: its command, the program it resolves to and that program's version (or \
          why it cannot run and the command that installs it), where its files come from (the tool's \
          own config or qg's list), whether it checks importers, how its output is read, its fixer \
@@ -451,7 +447,6 @@ fn explain_gate(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
 fn history_tool() -> Tool {
     tool::<HistoryArgs>(
         "history",
-        "Run history and trend",
         "This branch's recent runs (newest last) and where they are heading over comparable runs: \
          `improving`, `plateau`, `degrading`, `oscillating` (fixes undoing each other) or \
          `not_enough_runs`; the gates that fail most, and gates that error now and then (flaky \

@@ -54,6 +54,20 @@ pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, C
     Ok((workspace, config))
 }
 
+/// The scope a plain run from `cwd` would check (the active gates decide
+/// whether importers are added), without running anything: `qg files`
+/// and the MCP `list_scope` tool.
+pub(crate) fn scope_of(
+    cwd: &Path,
+    config: Option<&Path>,
+    request: &ScopeRequest,
+    cancel: &Cancel,
+) -> Result<ResolvedScope, QgError> {
+    let (workspace, config) = prepare(cwd, config)?;
+    let gates = plan::select_gates(&config, &[])?;
+    resolve_scope(&workspace, &config, request, &gates, true, cancel)
+}
+
 /// Runs the configured gates on the resolved scope, then moves the state.
 pub fn run(
     options: &RunOptions,
