@@ -98,6 +98,9 @@ fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
                 ),
             )
             .env("VIRTUAL_ENV", tools_venv())
+            // A cache of its own, as on a fresh machine: nothing prek set up
+            // before (hook environments, a downloaded installer) is reused.
+            .env("PREK_HOME", work.path().join("prek-home"))
             .env("CARGO_TARGET_DIR", &target)
             .output()
             .unwrap();
