@@ -200,6 +200,68 @@ fn quote(name: &str) -> String {
     out
 }
 
+/// The name [`display_json`] (or [`display`]) printed as `text`: a quoted
+/// name is unquoted, escapes and all; any other text is the name itself.
+/// `None` when a quoted text is not one `display` could have written.
+pub(crate) fn parse_display(text: &str) -> Option<String> {
+    let Some(inner) = text.strip_prefix('"') else {
+        return Some(text.to_string());
+    };
+    let inner = inner.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '"' => out.push('"'),
+            '\\' => out.push('\\'),
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'x' => {
+                let digits: String = chars.by_ref().take(2).collect();
+                let byte = u8::from_str_radix(&digits, 16)
+                    .ok()
+                    .filter(|_| digits.len() == 2)?;
+                out.push(match byte {
+                    0x80.. => reserved(byte),
+                    _ => char::from(byte),
+                });
+            }
+            'u' => {
+                let rest = chars.as_str().strip_prefix('{')?;
+                let (digits, after) = rest.split_once('}')?;
+                out.push(char::from_u32(u32::from_str_radix(digits, 16).ok()?)?);
+                chars = after.chars();
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Deserializes a name [`serialize`] wrote.
+pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<String, D::Error> {
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+    parse_display(&text)
+        .ok_or_else(|| serde::de::Error::custom(format!("not a quoted file name: {text}")))
+}
+
+/// Deserializes an optional name [`serialize_option`] wrote.
+pub(crate) fn deserialize_option<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Name(#[serde(deserialize_with = "deserialize")] String);
+    let name = <Option<Name> as serde::Deserialize>::deserialize(deserializer)?;
+    Ok(name.map(|n| n.0))
+}
+
 /// Serializes a name with [`display_json`] (for `#[serde(serialize_with)]`).
 pub(crate) fn serialize<S: serde::Serializer>(
     name: &str,
@@ -307,6 +369,27 @@ mod tests {
         assert_eq!(display(r#""q".py"#), r#""\"q\".py""#);
         assert_eq!(display_json("new\nline.py"), "new\nline.py");
         assert_eq!(display_json(&from_bytes(b"\xe9")), r#""\xE9""#);
+    }
+
+    #[test]
+    fn displayed_names_parse_back() {
+        let names = [
+            "pkg/a b.py".to_string(),
+            from_bytes(b"caf\xe9.py"),
+            "new\nline.py".to_string(),
+            "esc\u{1b}\t\r.py".to_string(),
+            "\u{202E}.py".to_string(),
+            r#""q" \back.py"#.to_string(),
+            from_bytes("x\u{10FF80}y".as_bytes()),
+            from_bytes(b"\xf4\x8f\xbe\x80\xe9"),
+        ];
+        for name in names {
+            assert_eq!(parse_display(&display(&name)).as_deref(), Some(&*name));
+            assert_eq!(parse_display(&display_json(&name)).as_deref(), Some(&*name));
+        }
+        for bad in [r#""open"#, r#""\q""#, r#""\x4""#, r#""\u{110000}""#] {
+            assert_eq!(parse_display(bad), None, "{bad}");
+        }
     }
 
     #[test]
