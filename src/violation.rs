@@ -45,12 +45,16 @@ impl Severity {
 /// `file` is root-relative with `/` separators (absent only for findings that
 /// belong to no file, such as an `exit_code` gate's failure); `line` and
 /// `column` are 1-based; `end_column` is exclusive, as ruff reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Serialized, it is a violation of the `--format json` report, and reads
+/// back from one (`qg merge`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     /// Root-relative path, `/`-separated.
     #[serde(
+        default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::file_name::serialize_option"
+        serialize_with = "crate::file_name::serialize_option",
+        deserialize_with = "crate::file_name::deserialize_option"
     )]
     pub file: Option<String>,
     /// 1-based line, `null` for file-level findings.
@@ -58,30 +62,30 @@ pub struct Violation {
     /// 1-based column, `null` when unknown.
     pub column: Option<u64>,
     /// 1-based end line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
     /// 1-based, exclusive end column.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_column: Option<u64>,
     /// The tool's rule code (`F401`, `assignment`, `reportAssignmentType`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The tool's message, whole (may span lines).
     pub message: String,
     /// Normalized severity.
     pub severity: Severity,
     /// Whether the tool can fix it safely by itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixable: Option<bool>,
     /// Extra guidance the tool attached (mypy's notes, for example).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
     /// Documentation link for the rule, when the tool gives one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// For a notebook (`.ipynb`): the 1-based cell the finding is in;
     /// `line` and `column` are then within that cell.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<u64>,
     /// Identity across runs and edits, and standing against the baseline
     /// (filled in after the tools ran; see the `baseline` module).
@@ -90,15 +94,15 @@ pub struct Violation {
 }
 
 /// What qg learns about a violation after its tool reported it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Tracking {
     /// Stable fingerprint: gate, rule, path, the flagged line's content and
     /// the normalized message, plus an occurrence index (never the line
     /// number, so unrelated edits keep it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) fingerprint: Option<Fingerprint>,
     /// `new` or `unchanged` when a baseline is in use.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) baseline_state: Option<BaselineState>,
     /// Hash of the flagged line with whitespace removed (`""` for a
     /// file-level finding or an unreadable line).
@@ -149,8 +153,33 @@ impl Serialize for Fingerprint {
     }
 }
 
+impl std::str::FromStr for Fingerprint {
+    type Err = String;
+
+    /// 40 hex digits, as [`Display`](std::fmt::Display) writes them.
+    fn from_str(text: &str) -> Result<Fingerprint, String> {
+        let bad = || format!("`{text}` is not a fingerprint (40 hex digits)");
+        if text.len() != 40 || !text.is_ascii() {
+            return Err(bad());
+        }
+        let mut bytes = [0u8; 20];
+        for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
+            let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
+            *byte = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+        }
+        Ok(Fingerprint(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A violation measured against the committed baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum BaselineState {
     /// Not in the baseline: it fails the gate.

@@ -124,6 +124,7 @@ gates:
             jobs: 4,
             no_state: true,
             baseline: Default::default(),
+            shard: None,
             cancel: Default::default(),
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();

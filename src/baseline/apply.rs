@@ -13,7 +13,7 @@ use crate::violation::{BaselineState, Violation};
 use crate::workspace::Workspace;
 
 /// What the baseline did to a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct BaselineSummary {
     /// Violations the baseline does not hold: these fail gates.
     pub(crate) new: usize,
@@ -29,9 +29,17 @@ pub(crate) struct BaselineSummary {
     pub(crate) updated: bool,
 }
 
-/// The remembered entries (indices into the baseline) that this run showed
-/// to be fixed.
-pub(crate) type Fixed = Vec<usize>;
+/// What measuring a run against the baseline found.
+pub(crate) struct Applied {
+    /// The counts.
+    pub(crate) summary: BaselineSummary,
+    /// The remembered entries (indices into the baseline) this run showed
+    /// to be fixed, in order.
+    pub(crate) fixed: Vec<usize>,
+    /// Entries any shard of a run may match — of a deleted file, or of no
+    /// file — that this run matched: (entry, the finding's fingerprint).
+    pub(crate) shared_matches: Vec<(usize, String)>,
+}
 
 /// Measures every gate that ran against `baseline`. `covered` says, per
 /// gate, the files whose findings it reported: only remembered entries of
@@ -43,10 +51,11 @@ pub(crate) fn apply(
     gates: &mut [GateResult],
     covered: &BTreeMap<String, BTreeSet<String>>,
     warnings: &mut Vec<String>,
-) -> (BaselineSummary, Fixed) {
+) -> Applied {
     let mut lines = Lines::new(ws, baseline.header.commit.as_deref(), warnings);
     let mut summary = BaselineSummary::default();
     let mut fixed = Vec::new();
+    let mut shared_matches = Vec::new();
     for gate in gates.iter_mut() {
         if !matches!(gate.status, GateStatus::Passed | GateStatus::Failed) {
             continue;
@@ -77,6 +86,13 @@ pub(crate) fn apply(
                 Some(_) => BaselineState::Unchanged,
                 None => BaselineState::New,
             });
+            let shared = m.filter(|(k, _)| {
+                let path = &remembered[*k].path;
+                path.is_empty() || !lines.exists(path)
+            });
+            if let (Some((k, _)), Some(fingerprint)) = (shared, v.tracking.fingerprint) {
+                shared_matches.push((indices[k], fingerprint.to_string()));
+            }
         }
         let reworded = matching.count(Tier::Reworded);
         if reworded > 0 {
@@ -89,7 +105,12 @@ pub(crate) fn apply(
         fixed.extend(matching.unmatched.iter().map(|k| indices[*k]));
         settle(gate);
     }
-    (summary, fixed)
+    fixed.sort_unstable();
+    Applied {
+        summary,
+        fixed,
+        shared_matches,
+    }
 }
 
 /// Findings of a file that is gone (renamed beyond git's similarity

@@ -10,7 +10,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod matcher;
 pub(crate) mod progress;
 
-pub(crate) use apply::{apply, entry_of, BaselineSummary};
+pub(crate) use apply::{apply, entry_of, Applied, BaselineSummary};
 
 /// How a run treats the committed baseline, when the project has one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

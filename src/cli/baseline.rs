@@ -57,6 +57,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         no_state: true,
         baseline,
+        shard: None,
         cancel: Default::default(),
     })
 }

@@ -47,6 +47,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
             no_state: false,
             baseline: BaselineUse::Ratchet,
+            shard: None,
             cancel: Default::default(),
         },
         unsafe_fixes: args.unsafe_fixes,

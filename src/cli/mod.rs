@@ -18,6 +18,8 @@ mod history;
 mod init;
 mod interrupt;
 mod mcp;
+mod merge;
+mod output;
 mod progress;
 mod run;
 mod state;
@@ -42,6 +44,9 @@ pub(crate) struct Cli {
 enum Command {
     /// Run the configured gates on the resolved scope.
     Run(run::RunArgs),
+    /// Combine the JSON reports of a sharded run's shards (`qg run --shard
+    /// I/N`) into one report, in any format.
+    Merge(merge::MergeArgs),
     /// Run each gate's `fix` command on the failing files in the scope, then
     /// check again: what was fixed, which files changed, what is left.
     Fix(fix::FixArgs),
@@ -109,6 +114,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::command(args),
         Command::Files(args) => files::command(args),
+        Command::Merge(args) => merge::command(args),
         Command::Fix(args) => fix::command(args),
         Command::State { action } => state::command(action),
         Command::Baseline { action } => baseline::command(action),

@@ -313,6 +313,7 @@ fn run_options(
         jobs: call.project.jobs,
         no_state,
         baseline: BaselineUse::Ratchet,
+        shard: None,
         cancel: call.cancel.clone(),
     }
 }

@@ -149,15 +149,25 @@ pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
 /// findings — not those a baseline knows, which fail nothing — and none
 /// when no finding fails.
 pub(crate) fn render_hints(gate: &Gate, result: &mut GateResult) {
-    let counts = |v: &Violation| v.fails_gate(gate.fail_on);
+    render_hints_from(gate.fix_hint.as_deref(), gate.rerun_hint.as_deref(), result);
+}
+
+/// [`render_hints`] from the templates themselves (`qg merge` has no
+/// config), judged by the result's own `fail_on`.
+pub(crate) fn render_hints_from(
+    fix_hint: Option<&str>,
+    rerun_hint: Option<&str>,
+    result: &mut GateResult,
+) {
+    let fail_on = result.fail_on;
+    let counts = |v: &Violation| v.fails_gate(fail_on);
     let failing = result.violations.iter().any(counts);
-    let render = |hint: &Option<String>| {
-        hint.as_deref()
-            .filter(|_| failing)
+    let render = |hint: Option<&str>| {
+        hint.filter(|_| failing)
             .map(|hint| render_fix_hint(hint, &result.violations, counts))
     };
-    result.fix_hint = render(&gate.fix_hint);
-    result.rerun_hint = render(&gate.rerun_hint);
+    result.fix_hint = render(fix_hint);
+    result.rerun_hint = render(rerun_hint);
 }
 
 /// One result from the results of a gate's batches: an error in any batch

@@ -7,6 +7,6 @@ mod result;
 mod verdicts;
 
 pub(crate) use imports::{count_unresolved_imports, mostly_unresolved};
-pub(crate) use judge::render_hints;
+pub(crate) use judge::{render_hints, render_hints_from};
 pub(crate) use result::{GateResult, GateStatus, Progress};
 pub(crate) use verdicts::Verdicts;

@@ -1,13 +1,13 @@
 //! What a gate's run amounts to: its status, its findings, and the evidence
 //! when its tool could not be trusted.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Gate;
 use crate::violation::Violation;
 
 /// A gate's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum GateStatus {
     /// Ran fine, nothing at or above `fail_on`.
@@ -21,8 +21,8 @@ pub(crate) enum GateStatus {
 }
 
 /// What kind of breakage made a gate `error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
 pub(crate) enum ErrorKind {
     /// The program is not installed where qg looked.
     NotFound,
@@ -45,6 +45,19 @@ pub(crate) enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for reading a name back.
+    const ALL: [ErrorKind; 9] = [
+        ErrorKind::NotFound,
+        ErrorKind::NotExecutable,
+        ErrorKind::SpawnFailed,
+        ErrorKind::Timeout,
+        ErrorKind::Signal,
+        ErrorKind::UnexpectedExitCode,
+        ErrorKind::UnparseableOutput,
+        ErrorKind::NoViolationsParsed,
+        ErrorKind::CouldNotCheck,
+    ];
+
     /// The snake_case name used in JSON and every other format.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -58,6 +71,17 @@ impl ErrorKind {
             ErrorKind::NoViolationsParsed => "no_violations_parsed",
             ErrorKind::CouldNotCheck => "could_not_check",
         }
+    }
+}
+
+impl TryFrom<String> for ErrorKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<ErrorKind, String> {
+        ErrorKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+            .ok_or_else(|| format!("unknown error kind `{name}`"))
     }
 }
 
@@ -80,7 +104,7 @@ impl From<ErrorKind> for &'static str {
 }
 
 /// Evidence attached to an `error` gate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct GateError {
     /// Category.
     pub(crate) kind: ErrorKind,
@@ -91,12 +115,11 @@ pub(crate) struct GateError {
     /// The last lines of stderr (the whole of it is in the artifact log).
     pub(crate) stderr_tail: String,
     /// A few words for the summary line (`not found (install: …)`).
-    #[serde(skip)]
     pub(crate) short: String,
 }
 
 /// Findings compared with the last run that checked the same files.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Progress {
     /// Found then, gone now.
     pub(crate) fixed: usize,
@@ -115,8 +138,9 @@ impl Progress {
     }
 }
 
-/// One gate's result.
-#[derive(Debug, Clone, Serialize)]
+/// One gate's result. Serialized, it is a gate of the `--format json`
+/// report, and reads back from one (`qg merge`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GateResult {
     /// Gate id.
     pub id: String,
@@ -126,51 +150,50 @@ pub struct GateResult {
     pub(crate) status: GateStatus,
     /// The tool's own version line (`ruff 0.17.5`), when its gate has
     /// `version_args` and the tool ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tool_version: Option<String>,
     /// Wall time of the tool.
     pub duration_ms: u64,
     /// Files passed to the tool.
     pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) violations: Vec<Violation>,
     /// The command that fixes the failing files.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) fix_hint: Option<String>,
     /// The command that checks the failing files again (a gate that cannot
     /// fix its findings).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rerun_hint: Option<String>,
     /// Root-relative path of the artifact log (of the first batch).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) log: Option<String>,
     /// Logs of the further batches, when the files were split.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) batch_logs: Vec<String>,
     /// Violations a `project_wide` gate found outside the scoped files and
     /// did not report.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) outside_scope: usize,
     /// Why the gate did not run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) skip_reason: Option<String>,
     /// What the user should know about this gate's run that is not a
     /// finding (the tool's own notes, qg's advice).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
     /// What broke.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<GateError>,
     /// What changed since the last run that checked these files.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) since_last_run: Option<Progress>,
     /// The gate's threshold: violations below it are reported, not failures.
-    #[serde(skip)]
     pub(crate) fail_on: crate::violation::Severity,
     /// The gate's `baseline.match_lines`: whether the flagged line is part
     /// of a finding's identity.
-    #[serde(skip)]
+    #[serde(skip, default = "matches_lines")]
     pub(crate) match_lines: bool,
 }
 
@@ -254,6 +277,12 @@ pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) ->
         ErrorKind::NotExecutable => "not executable".to_string(),
         ErrorKind::SpawnFailed => "could not start".to_string(),
     }
+}
+
+/// A gate read back from a report matches its findings by line, as
+/// gates do unless their config says otherwise.
+fn matches_lines() -> bool {
+    true
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
+use super::model::ReportScope;
 use super::summary::summary_line;
 use super::{RunReport, Summary};
 use crate::outcome::GateResult;
-use crate::scope::ScopeMode;
 
 /// The `--format json` document (its schema: `schemas/run-report.json`).
 #[derive(Serialize)]
@@ -17,7 +17,7 @@ pub(crate) struct JsonReport<'a> {
     #[serde(flatten)]
     omitted: Option<&'a Omitted>,
     summary: Summary,
-    scope: JsonScope<'a>,
+    scope: &'a ReportScope,
     gates: &'a [GateResult],
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a crate::baseline::BaselineSummary>,
@@ -25,18 +25,9 @@ pub(crate) struct JsonReport<'a> {
     since_last_run: Option<crate::outcome::Progress>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     warnings: &'a [String],
-    timings: Timings,
-}
-
-#[derive(Serialize)]
-struct JsonScope<'a> {
-    mode: ScopeMode,
-    requested: ScopeMode,
-    files_checked: usize,
-    baseline_sha: Option<&'a str>,
-    fallback_reason: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    importers_unknown: Option<&'a str>,
+    shard: Option<&'a crate::shard::ShardInfo>,
+    timings: Timings,
 }
 
 #[derive(Serialize)]
@@ -76,18 +67,12 @@ pub(crate) fn document_with<'a>(
         overall_pass: report.overall_pass(),
         omitted,
         summary: report.summary(),
-        scope: JsonScope {
-            mode: report.scope.mode,
-            requested: report.scope.requested,
-            files_checked: report.scope.files.len(),
-            baseline_sha: report.scope.baseline_sha.as_deref(),
-            fallback_reason: report.scope.fallback_reason.as_deref(),
-            importers_unknown: report.scope.importers_unknown.as_deref(),
-        },
+        scope: &report.scope,
         gates: listed,
         baseline: report.baseline.as_ref(),
         since_last_run: report.since_last_run,
         warnings: &report.warnings,
+        shard: report.shard.as_ref(),
         timings: Timings {
             total_ms: report.total_ms,
         },

@@ -15,6 +15,7 @@ pub(crate) mod terminal;
 
 use crate::outcome::GateResult;
 use crate::violation::Violation;
+pub(crate) use model::ReportScope;
 pub use model::{RunReport, Summary};
 
 /// `--format` / `--report` values.

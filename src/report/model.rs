@@ -3,13 +3,13 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::outcome::{GateResult, GateStatus};
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeMode, Unmatched};
 
 /// The counts the summary line and JSON `summary` report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Gates in the run.
     pub(crate) gates: usize,
@@ -27,6 +27,41 @@ pub struct Summary {
     pub(crate) auto_fixable: usize,
 }
 
+/// What a report says of the scope it checked (JSON `scope`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReportScope {
+    /// The mode used (differs from `requested` after a fallback).
+    pub(crate) mode: ScopeMode,
+    /// The mode asked for.
+    pub(crate) requested: ScopeMode,
+    /// Files in scope (a shard's: the files its gates checked).
+    pub(crate) files_checked: usize,
+    /// The commit `auto` compared against.
+    pub(crate) baseline_sha: Option<String>,
+    /// Why the requested mode could not be used as is.
+    pub(crate) fallback_reason: Option<String>,
+    /// Why the importers of the changed files are unknown, when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) importers_unknown: Option<String>,
+    /// Named paths that yielded no file, and the filter that removed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unmatched: Vec<Unmatched>,
+}
+
+impl From<&Scope> for ReportScope {
+    fn from(scope: &Scope) -> ReportScope {
+        ReportScope {
+            mode: scope.mode,
+            requested: scope.requested,
+            files_checked: scope.files.len(),
+            baseline_sha: scope.baseline_sha.clone(),
+            fallback_reason: scope.fallback_reason.clone(),
+            importers_unknown: scope.importers_unknown.clone(),
+            unmatched: scope.unmatched.clone(),
+        }
+    }
+}
+
 /// Everything a run found.
 #[derive(Debug, Clone)]
 pub struct RunReport {
@@ -37,8 +72,8 @@ pub struct RunReport {
     pub(crate) cwd: String,
     /// The config file the run used, root-relative when inside the root.
     pub(crate) config_origin: String,
-    /// The resolved scope.
-    pub(crate) scope: Scope,
+    /// The scope it checked.
+    pub(crate) scope: ReportScope,
     /// One result per gate, in config order.
     pub gates: Vec<GateResult>,
     /// What the user should know about the run that belongs to no gate
@@ -51,6 +86,8 @@ pub struct RunReport {
     /// Findings fixed, new and still there since the last run that checked
     /// the same files (none on a branch's first run).
     pub(crate) since_last_run: Option<crate::outcome::Progress>,
+    /// This run's share of a sharded run (`--shard I/N`).
+    pub(crate) shard: Option<crate::shard::ShardInfo>,
 }
 
 impl RunReport {

@@ -57,16 +57,14 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
     }
     if s.passed == 0 {
         let unmatched = &report.scope.unmatched;
-        let why = if report.scope.files.is_empty() && !unmatched.is_empty() {
+        let files = report.scope.files_checked;
+        let why = if files == 0 && !unmatched.is_empty() {
             let each: Vec<String> = unmatched.iter().map(|u| u.describe()).collect();
             each.join("; ")
-        } else if report.scope.files.is_empty() {
+        } else if files == 0 {
             "no files in scope".to_string()
         } else {
-            format!(
-                "no gate applies to the {} files in scope",
-                report.scope.files.len()
-            )
+            format!("no gate applies to the {files} files in scope")
         };
         return format!("⏭️ nothing to check — {why} ({scope})");
     }
@@ -80,7 +78,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         s.passed,
         s.gates,
         skipped,
-        plural(report.scope.files.len(), "file"),
+        plural(report.scope.files_checked, "file"),
         scope,
         importers_suffix(report) + &baseline_suffix(report) + &progress_suffix(report)
     )

@@ -15,6 +15,8 @@ use crate::outcome::{GateResult, GateStatus, Verdicts};
 use crate::plan;
 use crate::scope::{self, Scope, ScopeMode};
 use crate::selection::{self, ToolSelection};
+use crate::shard;
+use crate::state;
 use crate::tools::version;
 use crate::workspace::Workspace;
 
@@ -25,6 +27,8 @@ pub(super) struct GateRuns {
     pub(super) results: Vec<GateResult>,
     /// Gate id → root-relative files it covered.
     pub(super) covered: BTreeMap<String, BTreeSet<String>>,
+    /// This run's share, when it is a shard of a run.
+    pub(super) shard: Option<shard::Share>,
 }
 
 /// Plans every gate against the scope and runs them, in config order.
@@ -51,7 +55,19 @@ pub(super) fn run_gates(
         selections: &selections,
         project_scope: &config.project_scope,
     };
-    let plans = plan::plan(gates, scope, &context);
+    let mut plans = plan::plan(gates, scope, &context);
+    let share = options.shard.map(|s| {
+        let history = state::history::read(&workspace.root);
+        let files = scope.files.len();
+        shard::split(
+            &mut plans,
+            s,
+            &workspace.root,
+            &history,
+            files,
+            &config.hash,
+        )
+    });
     let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
     let running: Vec<&config::Gate> = plans
         .iter()
@@ -62,8 +78,8 @@ pub(super) fn run_gates(
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions) = std::thread::scope(|threads| {
         let versions =
-            threads.spawn(|| version::tool_versions(&running, &ctx.tools, !options.no_state));
-        if scope.mode == ScopeMode::Project && !options.no_state {
+            threads.spawn(|| version::tool_versions(&running, &ctx.tools, options.records()));
+        if scope.mode == ScopeMode::Project && options.records() {
             let cwd = workspace.cwd.clone();
             threads.spawn(|| refresh_import_graph(cwd, config, &running, &options.cancel));
         }
@@ -86,7 +102,11 @@ pub(super) fn run_gates(
             (p.gate.id.clone(), files)
         })
         .collect();
-    Ok(GateRuns { results, covered })
+    Ok(GateRuns {
+        results,
+        covered,
+        shard: share,
+    })
 }
 
 /// Each gate's tool's own choice of files, read from its config; a config

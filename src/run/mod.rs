@@ -19,8 +19,9 @@ use crate::exec::Observer;
 use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::process::Cancel;
-use crate::report::RunReport;
+use crate::report::{ReportScope, RunReport};
 use crate::scope::ScopeRequest;
+use crate::shard::{BaselineShare, Shard, ShardInfo};
 use crate::workspace::Workspace;
 pub(crate) use new_baseline::write_baseline;
 pub(crate) use resolve::{resolve_scope, ResolvedScope};
@@ -42,9 +43,30 @@ pub struct RunOptions {
     pub no_state: bool,
     /// `--locked` / `--no-baseline`: how the committed baseline is used.
     pub baseline: BaselineUse,
+    /// `--shard I/N`: run only this share of the work. A shard run records
+    /// nothing (state, history, findings) and never writes the baseline:
+    /// its verdict covers a part of the run.
+    pub shard: Option<Shard>,
     /// Stops the run's tools from outside (an MCP client's cancel); a
     /// cancelled run returns [`QgError::Cancelled`] and records nothing.
     pub cancel: Cancel,
+}
+
+impl RunOptions {
+    /// Whether the run may leave anything behind: state, history, the
+    /// findings of the last run, caches.
+    pub(crate) fn records(&self) -> bool {
+        !self.no_state && self.shard.is_none()
+    }
+
+    /// How the committed baseline is used: a shard never writes it (the
+    /// other shards are still measuring against it).
+    fn baseline_use(&self) -> BaselineUse {
+        match (self.baseline, self.shard) {
+            (BaselineUse::Ratchet, Some(_)) => BaselineUse::Locked,
+            (usage, _) => usage,
+        }
+    }
 }
 
 /// Loads the workspace and config for a command.
@@ -81,7 +103,7 @@ pub fn run(
         &config,
         &options.scope,
         &gates,
-        !options.no_state,
+        options.records(),
         &options.cancel,
     )?;
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
@@ -89,6 +111,7 @@ pub fn run(
     let gates::GateRuns {
         mut results,
         covered,
+        shard,
     } = gates::run_gates(
         &workspace,
         &config,
@@ -113,26 +136,37 @@ pub fn run(
         &resolved,
         &mut results,
         &covered,
-        options.no_state,
+        !options.records(),
         &mut warnings,
     );
-    let baseline = measure_against_baseline(
+    let (baseline, baseline_share) = measure_against_baseline(
         &workspace,
         &config,
-        options.baseline,
+        options.baseline_use(),
         &mut results,
         &covered,
         &mut warnings,
     )?;
+    let mut scope = ReportScope::from(&resolved.scope);
+    let shard = shard.map(|share| {
+        scope.files_checked = share.files_checked;
+        ShardInfo {
+            root: crate::paths::to_slash(&workspace.root),
+            config: config.origin.clone(),
+            baseline: baseline_share,
+            ..share.info
+        }
+    });
     let mut report = RunReport {
         root: workspace.root.clone(),
         cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),
         config_origin: config.origin.clone(),
-        scope: resolved.scope.clone(),
+        scope,
         gates: results,
         warnings,
         baseline,
         since_last_run,
+        shard,
         total_ms: started.elapsed().as_millis() as u64,
     };
     record::record(
@@ -141,13 +175,14 @@ pub fn run(
         &resolved,
         &mut report,
         state_plan,
-        options.no_state,
+        !options.records(),
     );
     Ok(report)
 }
 
 /// Marks each violation new or known when the project has a baseline (and
-/// the run uses it), and drops entries found fixed unless `--locked`.
+/// the run uses it), and drops entries found fixed unless `--locked`; also
+/// says which entries it found fixed or matched, for a shard's report.
 fn measure_against_baseline(
     workspace: &Workspace,
     config: &Config,
@@ -155,14 +190,22 @@ fn measure_against_baseline(
     results: &mut [GateResult],
     covered: &BTreeMap<String, BTreeSet<String>>,
     warnings: &mut Vec<String>,
-) -> Result<Option<BaselineSummary>, QgError> {
+) -> Result<(Option<BaselineSummary>, BaselineShare), QgError> {
     if usage == BaselineUse::Ignore {
-        return Ok(None);
+        return Ok((None, BaselineShare::default()));
     }
     let Some(mut file) = baseline::file::read(&workspace.root)? else {
-        return Ok(None);
+        return Ok((None, BaselineShare::default()));
     };
-    let (mut summary, fixed) = baseline::apply(workspace, &file, results, covered, warnings);
+    let baseline::Applied {
+        mut summary,
+        fixed,
+        shared_matches,
+    } = baseline::apply(workspace, &file, results, covered, warnings);
+    let share = BaselineShare {
+        fixed: fixed.clone(),
+        shared_matches,
+    };
     // Hints name only the files whose findings still fail the gate.
     for result in results.iter_mut() {
         let judged = matches!(result.status, GateStatus::Passed | GateStatus::Failed);
@@ -180,5 +223,5 @@ fn measure_against_baseline(
             Err(e) => warnings.push(format!("fixed entries not dropped from the baseline: {e}")),
         }
     }
-    Ok(Some(summary))
+    Ok((Some(summary), share))
 }

@@ -65,15 +65,16 @@ pub(super) fn record(
     }
 }
 
-/// Only an `auto` run of every active gate moves state (`--no-state` turns
-/// it off; a `--gate` subset proves nothing about the other gates).
+/// Only an `auto` run of every active gate moves state (`--no-state` and
+/// `--shard` turn it off; a `--gate` subset, or a shard's share, proves
+/// nothing about the rest).
 fn writes_state(options: &RunOptions, config: &Config, resolved: &ResolvedScope) -> bool {
     let all_gates = options.gates.is_empty()
         || config
             .active_gates
             .iter()
             .all(|id| options.gates.contains(id));
-    !options.no_state
+    options.records()
         && resolved.scope.requested == ScopeMode::Auto
         && all_gates
         && resolved.head.as_ref().is_some_and(|h| h.commit.is_some())
@@ -136,7 +137,7 @@ fn record_state(
     };
     let facts = RunFacts {
         head_sha: head.to_string(),
-        checked: report.scope.paths().map(str::to_string).collect(),
+        checked: resolved.scope.paths().map(str::to_string).collect(),
         failing: failing_files(report),
         any_error: report.gates.iter().any(|g| g.status == GateStatus::Error),
         full_check: report.scope.mode == ScopeMode::Project,
@@ -178,6 +179,7 @@ fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport)
                 .and_then(|gate| gate.unresolved_imports.as_ref())
                 .map_or(0, |u| crate::outcome::count_unresolved_imports(g, &u.codes)),
             duration_ms: g.duration_ms,
+            files: g.files_checked,
         })
         .collect();
     RunRecord {
@@ -185,7 +187,7 @@ fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport)
         branch: resolved.head.as_ref().map(|h| h.branch.clone()),
         scope: report.scope.mode.as_str().to_string(),
         requested: report.scope.requested.as_str().to_string(),
-        files: report.scope.files.len(),
+        files: report.scope.files_checked,
         duration_ms: report.total_ms,
         gates,
     }

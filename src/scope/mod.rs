@@ -9,7 +9,7 @@ mod named;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::QgError;
@@ -20,7 +20,7 @@ use crate::workspace::Workspace;
 pub(crate) use files::project_files;
 
 /// The scope modes of `--scope`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ScopeMode {
     /// Changed since the last green run, plus what failed last time.
@@ -123,10 +123,13 @@ pub(crate) struct Scope {
 }
 
 /// A path named on the command line that yielded no file to check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Unmatched {
     /// The path as given (quoted in JSON when not UTF-8).
-    #[serde(serialize_with = "crate::file_name::serialize")]
+    #[serde(
+        serialize_with = "crate::file_name::serialize",
+        deserialize_with = "crate::file_name::deserialize"
+    )]
     pub(crate) path: String,
     /// Which filter removed it.
     pub(crate) reason: String,

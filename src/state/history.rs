@@ -51,6 +51,10 @@ pub(crate) struct GateRecord {
     /// Wall time of the tool.
     #[serde(default)]
     pub(crate) duration_ms: u64,
+    /// Files given to the tool: with the duration, what a file costs it
+    /// (`qg run --shard` weighs its split by it).
+    #[serde(default)]
+    pub(crate) files: usize,
 }
 
 /// Appends `record` (one line, one `write`, so concurrent runs never

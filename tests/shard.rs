@@ -1,0 +1,412 @@
+//! `qg run --shard I/N` and `qg merge`: with the REAL tools, the shards of a
+//! run merged back are the unsharded run in every format; whole-program
+//! gates run whole, per-file gates split by file; recorded durations decide
+//! the split; a merge refuses any set of shards that could hide a file.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use common::{assert_fits_schema, Project, Run};
+use serde_json::Value;
+
+/// The shards of an `n`-way run, each run with `args` and its JSON report
+/// written to `shard-I.json` in the project; returns the reports' names.
+fn run_shards(project: &Project, n: usize, args: &[&str]) -> Vec<String> {
+    run_shards_as(project, "shard", n, args)
+}
+
+/// [`run_shards`], the reports named `<prefix>-I.json`.
+fn run_shards_as(project: &Project, prefix: &str, n: usize, args: &[&str]) -> Vec<String> {
+    (1..=n)
+        .map(|i| {
+            let name = format!("{prefix}-{i}.json");
+            let shard = format!("{i}/{n}");
+            let mut all = vec!["run", "--shard", &shard, "--format", "json"];
+            all.extend_from_slice(args);
+            let run = project.qg_with_tools(&all);
+            assert!(
+                run.code == 0 || run.code == 1,
+                "shard {shard}: {}",
+                run.stderr
+            );
+            assert_fits_schema("run-report.json", &run.json());
+            fs::write(project.path().join(&name), &run.stdout).unwrap();
+            name
+        })
+        .collect()
+}
+
+fn merge(project: &Project, reports: &[String], format: &str) -> Run {
+    let mut args = vec!["merge", "--format", format];
+    args.extend(reports.iter().map(String::as_str));
+    project.qg_with_tools(&args)
+}
+
+/// A JSON report without what differs between any two runs: timings and
+/// where the logs went.
+fn timeless(mut report: Value) -> Value {
+    report.as_object_mut().unwrap().remove("timings");
+    for gate in report["gates"].as_array_mut().unwrap() {
+        let gate = gate.as_object_mut().unwrap();
+        for key in ["duration_ms", "log", "batch_logs"] {
+            gate.remove(key);
+        }
+    }
+    report
+}
+
+/// SARIF without timings and log locations: each run's tool, rules and results.
+fn sarif_findings(text: &str) -> Value {
+    let log: Value = serde_json::from_str(text).unwrap();
+    let runs: Vec<Value> = log["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| serde_json::json!([run["tool"], run["results"]]))
+        .collect();
+    Value::Array(runs)
+}
+
+/// Drops the attributes and lines that carry times or log paths.
+fn without_times(text: &str) -> String {
+    let time = regex::Regex::new(r#" time="[0-9.]+"| \d+ ms|\.st3/logs/\S+"#).unwrap();
+    time.replace_all(text, "").into_owned()
+}
+
+#[test]
+fn merged_shards_are_the_unsharded_run_in_every_format() {
+    let project = Project::fixture("dirty");
+    let whole = project.qg_with_tools(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-state",
+        "--format",
+        "json",
+    ]);
+    whole.assert_code(1);
+    for n in [1, 2, 3, 5] {
+        let reports = run_shards(&project, n, &["--scope", "project"]);
+        let merged = merge(&project, &reports, "json");
+        merged.assert_code(1);
+        assert_fits_schema("run-report.json", &merged.json());
+        assert_eq!(
+            timeless(merged.json()),
+            timeless(whole.json()),
+            "{n} shards"
+        );
+        for format in ["concise", "gitlab", "github"] {
+            let unsharded = project.qg_with_tools(&[
+                "run",
+                "--scope",
+                "project",
+                "--no-state",
+                "--format",
+                format,
+            ]);
+            assert_eq!(
+                without_times(&merge(&project, &reports, format).stdout),
+                without_times(&unsharded.stdout),
+                "{format}, {n} shards"
+            );
+        }
+        let sarif = project.qg_with_tools(&[
+            "run",
+            "--scope",
+            "project",
+            "--no-state",
+            "--format",
+            "sarif",
+        ]);
+        assert_eq!(
+            sarif_findings(&merge(&project, &reports, "sarif").stdout),
+            sarif_findings(&sarif.stdout),
+            "sarif, {n} shards"
+        );
+        let junit = merge(&project, &reports, "junit").stdout;
+        assert!(roxmltree::Document::parse(&junit).is_ok(), "{junit}");
+    }
+}
+
+/// The files each per-file gate's command was given in one shard's run
+/// (`--verbose` prints each command): gate id → files.
+fn files_given(run: &Run) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+    let mut given = std::collections::BTreeMap::<String, BTreeSet<String>>::new();
+    for line in run.stderr.lines() {
+        let Some((gate, argv)) = line.strip_prefix("qg: ").and_then(|l| l.split_once(": ")) else {
+            continue;
+        };
+        let files = argv
+            .split(' ')
+            .filter(|a| a.ends_with(".py"))
+            .map(str::to_string);
+        given.entry(gate.to_string()).or_default().extend(files);
+    }
+    given
+}
+
+#[test]
+fn whole_program_gates_run_whole_and_per_file_gates_split_by_file() {
+    let project = Project::fixture("dirty");
+    for i in 0..30 {
+        project.write(&format!("pkg/gen_{i:02}.py"), &format!("VALUE_{i} = {i}\n"));
+    }
+    // Recorded: the linters cost as much as the type checkers, so the
+    // files are spread over every shard.
+    project.write(
+        ".st3/history.jsonl",
+        &history_line(&[
+            ("mypy", 900, 36),
+            ("pyright", 900, 36),
+            ("ruff_check", 900, 36),
+            ("ruff_format", 900, 36),
+        ]),
+    );
+    let mut reports = Vec::new();
+    let mut per_file: Vec<BTreeSet<String>> = Vec::new();
+    let mut whole_gates: Vec<String> = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let run = project.qg_with_tools(&[
+            "run",
+            "--scope",
+            "project",
+            "--shard",
+            &shard,
+            "--verbose",
+            "--no-progress",
+            "--format",
+            "json",
+        ]);
+        assert!(run.code <= 1, "{}", run.stderr);
+        let given = files_given(&run);
+        // A file goes to one shard for every per-file gate.
+        assert_eq!(
+            given.get("ruff_check"),
+            given.get("ruff_format"),
+            "shard {shard}"
+        );
+        per_file.push(given.get("ruff_check").cloned().unwrap_or_default());
+        for id in ["mypy", "pyright"] {
+            let gate = run.gate(id);
+            if gate["status"] != "skipped" {
+                assert_eq!(gate["files_checked"], 36, "{id} runs whole");
+                whole_gates.push(id.to_string());
+            }
+        }
+        let name = format!("shard-{i}.json");
+        fs::write(project.path().join(&name), &run.stdout).unwrap();
+        reports.push(name);
+    }
+    whole_gates.sort();
+    assert_eq!(
+        whole_gates,
+        ["mypy", "pyright"],
+        "each in exactly one shard"
+    );
+    let total: usize = per_file.iter().map(BTreeSet::len).sum();
+    let union: BTreeSet<&String> = per_file.iter().flatten().collect();
+    assert_eq!(
+        (total, union.len()),
+        (36, 36),
+        "every file once: {per_file:?}"
+    );
+    assert!(
+        per_file.iter().all(|f| !f.is_empty()),
+        "split over every shard: {per_file:?}"
+    );
+    let merged = merge(&project, &reports, "json");
+    let whole = project.qg_with_tools(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-state",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(timeless(merged.json()), timeless(whole.json()));
+    assert_eq!(merged.json()["scope"]["files_checked"], 36);
+}
+
+/// A history line for `durations`: (gate, milliseconds, files).
+fn history_line(durations: &[(&str, u64, usize)]) -> String {
+    let gates: Vec<Value> = durations
+        .iter()
+        .map(|(id, ms, files)| {
+            serde_json::json!({"id": id, "status": "passed", "violations": 0,
+                               "duration_ms": ms, "files": files})
+        })
+        .collect();
+    let run = serde_json::json!({"at": "2026-11-01T00:00:00Z", "branch": "main", "scope": "project",
+                                 "requested": "project", "files": 6, "duration_ms": 1, "gates": gates});
+    format!("{run}\n")
+}
+
+#[test]
+fn recorded_durations_decide_where_the_work_goes() {
+    let project = Project::fixture("dirty");
+    let ran = |history: &str| -> Vec<Vec<String>> {
+        project.write(".st3/history.jsonl", history);
+        run_shards(&project, 2, &["--scope", "project"])
+            .iter()
+            .map(|r| {
+                let report: Value =
+                    serde_json::from_str(&fs::read_to_string(project.path().join(r)).unwrap())
+                        .unwrap();
+                report["shard"]["ran"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .cloned()
+                    .collect()
+            })
+            .collect()
+    };
+    // mypy is the slow one: it has a shard to itself.
+    let slow_mypy = history_line(&[
+        ("mypy", 90_000, 6),
+        ("pyright", 900, 6),
+        ("ruff_check", 6, 6),
+        ("ruff_format", 6, 6),
+    ]);
+    assert_eq!(
+        ran(&slow_mypy),
+        [vec!["mypy"], vec!["pyright", "ruff_check", "ruff_format"]]
+    );
+    // pyright is: the same inputs otherwise, the other way round.
+    let slow_pyright = history_line(&[
+        ("mypy", 900, 6),
+        ("pyright", 90_000, 6),
+        ("ruff_check", 6, 6),
+        ("ruff_format", 6, 6),
+    ]);
+    assert_eq!(
+        ran(&slow_pyright),
+        [vec!["pyright"], vec!["mypy", "ruff_check", "ruff_format"]]
+    );
+    // The newest record of a gate counts.
+    let both = format!("{slow_mypy}{slow_pyright}");
+    assert_eq!(ran(&both), ran(&slow_pyright));
+}
+
+#[test]
+fn a_merge_refuses_shards_that_could_leave_a_file_unchecked() {
+    let project = Project::fixture("dirty");
+    let reports = run_shards(&project, 3, &["--scope", "project"]);
+    let pick = |indices: &[usize]| -> Vec<String> {
+        indices.iter().map(|i| reports[*i].clone()).collect()
+    };
+    merge(&project, &pick(&[0, 2]), "json").assert_fails_with(2, "shard 2/3 is missing");
+    merge(&project, &pick(&[0, 1, 1, 2]), "json")
+        .assert_fails_with(2, "are both shard 2/3: give each shard's report once");
+    // A shard planned from other inputs (a new file) is another run's.
+    project.write("pkg/late.py", "LATE = 1\n");
+    let other = run_shards_as(&project, "other", 3, &["--scope", "project"]);
+    let mixed = vec![reports[0].clone(), other[1].clone(), reports[2].clone()];
+    let run = merge(&project, &mixed, "json");
+    run.assert_fails_with(2, "are shards of different runs");
+    // A 2-way shard is never part of a 3-way run.
+    let two = run_shards_as(&project, "two", 2, &["--scope", "project"]);
+    merge(&project, &[other[0].clone(), two[1].clone()], "json")
+        .assert_fails_with(2, "are shards of different runs");
+    // Not a shard's report, not a report, not there.
+    let unsharded = project.qg_with_tools(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-state",
+        "--format",
+        "json",
+    ]);
+    fs::write(project.path().join("whole.json"), &unsharded.stdout).unwrap();
+    merge(&project, &["whole.json".into()], "json").assert_fails_with(2, "not a shard's report");
+    fs::write(project.path().join("junk.json"), "{\"summary_line\": 1}").unwrap();
+    merge(&project, &["junk.json".into()], "json")
+        .assert_fails_with(2, "junk.json: not a qg JSON report");
+    merge(&project, &["gone.json".into()], "json").assert_fails_with(2, "cannot read gone.json");
+    assert_eq!(run.stderr.lines().count(), 1, "one line: {}", run.stderr);
+    project
+        .qg_with_tools(&["run", "--shard", "4/3"])
+        .assert_fails_with(2, "is not I/N with 1 ≤ I ≤ N");
+}
+
+#[test]
+fn a_shard_records_nothing_and_never_writes_the_baseline() {
+    let project = Project::fixture("dirty");
+    project
+        .qg_with_tools(&["baseline", "write", "--gate", "ruff_check"])
+        .assert_code(0);
+    let baseline = fs::read_to_string(project.path().join(".st3/baseline.jsonl")).unwrap();
+    // F401 fixed: a ratcheting run would drop its entry.
+    project.write(
+        "pkg/lint.py",
+        &fs::read_to_string(project.path().join("pkg/lint.py"))
+            .unwrap()
+            .replace("import os\n", ""),
+    );
+    for i in 1..=2 {
+        let run = project.qg_with_tools(&["run", "--shard", &format!("{i}/2"), "--format", "json"]);
+        assert!(run.code <= 1, "{}", run.stderr);
+    }
+    for file in ["state.json", "history.jsonl", "findings.json"] {
+        assert!(
+            !project.path().join(".st3").join(file).exists(),
+            "{file} written by a shard"
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(project.path().join(".st3/baseline.jsonl")).unwrap(),
+        baseline
+    );
+}
+
+#[test]
+fn a_known_finding_of_a_deleted_file_is_matched_once_across_shards() {
+    let project = Project::empty();
+    let body: String = (0..40).map(|i| format!("OLD_{i} = {i}\n")).collect();
+    project.write("old.py", &format!("import os\n\n{body}"));
+    project.git_init();
+    let lint = ["--gate", "ruff_check"];
+    project
+        .qg_with_tools(&["baseline", "write", lint[0], lint[1]])
+        .assert_code(0);
+    // old.py is gone (nothing like it left for git to call a rename), its
+    // finding moved — twice, into two files of equal size, which two
+    // shards check.
+    fs::remove_file(project.path().join("old.py")).unwrap();
+    project.write("a.py", "import os\n\nA = 1\n");
+    project.write("b.py", "import os\n\nB = 1\n");
+    let whole = project.qg_with_tools(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-state",
+        "--locked",
+        "--format",
+        "json",
+        lint[0],
+        lint[1],
+    ]);
+    whole.assert_code(1);
+    assert_eq!(whole.json()["baseline"]["new"], 1, "{}", whole.stdout);
+    assert_eq!(whole.json()["baseline"]["known"], 1);
+    let reports = run_shards(&project, 2, &["--scope", "project", lint[0], lint[1]]);
+    for report in &reports {
+        let shard: Value =
+            serde_json::from_str(&fs::read_to_string(project.path().join(report)).unwrap())
+                .unwrap();
+        assert_eq!(
+            shard["overall_pass"], true,
+            "each shard alone matches the entry: {shard}"
+        );
+    }
+    let merged = merge(&project, &reports, "json");
+    merged.assert_code(1);
+    let json = merged.json();
+    assert_eq!(json["baseline"]["new"], 1, "{json}");
+    assert_eq!(json["baseline"]["known"], 1);
+    assert_eq!(json["baseline"]["fixed"], 0);
+    assert_eq!(json["summary"], whole.json()["summary"]);
+}
