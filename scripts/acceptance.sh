@@ -9,7 +9,9 @@
 #   pyright
 #
 # and prints qg's error+warning count per gate next to the tool's own count,
-# plus both wall times. Exit 1 when a count differs.
+# plus both wall times. The same run split into $QG_SHARDS shards (`qg run
+# --shard I/N`, default 3) and put back with `qg merge` must give the same
+# counts too. Exit 1 when a count differs.
 #
 #   scripts/acceptance.sh [package==version | path/to/sdist.tar.gz]   (default: rich==15.0.0)
 #
@@ -46,6 +48,11 @@ rm -rf .mypy_cache .ruff_cache
 t0=$(now)
 "$qg" run --scope project --format json --no-state > "$work/qg.json" || true
 t1=$(now)
+shards=${QG_SHARDS:-3}
+for i in $(seq 1 "$shards"); do
+  "$qg" run --scope project --format json --shard "$i/$shards" > "$work/shard-$i.json" || true
+done
+"$qg" merge --format json "$work"/shard-*.json > "$work/merged.json" || true
 rm -rf .mypy_cache .ruff_cache
 t2=$(now)
 ruff check --no-fix --output-format=json . > "$work/check.json" 2>/dev/null || true
@@ -61,12 +68,13 @@ fi
 pyright --outputjson > "$work/pyright.json" 2>/dev/null || true
 t3=$(now)
 
-python3 - "$work" "$t0" "$t1" "$t2" "$t3" "$spec" "$mypy_how" <<'PY'
+python3 - "$work" "$t0" "$t1" "$t2" "$t3" "$spec" "$mypy_how" "$shards" <<'PY'
 import json, re, sys
-work, t0, t1, t2, t3, spec, mypy_how = sys.argv[1], *map(float, sys.argv[2:6]), sys.argv[6], sys.argv[7]
+work, t0, t1, t2, t3, spec, mypy_how, shards = sys.argv[1], *map(float, sys.argv[2:6]), *sys.argv[6:9]
 qg = json.load(open(f"{work}/qg.json"))
-def qg_count(gate_id):
-    gate = next(g for g in qg["gates"] if g["id"] == gate_id)
+merged = json.load(open(f"{work}/merged.json"))
+def qg_count(gate_id, report=qg):
+    gate = next(g for g in report["gates"] if g["id"] == gate_id)
     if gate["status"] == "error":
         return f"error: {gate['error']['message']}"
     return sum(v["severity"] in ("error", "warning") for v in gate.get("violations", []))
@@ -85,13 +93,13 @@ how = {"ruff_format": "`ruff format --check .`: files it would reformat",
        "pyright": "`pyright`: errors + warnings"}
 print(f"{spec}")
 print(qg["summary_line"])
-print("| gate | qg error+warning | the tool's own run | which is |")
-print("|---|---|---|---|")
+print(f"| gate | qg error+warning | {shards} shards, merged | the tool's own run | which is |")
+print("|---|---|---|---|---|")
 ok = True
 for gate_id, count in raw.items():
-    mine = qg_count(gate_id)
-    ok &= mine == count
-    print(f"| {gate_id} | {mine} | {count} | {how[gate_id]} |")
+    mine, sharded = qg_count(gate_id), qg_count(gate_id, merged)
+    ok &= mine == count == sharded
+    print(f"| {gate_id} | {mine} | {sharded} | {count} | {how[gate_id]} |")
 print(f"wall: qg {t1 - t0:.2f}s, the four commands one after another {t3 - t2:.2f}s, ratio {(t1 - t0) / (t3 - t2):.2f}")
 sys.exit(0 if ok else 1)
 PY
