@@ -410,3 +410,32 @@ fn a_known_finding_of_a_deleted_file_is_matched_once_across_shards() {
     assert_eq!(json["baseline"]["fixed"], 0);
     assert_eq!(json["summary"], whole.json()["summary"]);
 }
+
+#[test]
+fn a_recorded_merge_gives_the_next_shards_their_durations() {
+    let project = Project::fixture("dirty");
+    let reports = run_shards(&project, 2, &["--scope", "project"]);
+    let mut args = vec!["merge", "--record", "--quiet"];
+    args.extend(reports.iter().map(String::as_str));
+    project.qg_with_tools(&args).assert_code(1);
+    let history = fs::read_to_string(project.path().join(".st3/history.jsonl")).unwrap();
+    assert_eq!(history.lines().count(), 1, "{history}");
+    let run: Value = serde_json::from_str(history.trim()).unwrap();
+    assert_eq!(
+        (run["scope"].as_str(), run["files"].as_u64()),
+        (Some("project"), Some(6))
+    );
+    for gate in run["gates"].as_array().unwrap() {
+        // Each gate's files over all shards, and the time they took.
+        assert_eq!(gate["files"], 6, "{gate}");
+        assert_eq!(gate["status"], "failed", "{gate}");
+        assert!(gate["duration_ms"].as_u64().unwrap() > 0, "{gate}");
+    }
+    // The next shards plan from it: the same inputs in every shard, so
+    // their merge holds.
+    let next = run_shards_as(&project, "next", 2, &["--scope", "project"]);
+    merge(&project, &next, "json").assert_code(1);
+    project
+        .qg_with_tools(&["merge", "--config", "x.yaml", &next[0]])
+        .assert_fails_with(2, "--record");
+}

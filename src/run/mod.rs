@@ -24,6 +24,7 @@ use crate::scope::ScopeRequest;
 use crate::shard::{BaselineShare, Shard, ShardInfo};
 use crate::workspace::Workspace;
 pub(crate) use new_baseline::write_baseline;
+pub(crate) use record::record_merged;
 pub(crate) use resolve::{resolve_scope, ResolvedScope};
 
 /// What `qg run` was asked to do.

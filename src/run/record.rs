@@ -56,13 +56,35 @@ pub(super) fn record(
         }
     }
     if !no_state {
-        let record = history_record(config, resolved, report);
+        let branch = resolved.head.as_ref().map(|h| h.branch.clone());
+        let record = history_record(config, branch, report);
         if let Err(e) = history::append(&workspace.root, &record) {
             report
                 .warnings
                 .push(format!("run not added to {}: {e}", history::HISTORY_FILE));
         }
     }
+}
+
+/// Adds a run that is not this process's own — the shards of a run put
+/// back together (`qg merge --record`) — to the history of the project at
+/// `workspace`, so the next shards weigh their split by its durations.
+pub(crate) fn record_merged(
+    workspace: &Workspace,
+    config: &Config,
+    report: &RunReport,
+) -> Result<(), QgError> {
+    let branch = match &workspace.repo {
+        Some(repo) => Some(repo.head()?.branch),
+        None => None,
+    };
+    let record = history_record(config, branch, report);
+    history::append(&workspace.root, &record).map_err(|e| {
+        QgError::io(
+            format!("cannot add the run to {}", history::HISTORY_FILE),
+            e,
+        )
+    })
 }
 
 /// Only an `auto` run of every active gate moves state (`--no-state` and
@@ -165,7 +187,7 @@ fn record_state(
 }
 
 /// What the history keeps of a run.
-fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport) -> RunRecord {
+fn history_record(config: &Config, branch: Option<String>, report: &RunReport) -> RunRecord {
     let gates = report
         .gates
         .iter()
@@ -184,7 +206,7 @@ fn history_record(config: &Config, resolved: &ResolvedScope, report: &RunReport)
         .collect();
     RunRecord {
         at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        branch: resolved.head.as_ref().map(|h| h.branch.clone()),
+        branch,
         scope: report.scope.mode.as_str().to_string(),
         requested: report.scope.requested.as_str().to_string(),
         files: report.scope.files_checked,
