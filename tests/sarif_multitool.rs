@@ -92,3 +92,41 @@ fn sarif_passes_the_github_and_advanced_security_rules_with_zero_errors() {
         "{with_uri:#?}"
     );
 }
+
+#[test]
+fn a_merged_sharded_run_is_one_upload_that_passes_too() {
+    let project = Project::fixture("dirty");
+    let mut reports = Vec::new();
+    for i in 1..=3 {
+        let name = format!("shard-{i}.json");
+        let shard = format!("{i}/3");
+        project.qg_with_tools(&[
+            "run",
+            "--scope",
+            "project",
+            "--shard",
+            &shard,
+            "--quiet",
+            "--report",
+            &format!("json={name}"),
+        ]);
+        reports.push(name);
+    }
+    let mut args = vec!["merge", "--format", "sarif"];
+    args.extend(reports.iter().map(String::as_str));
+    let merged = project.qg_with_tools(&args);
+    merged.assert_code(1);
+    let errors: Vec<_> = validate(&merged.stdout)
+        .into_iter()
+        .filter(|(level, _)| level == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let sarif: Value = serde_json::from_str(&merged.stdout).unwrap();
+    let results: usize = sarif["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["results"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(results, 11, "one SARIF log with every gate's findings");
+}
