@@ -62,6 +62,11 @@ pub(crate) fn transition(
 
 fn advance(previous: BranchState, facts: &RunFacts, tree: &Worktree<'_>) -> BranchState {
     let exists = tree.in_project;
+    // Every clean entry was recorded when the baseline became the HEAD of
+    // that time, with content HEAD did not hold (or kept then because HEAD
+    // did not hold it). With HEAD still there, none can be committed: no
+    // need to look each one up in HEAD's tree, run after no-op run.
+    let head_unchanged = previous.baseline_sha.as_deref() == Some(facts.head_sha.as_str());
     let mut next = previous.clone();
     let still_failing_elsewhere = previous
         .failed_files
@@ -88,7 +93,9 @@ fn advance(previous: BranchState, facts: &RunFacts, tree: &Worktree<'_>) -> Bran
             false => previous.clean_blobs,
         };
         clean.retain(|f, blob| {
-            !facts.checked.contains(f) && exists(f) && !(tree.committed)(f, blob)
+            !facts.checked.contains(f)
+                && exists(f)
+                && (head_unchanged || !(tree.committed)(f, blob))
         });
         clean.extend(
             facts
@@ -189,6 +196,18 @@ mod tests {
             committed: &|f, blob| f == "committed.py" && blob == "blob-committed.py",
         };
         let next = transition(Some(prev), &facts(&["checked.py"], &[]), &tree);
+        assert_eq!(next.clean_blobs.keys().collect::<Vec<_>>(), ["kept.py"]);
+    }
+
+    #[test]
+    fn with_head_still_the_baseline_clean_entries_are_not_looked_up_in_head() {
+        let mut prev = previous("head", &[]).unwrap();
+        prev.clean_blobs.insert("kept.py".into(), "blob".into());
+        let tree = Worktree {
+            in_project: &|_| true,
+            committed: &|f, _| panic!("{f} looked up in HEAD"),
+        };
+        let next = transition(Some(prev), &facts(&[], &[]), &tree);
         assert_eq!(next.clean_blobs.keys().collect::<Vec<_>>(), ["kept.py"]);
     }
 
