@@ -57,6 +57,15 @@ pub fn from_bytes(bytes: &[u8]) -> String {
     out
 }
 
+/// [`from_bytes`] for bytes the caller owns: a UTF-8 name keeps its buffer.
+pub(crate) fn from_vec(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) if !text.chars().any(is_reserved) => text,
+        Ok(text) => from_bytes(text.as_bytes()),
+        Err(e) => from_bytes(e.as_bytes()),
+    }
+}
+
 fn escape_bytes(out: &mut String, bytes: &[u8]) {
     out.extend(bytes.iter().map(|&b| reserved(b)));
 }

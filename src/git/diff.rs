@@ -1,11 +1,14 @@
-//! What differs between a commit and the working tree, computed in parallel.
+//! What differs between a commit and the working tree, computed in parallel:
+//! on the fast path from one read of the index (see [`super::worktree`] and
+//! [`super::staged`]), else with libgit2's diffs.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use git2::{Delta, DiffOptions, Oid, Repository};
 
-use super::git_error;
+use super::index::Index;
+use super::{git_error, staged, worktree};
 use crate::error::QgError;
 use crate::file_name;
 
@@ -34,12 +37,96 @@ impl Changes {
 /// untracked files. A rename shows as its new path added (the old one is
 /// gone, so nothing to check), which is exactly what scope needs, so no
 /// similarity search is run.
-///
-/// This is libgit2's `diff_tree_to_workdir_with_index`, which is a tree→index
-/// diff merged with an index→workdir diff, but run in parallel: one thread
-/// reads objects for the tree→index half while two stat one half of the
-/// working tree each. On a large repository that is most of a no-op run.
-pub(super) fn changes_since(repo: &Repository, tree_id: Option<Oid>) -> Result<Changes, QgError> {
+pub(super) fn changes_since(
+    repo: &Repository,
+    workdir: &Path,
+    tree_id: Option<Oid>,
+) -> Result<Changes, QgError> {
+    match fast_changes(repo, workdir, tree_id)? {
+        Some(changes) => Ok(changes),
+        None => libgit2_changes(repo, tree_id),
+    }
+}
+
+/// [`changes_since`] on the fast path; `None` when this repository needs
+/// libgit2 (see [`Index::read`] and [`worktree::ignores`]).
+pub(super) fn fast_changes(
+    repo: &Repository,
+    workdir: &Path,
+    tree_id: Option<Oid>,
+) -> Result<Option<Changes>, QgError> {
+    let Some(ignores) = worktree::ignores(repo) else {
+        return Ok(None);
+    };
+    let index = Index::read(repo.path());
+    let settings = index.as_ref().and_then(|i| worktree::settings(repo, i));
+    let (Some(index), Some(settings)) = (index, settings) else {
+        return Ok(None);
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The walk for untracked files beside the two comparisons.
+    let (walked, (staged, unstaged)) = std::thread::scope(|scope| {
+        let walked = scope.spawn(|| worktree::walk(workdir, &ignores, &index, threads));
+        let compared = compare(repo, workdir, tree_id, &index, &settings, threads);
+        (walked.join().expect("the walk never panics"), compared)
+    });
+    let untracked = worktree::untracked(&index, walked);
+    changes(repo, staged?, unstaged, untracked).map(Some)
+}
+
+/// The tree against the index (on a repository handle of its own) and the
+/// index against the working tree, side by side.
+fn compare(
+    repo: &Repository,
+    workdir: &Path,
+    tree_id: Option<Oid>,
+    index: &Index,
+    settings: &worktree::Settings,
+    threads: usize,
+) -> (Result<staged::Staged, QgError>, worktree::Unstaged) {
+    let git_dir = repo.path();
+    std::thread::scope(|scope| {
+        let staged = scope.spawn(|| {
+            staged::staged(&open(git_dir)?, tree_id, index)
+                .map_err(git_error("cannot compare the index"))
+        });
+        let unstaged = worktree::unstaged(workdir, index, settings, threads);
+        let staged = staged.join().expect("the tree comparison never panics");
+        (staged, unstaged)
+    })
+}
+
+/// The fast path's findings as [`Changes`]; libgit2 decides the files
+/// whose bytes differ where git's filters may apply.
+fn changes(
+    repo: &Repository,
+    staged: staged::Staged,
+    unstaged: worktree::Unstaged,
+    untracked: Vec<Vec<u8>>,
+) -> Result<Changes, QgError> {
+    let mut changes = Changes::default();
+    let name = |path: &Vec<u8>| file_name::from_bytes(path);
+    changes
+        .changed
+        .extend(staged.changed.iter().chain(&unstaged.changed).map(name));
+    changes
+        .deleted
+        .extend(staged.deleted.iter().chain(&unstaged.deleted).map(name));
+    if !unstaged.undecided.is_empty() {
+        // git's conversions may make these bytes the blob: libgit2's diff
+        // of just these files applies them.
+        let undecided: Vec<&[u8]> = unstaged.undecided.iter().map(Vec::as_slice).collect();
+        changes.absorb(unstaged_changes(repo, Some(&undecided))?);
+    }
+    changes.untracked.extend(untracked.iter().map(name));
+    Ok(changes)
+}
+
+/// The same with libgit2: its `diff_tree_to_workdir_with_index` — a
+/// tree→index diff merged with an index→workdir diff — run in parallel:
+/// one thread reads objects for the tree→index half while two stat one
+/// half of the working tree each. For an index the fast path does not read.
+pub(super) fn libgit2_changes(repo: &Repository, tree_id: Option<Oid>) -> Result<Changes, QgError> {
     let git_dir = repo.path();
     let [near, far] = split_working_tree(repo)?;
     std::thread::scope(|threads| {
@@ -125,14 +212,17 @@ fn staged_changes(git_dir: &Path, tree: Option<Oid>) -> Result<Changes, QgError>
 
 /// The index against the working tree, untracked files included; only
 /// under the top-level entries `within` when given.
-fn unstaged_changes(repo: &Repository, within: Option<&Vec<Vec<u8>>>) -> Result<Changes, QgError> {
+fn unstaged_changes<P: AsRef<[u8]>>(
+    repo: &Repository,
+    within: Option<&[P]>,
+) -> Result<Changes, QgError> {
     let mut options = diff_options();
     if let Some(entries) = within {
         // Literal names: the iterator then skips every other directory
         // instead of walking it and filtering.
         options.disable_pathspec_match(true);
         for entry in entries {
-            options.pathspec(entry.as_slice());
+            options.pathspec(entry.as_ref());
         }
     }
     let diff = repo

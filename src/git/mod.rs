@@ -4,8 +4,13 @@
 //! module touches git2.
 
 mod diff;
+#[cfg(test)]
+mod fast_path_tests;
 mod history;
+mod index;
 mod parent;
+mod staged;
+mod worktree;
 
 use std::path::{Path, PathBuf};
 
@@ -150,7 +155,7 @@ impl Repo {
             }
             None => None,
         };
-        diff::changes_since(&self.repo, tree)
+        diff::changes_since(&self.repo, &self.workdir, tree)
     }
 
     /// The parent branch (see [`parent`]): `Ok(Err)` says what was tried.
@@ -163,9 +168,23 @@ impl Repo {
         parent::resolve_parent(&self.repo, explicit, configured, head_branch)
     }
 
-    /// Every file git knows of: tracked (and not deleted) plus
-    /// untracked-not-ignored, submodules left out, unsorted.
+    /// Every regular file git knows of: tracked (and not deleted) plus
+    /// untracked-not-ignored, symlinks and submodules left out, sorted.
     pub(crate) fn files(&self) -> Result<Vec<String>, QgError> {
+        let Some(ignores) = worktree::ignores(&self.repo) else {
+            return self.libgit2_files();
+        };
+        let Some(index) = index::Index::read(self.repo.path()) else {
+            return self.libgit2_files();
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let walked = worktree::walk(&self.workdir, &ignores, &index, threads);
+        let files = worktree::regular_files(&self.workdir, &index, walked);
+        Ok(files.into_iter().map(file_name::from_vec).collect())
+    }
+
+    /// [`Repo::files`] with libgit2, for an index the fast path does not read.
+    fn libgit2_files(&self) -> Result<Vec<String>, QgError> {
         let git_err = git_error("cannot list files");
         let index = self.repo.index().map_err(&git_err)?;
         const GITLINK: u32 = 0o160000;
@@ -190,7 +209,13 @@ impl Repo {
                 files.remove(&path);
             }
         }
-        Ok(files.into_iter().collect())
+        let workdir = &self.workdir;
+        Ok(files
+            .into_iter()
+            .filter(|p| {
+                std::fs::symlink_metadata(file_name::join(workdir, p)).is_ok_and(|m| m.is_file())
+            })
+            .collect())
     }
 
     /// Every path in the index with its blob id (submodules left out). For

@@ -44,12 +44,17 @@ pub(super) fn project_scope(
 /// plus untracked-not-ignored; outside git, a walk of the root. Names that
 /// are not UTF-8 are kept, losslessly (see [`crate::file_name`]).
 pub(crate) fn candidate_files(ws: &Workspace) -> Result<Vec<String>, QgError> {
-    let mut files = match &ws.repo {
-        Some(repo) => repo.files()?,
-        None => walk_files(&ws.root)?,
+    let Some(repo) = &ws.repo else {
+        let mut files = walk_files(&ws.root)?;
+        files.retain(|p| is_regular_file(&file_name::join(&ws.root, p)));
+        files.sort();
+        return Ok(files);
     };
-    files.retain(|p| is_regular_file(&file_name::join(&ws.root, p)));
-    files.sort();
+    let mut files = repo.files()?;
+    // Sorted as bytes by git: as strings too, unless a name is not UTF-8.
+    if !files.is_sorted() {
+        files.sort();
+    }
     files.dedup();
     Ok(files)
 }

@@ -1,0 +1,497 @@
+//! The working tree against the index, found as `git status` finds it: each
+//! tracked file's stat data is compared with what the index recorded, on
+//! every core, and only a file whose stat differs (or changed in the second
+//! the index was written: racy git) is read and hashed. Untracked files come
+//! from one walk of the tree that honours git's ignore rules (the `ignore`
+//! crate, ripgrep's walker) and never descends into ignored directories.
+//!
+//! This is the fast path of [`super::diff`]; a case it does not handle the
+//! way git does is never guessed at: `settings` answers `None` and libgit2
+//! does the work, or, for a file whose content differs only by bytes
+//! (git's filters may normalize it), libgit2 decides that one file.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use gix_index::entry::{stat, Mode, Stat};
+use gix_index::fs::Metadata;
+
+use super::index::{kind, Index, Kind};
+
+/// Entries handed to a worker at a time.
+const CHUNK: usize = 512;
+
+/// The ignore files git reads besides each directory's `.gitignore`.
+#[derive(Debug, Clone)]
+pub(crate) struct Ignores {
+    /// `core.excludesFile`, resolved: ignore rules of this user.
+    excludes_file: Option<PathBuf>,
+    /// `<common git dir>/info/exclude`: this repository's own.
+    info_exclude: PathBuf,
+}
+
+/// Reads where the ignore files are; `None` when the fast path would not
+/// compare paths as git does here (a case-insensitive or precomposing
+/// file system).
+pub(crate) fn ignores(repo: &git2::Repository) -> Option<Ignores> {
+    let config = repo.config().ok()?.snapshot().ok()?;
+    let flag = |key: &str| config.get_bool(key).unwrap_or(false);
+    if flag("core.ignorecase") || flag("core.precomposeunicode") {
+        return None;
+    }
+    Some(Ignores {
+        excludes_file: excludes_file(&config),
+        info_exclude: repo.commondir().join("info/exclude"),
+    })
+}
+
+/// How this repository's config says stat data and content compare.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// `core.trustctime`, `core.checkStat`.
+    stat: stat::Options,
+    /// `core.fileMode`: whether the executable bit is part of a file.
+    filemode: bool,
+    /// How a file's bytes may differ from its blob without a change: a
+    /// content mismatch git might not call one is left to libgit2, which
+    /// applies git's conversions.
+    conversions: Conversions,
+}
+
+/// What git may do to a file's bytes on their way into a blob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conversions {
+    /// Nothing: bytes that differ are a change.
+    None,
+    /// Line endings only (`core.autocrlf`, `text`/`eol` attributes): they
+    /// turn CRLF into LF, so bytes without a CR are taken as they are.
+    LineEndings,
+    /// Filter drivers, `ident` or a working-tree encoding: anything.
+    Any,
+}
+
+/// Reads the settings from the repository's config.
+pub(crate) fn settings(repo: &git2::Repository, index: &Index) -> Option<Settings> {
+    let config = repo.config().ok()?.snapshot().ok()?;
+    let flag = |key: &str, default: bool| config.get_bool(key).unwrap_or(default);
+    let check_stat = config
+        .get_string("core.checkstat")
+        .map_or(true, |v| !v.eq_ignore_ascii_case("minimal"));
+    Some(Settings {
+        stat: stat::Options {
+            trust_ctime: flag("core.trustctime", true),
+            check_stat,
+            // git compares whole seconds unless built with USE_NSEC, as it
+            // is not by default.
+            use_nsec: false,
+            use_stdev: false,
+        },
+        filemode: flag("core.filemode", true),
+        conversions: conversions(repo, &config, index),
+    })
+}
+
+/// What the repository's attributes files and `core.autocrlf` allow git to
+/// do to a file's bytes (the attributes files are read, not parsed: a word
+/// that names a filter anywhere is enough to be careful).
+fn conversions(repo: &git2::Repository, config: &git2::Config, index: &Index) -> Conversions {
+    let root = repo.workdir().unwrap_or(Path::new("."));
+    let mut files: Vec<PathBuf> = index
+        .entries()
+        .iter()
+        .map(|e| index.path(e))
+        .filter(|p| p.ends_with(b".gitattributes"))
+        .map(|p| root.join(bytes_path(p)))
+        .collect();
+    files.push(repo.commondir().join("info/attributes"));
+    files.extend(config.get_path("core.attributesfile").ok());
+    let texts: Vec<Vec<u8>> = files.iter().filter_map(|f| std::fs::read(f).ok()).collect();
+    let names = |words: &[&[u8]]| {
+        texts
+            .iter()
+            .any(|text| words.iter().any(|w| text.windows(w.len()).any(|s| s == *w)))
+    };
+    let autocrlf = config
+        .get_string("core.autocrlf")
+        .is_ok_and(|v| !v.eq_ignore_ascii_case("false"));
+    if names(&[b"filter", b"ident", b"working-tree-encoding"]) {
+        Conversions::Any
+    } else if autocrlf || !texts.is_empty() {
+        Conversions::LineEndings
+    } else {
+        Conversions::None
+    }
+}
+
+/// `core.excludesFile`, or git's default `$XDG_CONFIG_HOME/git/ignore`
+/// (`~/.config/git/ignore`).
+fn excludes_file(config: &git2::Config) -> Option<PathBuf> {
+    if let Ok(path) = config.get_path("core.excludesfile") {
+        return Some(path);
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))?;
+    Some(xdg.join("git/ignore"))
+}
+
+/// What differs between the index and the working tree, by path (bytes).
+#[derive(Debug, Default)]
+pub(crate) struct Unstaged {
+    /// Modified, type-changed, conflicted or intent-to-add.
+    pub(crate) changed: Vec<Vec<u8>>,
+    /// Gone from the working tree (or no longer a file or link).
+    pub(crate) deleted: Vec<Vec<u8>>,
+    /// Content differs from the blob by bytes, where git's filters may
+    /// make them equal: libgit2 decides these.
+    pub(crate) undecided: Vec<Vec<u8>>,
+}
+
+/// Compares every tracked entry with its file, on `threads` workers.
+pub(crate) fn unstaged(
+    root: &Path,
+    index: &Index,
+    settings: &Settings,
+    threads: usize,
+) -> Unstaged {
+    let entries = index.entries();
+    let next = AtomicUsize::new(0);
+    let found = Mutex::new(Unstaged::default());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut mine = Unstaged::default();
+                loop {
+                    let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+                    if start >= entries.len() {
+                        break;
+                    }
+                    for entry in &entries[start..(start + CHUNK).min(entries.len())] {
+                        compare(root, index, entry, settings, &mut mine);
+                    }
+                }
+                let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
+                all.changed.append(&mut mine.changed);
+                all.deleted.append(&mut mine.deleted);
+                all.undecided.append(&mut mine.undecided);
+            });
+        }
+    });
+    found.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How one entry's file compares with it.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Same,
+    Changed,
+    Deleted,
+    Undecided,
+}
+
+fn compare(
+    root: &Path,
+    index: &Index,
+    entry: &gix_index::Entry,
+    settings: &Settings,
+    out: &mut Unstaged,
+) {
+    let path = index.path(entry);
+    let verdict = match kind(entry) {
+        Kind::Submodule | Kind::Untouched => Verdict::Same,
+        Kind::Conflict | Kind::IntentToAdd => Verdict::Changed,
+        Kind::File | Kind::Symlink => file_verdict(root, index, entry, path, settings),
+    };
+    let list = match verdict {
+        Verdict::Same => return,
+        Verdict::Changed => &mut out.changed,
+        Verdict::Deleted => &mut out.deleted,
+        Verdict::Undecided => &mut out.undecided,
+    };
+    list.push(path.to_vec());
+}
+
+fn file_verdict(
+    root: &Path,
+    index: &Index,
+    entry: &gix_index::Entry,
+    path: &[u8],
+    settings: &Settings,
+) -> Verdict {
+    let file = root.join(bytes_path(path));
+    let metadata = match Metadata::from_path_no_follow(&file) {
+        Ok(metadata) => metadata,
+        Err(e) if is_gone(&e) => return Verdict::Deleted,
+        // Unreadable: never assume it unchanged.
+        Err(_) => return Verdict::Changed,
+    };
+    let symlink = entry.mode == Mode::SYMLINK;
+    if metadata.is_dir() {
+        // A directory where a file was: the file is gone (what is in the
+        // directory is untracked).
+        return Verdict::Deleted;
+    }
+    if metadata.is_symlink() != symlink || !(metadata.is_file() || metadata.is_symlink()) {
+        return Verdict::Changed;
+    }
+    if !symlink
+        && settings.filemode
+        && metadata.is_executable() != (entry.mode == Mode::FILE_EXECUTABLE)
+    {
+        return Verdict::Changed;
+    }
+    let now = Stat::from_fs(&metadata).unwrap_or_default();
+    let trusted = entry.stat.matches(&now, settings.stat)
+        && !entry.stat.is_racy(index.timestamp(), settings.stat);
+    if trusted {
+        return Verdict::Same;
+    }
+    let content = match symlink {
+        true => {
+            std::fs::read_link(&file).map(|target| target.into_os_string().into_encoded_bytes())
+        }
+        false => std::fs::read(&file),
+    };
+    let converts = |bytes: &[u8]| match settings.conversions {
+        Conversions::None => false,
+        Conversions::LineEndings => bytes.contains(&b'\r'),
+        Conversions::Any => true,
+    };
+    match content {
+        Ok(bytes) if blob_id(&bytes) == entry.id.as_slice() => Verdict::Same,
+        Ok(bytes) if !symlink && converts(&bytes) => Verdict::Undecided,
+        Ok(_) => Verdict::Changed,
+        Err(e) if is_gone(&e) => Verdict::Deleted,
+        Err(_) => Verdict::Changed,
+    }
+}
+
+/// Not there, or a component of its path is no longer a directory.
+fn is_gone(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ENOTDIR)
+}
+
+/// A git path's bytes as a relative path.
+pub(crate) fn bytes_path(path: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(path))
+}
+
+/// The id git gives a blob of these bytes.
+pub(crate) fn blob_id(bytes: &[u8]) -> [u8; 20] {
+    let mut hasher = sha1_smol::Sha1::new();
+    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hasher.update(bytes);
+    hasher.digest().bytes()
+}
+
+/// Every regular file of the project, by path (bytes, sorted): each tracked
+/// entry that is a regular file now, and each untracked file the ignore
+/// rules leave in — `git ls-files --cached --others --exclude-standard`
+/// without deleted files, symlinks and submodules. The walk says what
+/// exists; only a tracked file it did not see (deleted, or in an ignored
+/// directory) costs a stat of its own.
+pub(crate) fn regular_files(root: &Path, index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
+    let mut files = Vec::with_capacity(walked.len());
+    let mut walked = walked.into_iter().peekable();
+    for path in tracked_paths(index) {
+        // Both lists are sorted by bytes: whatever the walk found before
+        // this entry is untracked.
+        while let Some(found) = walked.next_if(|found| found.path.as_slice() < path) {
+            if found.regular {
+                files.push(found.path);
+            }
+        }
+        let regular = match walked.next_if(|found| found.path == path) {
+            Some(found) => found.regular,
+            // Not seen by the walk: deleted, or in an ignored directory.
+            None => {
+                std::fs::symlink_metadata(root.join(bytes_path(path))).is_ok_and(|m| m.is_file())
+            }
+        };
+        if regular {
+            files.push(path.to_vec());
+        }
+    }
+    files.extend(walked.filter(|found| found.regular).map(|found| found.path));
+    files
+}
+
+/// Each path of the index once (a conflict's stages share one), submodules
+/// left out, in the index's order (bytes).
+fn tracked_paths(index: &Index) -> impl Iterator<Item = &[u8]> {
+    let mut previous: &[u8] = &[];
+    index.entries().iter().filter_map(move |entry| {
+        let path = index.path(entry);
+        let repeated = std::mem::replace(&mut previous, path) == path;
+        (!repeated && entry.mode != Mode::COMMIT).then_some(path)
+    })
+}
+
+/// What the walk found that the index does not hold: the untracked files
+/// (and links), in order.
+pub(crate) fn untracked(index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
+    let mut untracked = Vec::new();
+    let mut walked = walked.into_iter().peekable();
+    for path in tracked_paths(index) {
+        while let Some(found) = walked.next_if(|found| found.path.as_slice() < path) {
+            untracked.push(found.path);
+        }
+        walked.next_if(|found| found.path == path);
+    }
+    untracked.extend(walked.map(|found| found.path));
+    untracked
+}
+
+/// A file (or link) the walk found.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Walked {
+    /// Root-relative, as bytes.
+    pub(crate) path: Vec<u8>,
+    /// A regular file (not a symbolic link).
+    pub(crate) regular: bool,
+}
+
+/// The working tree's files that are not ignored, by path (bytes,
+/// root-relative, sorted), with whether each is a regular file: a walk that
+/// skips `.git`, nested repositories and ignored directories, as `git
+/// ls-files --others --exclude-standard` does. The top-level entries are
+/// split into `threads` groups of about equal weight by the index's counts,
+/// each walked on a thread of its own (the walker's own pool costs more to
+/// start and stop than it saves on a tree of this size).
+pub(crate) fn walk(root: &Path, ignores: &Ignores, index: &Index, threads: usize) -> Vec<Walked> {
+    let found = Mutex::new(Vec::new());
+    let groups = top_level_groups(root, index, threads.max(1));
+    std::thread::scope(|scope| {
+        for group in &groups {
+            let found = &found;
+            scope.spawn(move || walk_group(root, ignores, group, found));
+        }
+    });
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.sort_unstable();
+    found
+}
+
+/// The root's entries in `threads` groups, heaviest first onto the
+/// lightest group; an entry weighs the tracked files under it (at least 1,
+/// for what is untracked).
+fn top_level_groups(
+    root: &Path,
+    index: &Index,
+    threads: usize,
+) -> Vec<std::collections::BTreeSet<Vec<u8>>> {
+    let mut weights: std::collections::BTreeMap<Vec<u8>, usize> = Default::default();
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        weights.insert(entry.file_name().into_encoded_bytes(), 1);
+    }
+    for entry in index.entries() {
+        let path = index.path(entry);
+        let top = path.split(|b| *b == b'/').next().unwrap_or(path);
+        if let Some(weight) = weights.get_mut(top) {
+            *weight += 1;
+        }
+    }
+    let mut by_weight: Vec<(Vec<u8>, usize)> = weights.into_iter().collect();
+    by_weight.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut groups = vec![(std::collections::BTreeSet::new(), 0usize); threads];
+    for (name, weight) in by_weight {
+        let lightest = groups
+            .iter_mut()
+            .min_by_key(|(_, load)| *load)
+            .expect("at least one group");
+        lightest.0.insert(name);
+        lightest.1 += weight;
+    }
+    groups
+        .into_iter()
+        .map(|(names, _)| names)
+        .filter(|names| !names.is_empty())
+        .collect()
+}
+
+/// Walks the root's entries named in `group`.
+fn walk_group(
+    root: &Path,
+    ignores: &Ignores,
+    group: &std::collections::BTreeSet<Vec<u8>>,
+    found: &Mutex<Vec<Walked>>,
+) {
+    let mut builder = ignore::WalkBuilder::new(root);
+    // The walker's filter must own what it reads.
+    let group = group.clone();
+    builder
+        .standard_filters(false)
+        .git_ignore(true)
+        .require_git(false)
+        .filter_entry(move |entry| {
+            let mine = entry.depth() != 1 || group.contains(entry.file_name().as_encoded_bytes());
+            mine && !is_repository(entry)
+        });
+    // The user's and the repository's own ignore files: patterns relative
+    // to the root, below every .gitignore; the repository's wins over the
+    // user's, as in git.
+    for file in [ignores.excludes_file.as_ref(), Some(&ignores.info_exclude)]
+        .into_iter()
+        .flatten()
+        .filter(|f| f.is_file())
+    {
+        builder.add_ignore(file);
+    }
+    let mut collector = Collector {
+        mine: Vec::new(),
+        found,
+        skip: root.as_os_str().len() + 1,
+    };
+    for entry in builder.build().flatten() {
+        collector.add(&entry);
+    }
+}
+
+/// One walker thread's finds, handed over in chunks and when it ends.
+struct Collector<'a> {
+    mine: Vec<Walked>,
+    found: &'a Mutex<Vec<Walked>>,
+    /// Bytes of `<root>/` before each root-relative path.
+    skip: usize,
+}
+
+impl Collector<'_> {
+    fn add(&mut self, entry: &ignore::DirEntry) {
+        let Some(file_type) = entry.file_type().filter(|t| !t.is_dir()) else {
+            return;
+        };
+        // Every path the walk yields starts with `<root>/`.
+        if let Some(relative) = entry.path().as_os_str().as_encoded_bytes().get(self.skip..) {
+            self.mine.push(Walked {
+                path: relative.to_vec(),
+                regular: file_type.is_file(),
+            });
+        }
+        if self.mine.len() >= CHUNK {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        found.append(&mut self.mine);
+    }
+}
+
+impl Drop for Collector<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// `.git` itself, or a directory holding a repository of its own (a nested
+/// repository or a submodule): git lists neither's files.
+fn is_repository(entry: &ignore::DirEntry) -> bool {
+    entry.depth() > 0
+        && (entry.file_name() == ".git"
+            || (entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.path().join(".git").exists()))
+}
