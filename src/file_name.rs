@@ -298,21 +298,22 @@ pub(crate) struct Reclaimer {
 
 impl Reclaimer {
     /// A reclaimer for `files`; cheap when none of them is raw.
-    pub(crate) fn new(files: &[String]) -> Reclaimer {
+    pub(crate) fn new<S: AsRef<str>>(files: &[S]) -> Reclaimer {
         let mut by_lossy: HashMap<String, Option<String>> = HashMap::new();
-        for raw in files.iter().filter(|f| is_raw(f)) {
+        for raw in files.iter().map(AsRef::as_ref).filter(|f| is_raw(f)) {
             by_lossy
                 .entry(lossy(raw))
                 .and_modify(|seen| *seen = None)
-                .or_insert_with(|| Some(raw.clone()));
+                .or_insert_with(|| Some(raw.to_string()));
         }
         // A real file with the lossy spelling makes the name ambiguous.
-        let spelled_lossy: Vec<&String> = files
+        let spelled_lossy: Vec<&str> = files
             .iter()
-            .filter(|f| by_lossy.contains_key(f.as_str()))
+            .map(AsRef::as_ref)
+            .filter(|f| by_lossy.contains_key(*f))
             .collect();
         for name in spelled_lossy {
-            by_lossy.insert(name.clone(), None);
+            by_lossy.insert(name.to_string(), None);
         }
         Reclaimer { by_lossy }
     }

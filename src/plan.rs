@@ -8,18 +8,25 @@ use crate::scope::{Scope, ScopeMode};
 use crate::selection::ToolSelection;
 use crate::suggest;
 
-/// One gate's share of the scope.
+/// Gate id → the root-relative files whose findings it reported: what a
+/// baseline entry may be found fixed in, and what the last run's findings
+/// are compared over.
+pub(crate) type Covered<'a> = BTreeMap<String, BTreeSet<&'a str>>;
+
+/// One gate's share of the scope. Its files are borrowed from the scope
+/// (or the project listing): on 100,000 files, a copy per gate was a third
+/// of the run's memory.
 #[derive(Debug, Clone)]
-pub(crate) struct GatePlan<'c> {
+pub(crate) struct GatePlan<'a> {
     /// The gate.
-    pub(crate) gate: &'c Gate,
+    pub(crate) gate: &'a Gate,
     /// Root-relative files to check, sorted.
-    pub(crate) files: Vec<String>,
+    pub(crate) files: Vec<&'a str>,
     /// Set when the gate has nothing to do.
     pub(crate) skip_reason: Option<String>,
     /// For a `project_wide` gate: the scoped files whose violations are
     /// reported (the tool itself runs on `files`, the whole project).
-    pub(crate) report_only: Option<BTreeSet<String>>,
+    pub(crate) report_only: Option<BTreeSet<&'a str>>,
     /// Set on `--scope project` for a gate whose tool picks its own files:
     /// run the tool's own whole-project invocation, `command` plus these
     /// arguments and no file list (`files` then says what it checks).
@@ -28,9 +35,12 @@ pub(crate) struct GatePlan<'c> {
     /// gate's own globs) still apply to what is reported: findings in files
     /// they leave out are counted in `outside_scope`, not shown.
     pub(crate) project_scope: Option<crate::globs::GlobFilter>,
+    /// What the gate's result should say about how it was planned (its
+    /// files did not fit one command line).
+    pub(crate) note: Option<String>,
 }
 
-impl GatePlan<'_> {
+impl<'a> GatePlan<'a> {
     /// Whether a finding in `file` is reported.
     pub(crate) fn reports(&self, file: &str) -> bool {
         let in_scope = self
@@ -45,17 +55,21 @@ impl GatePlan<'_> {
     }
 }
 
-/// What the planner needs besides the gates and the scope.
-pub(crate) struct Context<'a> {
+/// What the planner needs besides the gates and the scope (`'a`: what
+/// the plans borrow their files from).
+pub(crate) struct Context<'c, 'a> {
     /// The project root, for stub lookups.
-    pub(crate) root: &'a std::path::Path,
+    pub(crate) root: &'c std::path::Path,
     /// Every file of `project` scope, when a gate needs the whole project
     /// (`project_wide`, importers unknown); `None` otherwise.
-    pub(crate) project_files: Option<&'a [String]>,
+    pub(crate) project_files: Option<&'c [&'a str]>,
     /// Each gate's tool's own file selection, by gate id.
-    pub(crate) selections: &'a BTreeMap<String, ToolSelection>,
+    pub(crate) selections: &'c BTreeMap<String, ToolSelection>,
     /// The config's `project_scope`.
-    pub(crate) project_scope: &'a crate::globs::GlobFilter,
+    pub(crate) project_scope: &'c crate::globs::GlobFilter,
+    /// Bytes of file arguments one command line can take here (see
+    /// `process::batch::argument_budget`).
+    pub(crate) argument_budget: usize,
 }
 
 /// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
@@ -92,11 +106,11 @@ pub(crate) fn gate<'c>(config: &'c Config, id: &str) -> Result<&'c Gate, QgError
 }
 
 /// Plans every selected gate against the scope.
-pub(crate) fn plan<'c>(
-    gates: &[&'c Gate],
-    scope: &Scope,
-    context: &Context<'_>,
-) -> Vec<GatePlan<'c>> {
+pub(crate) fn plan<'a>(
+    gates: &[&'a Gate],
+    scope: &'a Scope,
+    context: &Context<'_, 'a>,
+) -> Vec<GatePlan<'a>> {
     gates
         .iter()
         .map(|gate| {
@@ -111,10 +125,7 @@ pub(crate) fn plan<'c>(
                 plan.files.retain(|f| selection.checks(f, context.root));
                 if scope.mode == ScopeMode::Project && plan.skip_reason.is_none() {
                     // The tool's own run: exactly what the project's checks.
-                    plan.native_args = Some(match selection.names_files {
-                        true => Vec::new(),
-                        false => spec.project_args.clone(),
-                    });
+                    plan.native_args = Some(own_run_args(selection, spec));
                     plan.project_scope = Some(context.project_scope.clone());
                 }
                 if plan.files.is_empty() && plan.skip_reason.is_none() {
@@ -135,23 +146,78 @@ pub(crate) fn plan<'c>(
                 }
                 _ => {}
             }
+            if let (Some(selection), Some(spec)) = (selection, &gate.selection) {
+                run_as_own_when_too_long(&mut plan, own_run_args(selection, spec), context);
+            }
             plan
         })
         .collect()
 }
 
+/// The arguments of the tool's own whole-project run: none when its config
+/// names its files, else the gate's `selection.project_args`.
+fn own_run_args(selection: &ToolSelection, spec: &crate::config::SelectionSpec) -> Vec<String> {
+    match selection.names_files {
+        true => Vec::new(),
+        false => spec.project_args.clone(),
+    }
+}
+
+/// Bytes the program, its own arguments and what the kernel adds may take
+/// besides the files, in the planner's estimate.
+const COMMAND_ALLOWANCE: usize = 16 * 1024;
+
+/// A gate that must see its files at once, given more than one command
+/// line can hold (a change every file imports, a `project_wide` gate on
+/// 100,000 files), runs as the tool's own whole-project run instead, and
+/// reports only the files it was planned for — never a file left out.
+fn run_as_own_when_too_long(
+    plan: &mut GatePlan<'_>,
+    own_args: Vec<String>,
+    context: &Context<'_, '_>,
+) {
+    let gate = plan.gate;
+    let given_files = gate.pass_files && plan.native_args.is_none() && plan.skip_reason.is_none();
+    if gate.batchable || !given_files {
+        return;
+    }
+    let prefix = match gate.working_dir {
+        Some(_) => context.root.as_os_str().len() + 1,
+        None => 0,
+    };
+    let needed: usize = plan
+        .files
+        .iter()
+        .map(|f| crate::process::batch::cost_of_length(prefix + f.len() + 2))
+        .sum();
+    let budget = context.argument_budget.saturating_sub(COMMAND_ALLOWANCE);
+    if needed <= budget {
+        return;
+    }
+    plan.note = Some(format!(
+        "its {} files need {needed} bytes of command line, more than this OS allows ({budget}): \
+         it ran as the tool's own whole-project run, and only the files in scope are reported",
+        plan.files.len()
+    ));
+    if plan.report_only.is_none() {
+        plan.report_only = Some(plan.files.iter().copied().collect());
+    }
+    plan.native_args = Some(own_args);
+    plan.project_scope = Some(context.project_scope.clone());
+}
+
 /// A gate that checks importers, when they cannot be known, checks every
 /// project file it accepts and reports them all: never a narrower scope in
 /// silence.
-fn check_everything(
-    plan: &mut GatePlan<'_>,
-    project_files: &[String],
+fn check_everything<'a>(
+    plan: &mut GatePlan<'a>,
+    project_files: &[&'a str],
     accepts: &dyn Fn(&str) -> bool,
 ) {
-    let files: Vec<String> = project_files
+    let files: Vec<&str> = project_files
         .iter()
+        .copied()
         .filter(|p| accepts(p))
-        .cloned()
         .collect();
     if !files.is_empty() {
         plan.files = files;
@@ -161,19 +227,19 @@ fn check_everything(
 
 /// A `project_wide` gate runs on every project file it accepts (the scoped
 /// ones included) and reports only the scoped ones.
-fn widen(plan: &mut GatePlan<'_>, project_files: &[String], accepts: &dyn Fn(&str) -> bool) {
-    let scoped: BTreeSet<String> = plan.files.iter().cloned().collect();
-    let mut files: BTreeSet<String> = project_files
+fn widen<'a>(plan: &mut GatePlan<'a>, project_files: &[&'a str], accepts: &dyn Fn(&str) -> bool) {
+    let scoped: BTreeSet<&str> = plan.files.iter().copied().collect();
+    let mut files: BTreeSet<&str> = project_files
         .iter()
+        .copied()
         .filter(|p| accepts(p))
-        .cloned()
         .collect();
-    files.extend(scoped.iter().cloned());
+    files.extend(scoped.iter().copied());
     plan.files = files.into_iter().collect();
     plan.report_only = Some(scoped);
 }
 
-fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
+fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
     // Importers are in scope for the gates that check them, and only those.
     let typed: Vec<&str> = scope
         .files
@@ -182,10 +248,10 @@ fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
         .map(|f| f.path.as_str())
         .filter(|p| has_file_type(gate, p))
         .collect();
-    let files: Vec<String> = typed
+    let files: Vec<&str> = typed
         .iter()
+        .copied()
         .filter(|p| gate.scope.matches(p))
-        .map(|p| p.to_string())
         .collect();
     let skip_reason = if !files.is_empty() {
         None
@@ -212,6 +278,7 @@ fn plan_gate<'c>(gate: &'c Gate, scope: &Scope) -> GatePlan<'c> {
         report_only: None,
         native_args: None,
         project_scope: None,
+        note: None,
     }
 }
 

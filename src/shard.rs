@@ -172,7 +172,7 @@ pub(crate) fn split(
                     rerun_hint: plan.gate.rerun_hint.clone(),
                 },
             );
-            files.extend(plan.files.iter().cloned());
+            files.extend(plan.files.iter().copied());
         }
     }
     Share {
@@ -216,7 +216,7 @@ fn keep_share(index: usize, plan: &mut GatePlan<'_>, shard: Shard, assignment: &
     }
     let total = plan.files.len();
     plan.files
-        .retain(|f| assignment[&Unit::File(f.clone())] == shard.index);
+        .retain(|f| assignment[&Unit::File(f.to_string())] == shard.index);
     // The tool is given this shard's files, never its own whole-project run.
     plan.native_args = None;
     plan.project_scope = None;
@@ -250,11 +250,11 @@ fn weigh(plans: &[GatePlan<'_>], root: &Path, history: &[RunRecord]) -> Vec<(Uni
         for file in &plan.files {
             sizes.entry(file).or_insert_with(|| size_of(root, file));
         }
-        let total: u64 = plan.files.iter().map(|f| sizes[f.as_str()]).sum();
+        let total: u64 = plan.files.iter().map(|f| sizes[f]).sum();
         for file in &plan.files {
             // The gate's cost per file, scaled by the file's size against
             // the average of its files.
-            let cost = u128::from(per_file) * u128::from(sizes[file.as_str()]) * u128::from(files)
+            let cost = u128::from(per_file) * u128::from(sizes[file]) * u128::from(files)
                 / u128::from(total.max(1));
             *file_costs.entry(file).or_default() += cost as u64;
         }

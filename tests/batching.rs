@@ -173,3 +173,41 @@ fn project_wide_gate_checks_everything_but_reports_only_the_scope() {
         run.stdout
     );
 }
+
+/// A whole-program checker: given files, it checks them; given `.`, it
+/// finds every `.py` file itself (as mypy and pyright do).
+const WHOLE_PROGRAM_CHECKER: &str = r#"echo "$#" >> calls.log
+if [ "$1" = "." ]; then files=$(grep -rl --include='*.py' BAD . | sed 's|^\./||'); else files=$(grep -l BAD "$@"); fi
+out=""
+for f in $files; do out="$out${out:+,}{\"file\":\"$f\",\"line\":1,\"code\":\"BAD\",\"message\":\"bad\"}"; done
+echo "[$out]"
+[ -z "$out" ]"#;
+
+#[test]
+fn a_whole_program_gate_whose_files_do_not_fit_runs_as_the_tools_own_run() {
+    let project = project_with_files(25_000, 100);
+    project.fake_tool("check", WHOLE_PROGRAM_CHECKER);
+    let pad = "x".repeat(100);
+    let named = format!("src/00007_{pad}.py");
+    project.write(&named, "BAD\n");
+    project.write(&format!("src/00190_{pad}.py"), "BAD\n");
+    let whole_program = config(", batchable: false, project_wide: true")
+        + "    selection: {project_args: [\".\"]}\n";
+    project.write("c.yaml", &whole_program);
+    // One named file: the gate checks the whole project (project_wide),
+    // whose 25,000 names exceed the OS limit on a command line.
+    let run = project.qg(&["run", "--config", "c.yaml", "--format", "json", &named]);
+    run.assert_code(1);
+    let gate = run.gate("check");
+    assert_eq!(
+        common::violation_keys(&gate),
+        [(named.clone(), Some(1), "BAD".into(), "error".into())]
+    );
+    assert_eq!(gate["outside_scope"], 1, "{gate}");
+    let warnings = gate["warnings"].to_string();
+    assert!(
+        warnings.contains("the tool's own whole-project run"),
+        "{warnings}"
+    );
+    assert_eq!(calls(&project), [1], "one run, given `.`");
+}

@@ -49,7 +49,7 @@ pub(crate) fn apply(
     ws: &Workspace,
     baseline: &Baseline,
     gates: &mut [GateResult],
-    covered: &BTreeMap<String, BTreeSet<String>>,
+    covered: &crate::plan::Covered<'_>,
     warnings: &mut Vec<String>,
 ) -> Applied {
     let mut lines = Lines::new(ws, baseline.header.commit.as_deref(), warnings);
@@ -69,7 +69,9 @@ pub(crate) fn apply(
             .filter(|(_, e)| e.gate == gate.id)
             .map(|(i, e)| (i, lines.renamed(e)))
             .map(|(i, e)| (i, without_line(e, gate.match_lines)))
-            .filter(|(_, e)| e.path.is_empty() || files.contains(&e.path) || !lines.exists(&e.path))
+            .filter(|(_, e)| {
+                e.path.is_empty() || files.contains(e.path.as_str()) || !lines.exists(&e.path)
+            })
             .unzip();
         let current: Vec<Parts<'_>> = gate
             .violations

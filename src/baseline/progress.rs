@@ -2,7 +2,7 @@
 //! still there, comparing fingerprints file by file with what the last run
 //! that checked each file found (a multiset: one more copy is one new).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap;
 
@@ -15,7 +15,7 @@ use crate::state::findings::BranchFindings;
 pub(crate) fn compare(
     previous: Option<&BranchFindings>,
     gates: &mut [GateResult],
-    covered: &BTreeMap<String, BTreeSet<String>>,
+    covered: &crate::plan::Covered<'_>,
 ) -> (BranchFindings, Option<Progress>) {
     let mut updated = previous.cloned().unwrap_or_default();
     let mut total = Progress::default();
@@ -29,7 +29,7 @@ pub(crate) fn compare(
         let files = covered.get(&gate.id).unwrap_or(&empty);
         let mut progress = Progress::default();
         let elsewhere = now.keys().copied().filter(|f| !files.contains(*f));
-        for file in files.iter().map(String::as_str).chain(elsewhere) {
+        for file in files.iter().copied().chain(elsewhere) {
             let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
             let before = match found.is_empty() {
                 true => record.remove(file),

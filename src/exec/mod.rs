@@ -70,7 +70,7 @@ pub(crate) enum NotRun {
 pub(crate) struct UnitRun<'a> {
     /// The files it was given (or, for a tool's own whole-project run, the
     /// files it is expected to check).
-    pub(crate) files: &'a [String],
+    pub(crate) files: &'a [&'a str],
     /// The program that ran.
     pub(crate) program: &'a Path,
     /// Where it ran.
@@ -114,9 +114,9 @@ pub struct Silent;
 impl<R> Observer<R> for Silent {}
 
 /// One process to run: a gate's files, or a batch of them.
-struct Unit {
+struct Unit<'a> {
     plan: usize,
-    files: Vec<String>,
+    files: Vec<&'a str>,
 }
 
 /// How a gate is launched (resolved once, shared by its units).
@@ -180,12 +180,12 @@ pub(crate) fn run_all<'a, R: Send>(
 }
 
 /// Resolves the tool and splits the files, or says why the gate cannot run.
-fn prepare(
-    plan: &GatePlan<'_>,
+fn prepare<'a>(
+    plan: &GatePlan<'a>,
     ctx: &ExecContext<'_>,
     jobs: usize,
     runnable: usize,
-) -> Result<(Launch, Vec<Vec<String>>), NotRun> {
+) -> Result<(Launch, Vec<Vec<&'a str>>), NotRun> {
     let gate = plan.gate;
     if let Some(reason) = &plan.skip_reason {
         return Err(NotRun::Skipped(reason.clone()));
@@ -207,14 +207,14 @@ fn prepare(
     Ok((Launch { tool, cwd, env }, batches))
 }
 
-fn batches(
-    plan: &GatePlan<'_>,
+fn batches<'a>(
+    plan: &GatePlan<'a>,
     tool: &ResolvedTool,
     env: &[(OsString, OsString)],
     root: &Path,
     jobs: usize,
     runnable: usize,
-) -> Result<Vec<Vec<String>>, NotRun> {
+) -> Result<Vec<Vec<&'a str>>, NotRun> {
     let gate = plan.gate;
     let fixed: usize = batch::cost(&tool.path.clone().into_os_string())
         + gate.command[1..]
@@ -226,7 +226,7 @@ fn batches(
         true => batch::idle_parts(jobs, runnable, plan.files.len()),
         false => 1,
     };
-    let cost_of = |file: &String| batch::cost(&file_argument(gate, file, root));
+    let cost_of = |file: &&str| batch::cost(&file_argument(gate, file, root));
     let too_long = |needed: usize| NotRun::TooLong {
         files: plan.files.len(),
         needed,
@@ -293,7 +293,7 @@ impl<R: Send> Runner<'_, R> {
             .collect()
     }
 
-    fn run_unit(&self, plan: &GatePlan<'_>, launch: &Launch, files: &[String]) -> R {
+    fn run_unit(&self, plan: &GatePlan<'_>, launch: &Launch, files: &[&str]) -> R {
         let gate = plan.gate;
         let ctx = self.ctx;
         let args = match &plan.native_args {
@@ -344,7 +344,7 @@ fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
 }
 
 /// `command[1..]` then the files (when `pass_files`).
-fn arguments(gate: &Gate, files: &[String], root: &Path) -> Vec<OsString> {
+fn arguments(gate: &Gate, files: &[&str], root: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
     if gate.pass_files {
         args.extend(files.iter().map(|file| file_argument(gate, file, root)));

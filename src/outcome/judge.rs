@@ -11,7 +11,7 @@ use crate::violation::Violation;
 /// Decides the status of a gate whose tool ran to an end.
 pub(crate) fn judge(
     gate: &Gate,
-    files: &[String],
+    files: &[&str],
     finished: &Finished,
     paths: &PathContext,
 ) -> GateResult {
@@ -112,7 +112,7 @@ fn unparsed_warnings(unparsed: &Unparsed) -> Vec<String> {
 
 /// Tools print a name that is not UTF-8 lossily; give such findings back
 /// the real name of the file the tool was given.
-fn reclaim_file_names(violations: &mut [Violation], files: &[String]) {
+fn reclaim_file_names(violations: &mut [Violation], files: &[&str]) {
     let reclaimer = crate::file_name::Reclaimer::new(files);
     if reclaimer.is_empty() {
         return;

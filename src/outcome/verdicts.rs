@@ -46,7 +46,7 @@ impl Judge<GateResult> for Verdicts<'_> {
                 budget,
             } => {
                 let message = format!(
-                    "the command line for {files} files needs {needed} bytes but this OS allows {budget}; set execution.batchable: true, or pass_files: false and let the tool find its files"
+                    "the command line for {files} files needs {needed} bytes but this OS allows {budget}; give the gate a `selection` (its tool's own whole-project run is used when the files do not fit), set execution.batchable: true, or pass_files: false and let the tool find its files"
                 );
                 (ErrorKind::SpawnFailed, message, None)
             }

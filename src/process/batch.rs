@@ -48,7 +48,12 @@ pub(crate) fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
 
 /// Cost of one argument.
 pub(crate) fn cost(arg: &OsString) -> usize {
-    arg.len() + PER_ENTRY
+    cost_of_length(arg.len())
+}
+
+/// Cost of one argument `length` bytes long.
+pub(crate) fn cost_of_length(length: usize) -> usize {
+    length + PER_ENTRY
 }
 
 /// Splits `files` into the fewest runs whose arguments fit `budget` after

@@ -22,31 +22,51 @@ use crate::workspace::Workspace;
 
 /// The gates' results, in config order, and per gate the files whose
 /// findings it reported (what a baseline may call fixed).
-pub(super) struct GateRuns {
+pub(super) struct GateRuns<'a> {
     /// One result per gate.
     pub(super) results: Vec<GateResult>,
     /// Gate id → root-relative files it covered.
-    pub(super) covered: BTreeMap<String, BTreeSet<String>>,
+    pub(super) covered: plan::Covered<'a>,
     /// This run's share, when it is a shard of a run.
     pub(super) shard: Option<shard::Share>,
 }
 
-/// Plans every gate against the scope and runs them, in config order.
-pub(super) fn run_gates(
+/// Every file of the project, when a gate needs them besides a partial
+/// scope's (`project_wide`, or importers that cannot be known); a project
+/// scope already has them.
+pub(super) fn project_listing(
     workspace: &Workspace,
     config: &Config,
     gates: &[&config::Gate],
     scope: &Scope,
+) -> Result<Option<Vec<String>>, QgError> {
+    match needs_project_files(gates, scope) && scope.mode != ScopeMode::Project {
+        true => scope::project_files(workspace, config).map(Some),
+        false => Ok(None),
+    }
+}
+
+fn needs_project_files(gates: &[&config::Gate], scope: &Scope) -> bool {
+    gates
+        .iter()
+        .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()))
+}
+
+/// Plans every gate against the scope and runs them, in config order.
+/// `listing` is [`project_listing`]'s.
+pub(super) fn run_gates<'a>(
+    workspace: &Workspace,
+    config: &Config,
+    gates: &[&'a config::Gate],
+    scope: &'a Scope,
+    listing: Option<&'a [String]>,
     options: &RunOptions,
     observer: &dyn Observer<GateResult>,
-) -> Result<GateRuns, QgError> {
-    let whole_project = gates
-        .iter()
-        .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()));
-    let project_files = match (whole_project, scope.mode) {
+) -> Result<GateRuns<'a>, QgError> {
+    let project_files: Option<Vec<&str>> = match (needs_project_files(gates, scope), listing) {
         (false, _) => None,
-        (true, ScopeMode::Project) => Some(scope.paths().map(str::to_string).collect()),
-        (true, _) => Some(scope::project_files(workspace, config)?),
+        (true, Some(listing)) => Some(listing.iter().map(String::as_str).collect()),
+        (true, None) => Some(scope.paths().collect()),
     };
     let (selections, selection_warnings) = tool_selections(workspace, gates);
     let context = plan::Context {
@@ -54,6 +74,7 @@ pub(super) fn run_gates(
         project_files: project_files.as_deref(),
         selections: &selections,
         project_scope: &config.project_scope,
+        argument_budget: crate::process::batch::argument_budget(&[]),
     };
     let mut plans = plan::plan(gates, scope, &context);
     let share = options.shard.map(|s| {
@@ -94,11 +115,14 @@ pub(super) fn run_gates(
             .warnings
             .extend(selection_warnings.get(&result.id).cloned());
     }
+    for (result, plan) in results.iter_mut().zip(&plans) {
+        result.warnings.extend(plan.note.clone());
+    }
     let covered = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
         .map(|p| {
-            let files = p.files.iter().filter(|f| p.reports(f)).cloned().collect();
+            let files = p.files.iter().copied().filter(|f| p.reports(f)).collect();
             (p.gate.id.clone(), files)
         })
         .collect();

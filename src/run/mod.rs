@@ -8,7 +8,7 @@ mod new_baseline;
 mod record;
 mod resolve;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -109,6 +109,7 @@ pub fn run(
     )?;
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
     let state_plan = record::plan(options, &config, &workspace, &resolved)?;
+    let listing = gates::project_listing(&workspace, &config, &gates, &resolved.scope)?;
     let gates::GateRuns {
         mut results,
         covered,
@@ -118,6 +119,7 @@ pub fn run(
         &config,
         &gates,
         &resolved.scope,
+        listing.as_deref(),
         options,
         observer,
     )?;
@@ -189,7 +191,7 @@ fn measure_against_baseline(
     config: &Config,
     usage: BaselineUse,
     results: &mut [GateResult],
-    covered: &BTreeMap<String, BTreeSet<String>>,
+    covered: &plan::Covered<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<(Option<BaselineSummary>, BaselineShare), QgError> {
     if usage == BaselineUse::Ignore {

@@ -239,7 +239,7 @@ pub(super) fn compare_with_last_run(
     workspace: &Workspace,
     resolved: &ResolvedScope,
     results: &mut [GateResult],
-    covered: &BTreeMap<String, BTreeSet<String>>,
+    covered: &crate::plan::Covered<'_>,
     no_state: bool,
     warnings: &mut Vec<String>,
 ) -> Option<Progress> {
