@@ -238,7 +238,8 @@ fn file_verdict(
         return Verdict::Changed;
     }
     // git's executable bit: the owner's.
-    let executable = u32::from(metadata.st_mode) & 0o100 != 0;
+    let executable =
+        rustix::fs::Mode::from_raw_mode(metadata.st_mode as _).contains(rustix::fs::Mode::XUSR);
     if !symlink && settings.filemode && executable != (entry.mode == Mode::FILE_EXECUTABLE) {
         return Verdict::Changed;
     }
