@@ -799,6 +799,15 @@ def machine():
     )
 
 
+def scale_figures(runs, tmp: Path):
+    """qg's own cost on generated repositories of 10,000 to 100,000 files,
+    next to git's commands on the same trees (bench/scale.py)."""
+    sys.path.insert(0, str(HERE / "bench"))
+    import scale  # noqa: PLC0415 - a sibling script, loaded on demand
+
+    return scale.scale(max(runs * 2, 7), tmp)
+
+
 FIGURES = {
     "overhead": overhead,
     "rich": rich_project,
@@ -810,7 +819,12 @@ FIGURES = {
     "mypy-wide": whole_project_mypy,
     "baseline": baseline_matching,
     "mcp": mcp_server,
+    "scale": scale_figures,
 }
+
+
+# RESULTS.md from this heading on is written by hand and kept by a new run.
+KEPT_FROM = "\n## Profiles"
 
 
 def main():
@@ -862,7 +876,11 @@ def main():
     ]
     for figure, detail, result, goal, met in rows:
         lines.append(f"| {figure} | {detail} | {result} | {goal} | {'yes' if met else '**no**'} |")
-    Path(args.output).write_text("\n".join(lines) + "\n")
+    # Hand-written sections (the profiles) follow the table and are kept.
+    output = Path(args.output)
+    previous = output.read_text() if output.exists() else ""
+    kept = previous[previous.index(KEPT_FROM) :] if KEPT_FROM in previous else ""
+    output.write_text("\n".join(lines) + "\n" + ("\n" + kept.lstrip("\n") if kept else ""))
     print("\n".join(lines))
 
 
