@@ -363,3 +363,34 @@ fn a_formatter_finding_stays_known_wherever_its_first_change_moves() {
     assert_eq!(format, [], "{after}");
     assert_eq!(after["baseline"]["fixed"], 0, "{after}");
 }
+
+#[test]
+fn a_known_finding_in_a_module_the_tool_followed_into_is_still_known() {
+    // mypy follows `import pkg` from app.py into pkg/mod.pyi and reports
+    // what it finds there, though it was given app.py alone.
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", "from pkg.mod import f\n"),
+        ("pkg/mod.py", "def f(x):\n    return x\n"),
+        ("pkg/mod.pyi", "def f(x: Undefined) -> int: ...\n"),
+        ("app.py", "from pkg import f\n\nprint(f(1))\n"),
+    ]);
+    let run = repo.qg(&["baseline", "write", "--gate", "mypy", "--no-progress"]);
+    run.assert_code(0);
+    repo.commit("baseline");
+    repo.write("app.py", "from pkg import f\n\nprint(f(2))\n");
+    let run = repo.qg(&[
+        "run", "--gate", "mypy", "--format", "json", "--locked", "app.py",
+    ]);
+    let report = run.json();
+    let mypy = &report["gates"][0];
+    let files: Vec<&str> = mypy["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["pkg/mod.pyi"], "{report}");
+    assert_eq!(new_ones(&report), [], "{report}");
+    assert_eq!(report["baseline"]["known"], 1, "{report}");
+    run.assert_code(0);
+}

@@ -62,17 +62,34 @@ pub(crate) fn apply(
         }
         let empty = BTreeSet::new();
         let files = covered.get(&gate.id).unwrap_or(&empty);
-        let (indices, remembered): (Vec<usize>, Vec<Cow<'_, Entry>>) = baseline
-            .entries
+        // A tool may report on files it was not given (mypy follows an
+        // import into a module and reports what it finds there): their
+        // entries can be matched too, but only a file the gate was given,
+        // or one that is gone, can have entries found fixed — of any other,
+        // the tool may have seen a part.
+        let reported: BTreeSet<&str> = gate
+            .violations
             .iter()
-            .enumerate()
-            .filter(|(_, e)| e.gate == gate.id)
-            .map(|(i, e)| (i, lines.renamed(e)))
-            .map(|(i, e)| (i, without_line(e, gate.match_lines)))
-            .filter(|(_, e)| {
-                e.path.is_empty() || files.contains(e.path.as_str()) || !lines.exists(&e.path)
-            })
-            .unzip();
+            .filter_map(|v| v.file.as_deref())
+            .collect();
+        let can_be_fixed = |e: &Entry| {
+            e.path.is_empty() || files.contains(e.path.as_str()) || !lines.exists(&e.path)
+        };
+        let mut indices = Vec::new();
+        let mut remembered: Vec<Cow<'_, Entry>> = Vec::new();
+        let mut fixable = Vec::new();
+        for (i, entry) in baseline.entries.iter().enumerate() {
+            if entry.gate != gate.id {
+                continue;
+            }
+            let entry = without_line(lines.renamed(entry), gate.match_lines);
+            let can_be_fixed = can_be_fixed(&entry);
+            if can_be_fixed || reported.contains(entry.path.as_str()) {
+                indices.push(i);
+                remembered.push(entry);
+                fixable.push(can_be_fixed);
+            }
+        }
         let current: Vec<Parts<'_>> = gate
             .violations
             .iter()
@@ -103,8 +120,14 @@ pub(crate) fn apply(
         summary.reworded += reworded;
         summary.known += matching.matched.iter().filter(|m| m.is_some()).count();
         summary.new += matching.matched.iter().filter(|m| m.is_none()).count();
-        summary.fixed += matching.unmatched.len();
-        fixed.extend(matching.unmatched.iter().map(|k| indices[*k]));
+        let gone: Vec<usize> = matching
+            .unmatched
+            .iter()
+            .copied()
+            .filter(|k| fixable[*k])
+            .collect();
+        summary.fixed += gone.len();
+        fixed.extend(gone.iter().map(|k| indices[*k]));
         settle(gate);
     }
     fixed.sort_unstable();
