@@ -192,53 +192,54 @@ fn sorted_files(mut files: Vec<String>) -> Vec<String> {
     files
 }
 
-#[test]
-fn a_same_size_edit_in_the_second_the_index_was_written_is_found() {
+/// A repository with `a.py` ("one") committed.
+fn committed_a_py() -> (tempfile::TempDir, Repository) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let repo = Repository::init(&root).unwrap();
     write(&root, "a.py", b"one");
     apply(&repo, &root, &Op::Stage(0));
     commit(&repo);
+    (dir, repo)
+}
+
+/// The fast path's and libgit2's changes against HEAD, on fresh handles.
+fn both_against_head(root: &Path) -> (Changes, Changes) {
+    let fresh = Repository::open(root).unwrap();
+    let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
+    let fast = fast_changes(&fresh, root, Some(head)).unwrap().unwrap();
+    let slow = libgit2_changes(&Repository::open(root).unwrap(), Some(head)).unwrap();
+    (fast, slow)
+}
+
+#[test]
+fn a_same_size_edit_in_the_second_the_index_was_written_is_found() {
+    let (dir, _) = committed_a_py();
+    let root = dir.path().canonicalize().unwrap();
     // Same size, and (almost surely) the same second as the index: only
     // the racy-git rule tells it apart.
     write(&root, "a.py", b"two");
-    let fresh = Repository::open(&root).unwrap();
-    let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
-    let fast = fast_changes(&fresh, &root, Some(head)).unwrap().unwrap();
-    assert_eq!(sorted(fast).0, ["a.py"]);
+    assert_eq!(sorted(both_against_head(&root).0).0, ["a.py"]);
     // Nor is a file whose stat alone changed reported.
     write(&root, "a.py", b"one");
-    let fast = fast_changes(&fresh, &root, Some(head)).unwrap().unwrap();
-    assert!(sorted(fast).0.is_empty());
+    assert!(sorted(both_against_head(&root).0).0.is_empty());
 }
 
 #[test]
 fn a_staged_executable_bit_is_a_change_against_the_tree() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, repo) = committed_a_py();
     let root = dir.path().canonicalize().unwrap();
-    let repo = Repository::init(&root).unwrap();
-    write(&root, "a.py", b"one");
-    apply(&repo, &root, &Op::Stage(0));
-    commit(&repo);
     apply(&repo, &root, &Op::Chmod(0));
     apply(&repo, &root, &Op::Stage(0));
-    let fresh = Repository::open(&root).unwrap();
-    let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
-    let fast = fast_changes(&fresh, &root, Some(head)).unwrap().unwrap();
-    let slow = libgit2_changes(&fresh, Some(head)).unwrap();
+    let (fast, slow) = both_against_head(&root);
     assert_eq!(sorted(fast), (vec!["a.py".to_string()], vec![], vec![]));
     assert_eq!(sorted(slow).0, ["a.py"]);
 }
 
 #[test]
 fn info_exclude_the_excludes_file_and_nested_repositories_count_as_for_git() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, repo) = committed_a_py();
     let root = dir.path().canonicalize().unwrap();
-    let repo = Repository::init(&root).unwrap();
-    write(&root, "a.py", b"one");
-    apply(&repo, &root, &Op::Stage(0));
-    commit(&repo);
     write(&root, ".git/info/exclude", b"*.secret\n");
     let excludes = root.join("my-excludes");
     write(&root, "my-excludes", b"*.mine\n!keep.secret\n");
@@ -256,10 +257,8 @@ fn info_exclude_the_excludes_file_and_nested_repositories_count_as_for_git() {
         write(&root, path, b"new");
     }
     Repository::init(root.join("nested")).unwrap();
-    let fresh = Repository::open(&root).unwrap();
-    let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
-    let fast = sorted(fast_changes(&fresh, &root, Some(head)).unwrap().unwrap());
-    let slow = sorted(libgit2_changes(&fresh, Some(head)).unwrap());
+    let (fast, slow) = both_against_head(&root);
+    let (fast, slow) = (sorted(fast), sorted(slow));
     // info/exclude wins over the user's file: keep.secret stays ignored.
     // libgit2 also names the nested repository itself (`nested/`), which
     // is no file; scope drops it.
