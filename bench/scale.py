@@ -14,7 +14,8 @@ baseline. Then times, interleaved, after warm-up:
   one-file auto qg run --no-state after editing one more file  vs  git status --porcelain
   planning      qg run --scope project --no-state (4 no-op gates over every file)
 
-and each qg command's peak RSS (wait4). `bench/run.py --only scale` puts
+and each qg command's peak RSS (GNU time's %M, when /usr/bin/time is
+there: a parent's own size never counts). `bench/run.py --only scale` puts
 these rows in bench/RESULTS.md; run alone, this script prints them.
 `--keep DIR` leaves the repositories in DIR (for profiling).
 """
@@ -104,29 +105,40 @@ def build_repo(root: Path, files: int) -> None:
         path.write_text(path.read_text() + f"EDITED_{i} = True\n")
 
 
-def run_measured(args, cwd):
-    """Runs a command; returns (seconds, peak RSS in MB)."""
+def run_timed(args, cwd) -> float:
+    """Runs a command; returns its wall time in seconds."""
     start = time.perf_counter()
+    subprocess.run([str(a) for a in args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def peak_rss_mb(args, cwd) -> float:
+    """A command's peak RSS in MB. Through GNU time when it is installed:
+    a child's ru_maxrss also holds the resident size of the process it was
+    forked from (the kernel keeps the old image's high-water mark at exec),
+    so measured from Python it never drops below Python's ~14 MB."""
+    gnu_time = Path("/usr/bin/time")
+    if gnu_time.exists():
+        out = subprocess.run(
+            [str(gnu_time), "-f", "%M", *map(str, args)], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        return int(out.stderr.decode().strip().splitlines()[-1]) / 1024
     proc = subprocess.Popen([str(a) for a in args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = 0
-    return elapsed, usage.ru_maxrss / 1024
+    return usage.ru_maxrss / 1024
 
 
 def measure(pairs: dict, runs: int, warmup: int = 2) -> dict:
-    """Interleaved runs; per name, the median seconds and the largest peak RSS."""
+    """Interleaved runs; per name, the median seconds and the peak RSS of
+    one more run."""
     for _ in range(warmup):
         for step in pairs.values():
-            step()
+            run_timed(*step)
     times = {name: [] for name in pairs}
-    rss = {name: 0.0 for name in pairs}
     for _ in range(runs):
         for name, step in pairs.items():
-            t, m = step()
-            times[name].append(t)
-            rss[name] = max(rss[name], m)
-    return {name: (statistics.median(times[name]), rss[name]) for name in pairs}
+            times[name].append(run_timed(*step))
+    return {name: (statistics.median(times[name]), peak_rss_mb(*pairs[name])) for name in pairs}
 
 
 def size_figures(root: Path, runs: int) -> dict:
@@ -139,8 +151,8 @@ def size_figures(root: Path, runs: int) -> dict:
     sh([QG, "run"], root)
     sh([QG, "run"], root)
     assert "nothing to check" in sh([QG, "run"], root, capture=True), "the no-op run has work"
-    git = lambda *args: (lambda: run_measured(["git", *args], root))  # noqa: E731
-    qg = lambda *args: (lambda: run_measured([QG, *args], root))  # noqa: E731
+    git = lambda *args: (["git", *args], root)  # noqa: E731
+    qg = lambda *args: ([QG, *args], root)  # noqa: E731
     figures = {}
     figures["listing"] = measure(
         {"qg": qg("files", "--scope", "project"), "git": git("ls-files", "--cached", "--others", "--exclude-standard")},
