@@ -262,7 +262,7 @@ fn file_verdict(
         Conversions::Any => true,
     };
     match content {
-        Ok(bytes) if blob_id(&bytes) == entry.id.as_slice() => Verdict::Same,
+        Ok(bytes) if is_blob(&bytes, &entry.id) => Verdict::Same,
         Ok(bytes) if !symlink && converts(&bytes) => Verdict::Undecided,
         Ok(_) => Verdict::Changed,
         Err(e) if is_gone(&e) => Verdict::Deleted,
@@ -334,6 +334,12 @@ fn index_stat(metadata: &rustix::fs::Stat) -> Stat {
     }
 }
 
+/// Whether `bytes` are the blob `id`.
+fn is_blob(bytes: &[u8], id: &gix_hash::ObjectId) -> bool {
+    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+        .is_ok_and(|oid| oid.as_bytes() == id.as_slice())
+}
+
 /// Not there, or a component of its path is no longer a directory.
 fn is_gone(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ENOTDIR)
@@ -343,14 +349,6 @@ fn is_gone(error: &std::io::Error) -> bool {
 pub(crate) fn bytes_path(path: &[u8]) -> &Path {
     use std::os::unix::ffi::OsStrExt;
     Path::new(std::ffi::OsStr::from_bytes(path))
-}
-
-/// The id git gives a blob of these bytes.
-pub(crate) fn blob_id(bytes: &[u8]) -> [u8; 20] {
-    let mut hasher = sha1_smol::Sha1::new();
-    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
-    hasher.update(bytes);
-    hasher.digest().bytes()
 }
 
 /// Every regular file of the project, by path (bytes, sorted): each tracked

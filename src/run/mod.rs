@@ -139,7 +139,7 @@ pub fn run(
         &resolved,
         &mut results,
         &covered,
-        !options.records(),
+        options.records(),
         &mut warnings,
     );
     let (baseline, baseline_share) = measure_against_baseline(
@@ -178,7 +178,7 @@ pub fn run(
         &resolved,
         &mut report,
         state_plan,
-        !options.records(),
+        options.records(),
     );
     Ok(report)
 }

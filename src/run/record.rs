@@ -37,15 +37,16 @@ pub(super) fn plan(
     Ok(StatePlan { dirty_blobs })
 }
 
-/// Records the run: the state when it moves, a history line unless
-/// `--no-state`; what cannot be saved becomes a warning of the report.
+/// Records the run: the state when it moves, a history line when the run
+/// `records` (not `--no-state`, not a shard); what cannot be saved becomes
+/// a warning of the report.
 pub(super) fn record(
     workspace: &Workspace,
     config: &Config,
     resolved: &ResolvedScope,
     report: &mut RunReport,
     plan: StatePlan,
-    no_state: bool,
+    records: bool,
 ) {
     if let Some(dirty_blobs) = plan.dirty_blobs {
         match record_state(workspace, config, resolved, report, dirty_blobs) {
@@ -55,7 +56,7 @@ pub(super) fn record(
             )),
         }
     }
-    if !no_state {
+    if records {
         let branch = resolved.head.as_ref().map(|h| h.branch.clone());
         let record = history_record(config, branch, report);
         if let Err(e) = history::append(&workspace.root, &record) {
@@ -232,15 +233,15 @@ fn failing_files(report: &RunReport) -> BTreeSet<String> {
 }
 
 /// Compares each gate's findings with what the last run that checked the
-/// same files found on this branch, and remembers this run's (unless
-/// `--no-state`). A record that cannot be saved costs the next run's
+/// same files found on this branch, and remembers this run's when it
+/// `records`. A record that cannot be saved costs the next run's
 /// comparison only, so it is a warning.
 pub(super) fn compare_with_last_run(
     workspace: &Workspace,
     resolved: &ResolvedScope,
     results: &mut [GateResult],
     covered: &crate::plan::Covered<'_>,
-    no_state: bool,
+    records: bool,
     warnings: &mut Vec<String>,
 ) -> Option<Progress> {
     let branch = resolved
@@ -249,7 +250,7 @@ pub(super) fn compare_with_last_run(
         .map_or_else(|| "(no git)".to_string(), |h| h.branch.clone());
     let mut known = findings::read(&workspace.root);
     let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
-    if !no_state {
+    if records {
         known.branches.insert(branch, updated);
         if let Err(e) = findings::write(&workspace.root, &known) {
             warnings.push(format!(
