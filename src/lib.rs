@@ -38,4 +38,6 @@ pub mod state;
 pub mod suggest;
 pub mod tools;
 pub mod violation;
+pub mod warm;
+pub mod watch;
 pub mod workspace;

@@ -38,6 +38,9 @@ pub(crate) struct GatePlan<'a> {
     /// What the gate's result should say about how it was planned (its
     /// files did not fit one command line).
     pub(crate) note: Option<String>,
+    /// Arguments added after the gate's own (the `daemon.fresh_args` of a
+    /// cold run a warm answer is compared with).
+    pub(crate) extra_args: Vec<String>,
 }
 
 impl<'a> GatePlan<'a> {
@@ -279,6 +282,7 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         native_args: None,
         project_scope: None,
         note: None,
+        extra_args: Vec::new(),
     }
 }
 

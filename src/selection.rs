@@ -26,8 +26,11 @@ pub(crate) struct ToolSelection {
     /// Whether the tool's config names the files itself (then its
     /// whole-project run takes no `project_args`).
     pub(crate) names_files: bool,
-    include: Option<Matcher>,
-    exclude: Option<Matcher>,
+    /// The entries of the include key as the config writes them, when it
+    /// names the files (`files = ["src"]`).
+    pub(crate) named: Vec<String>,
+    include: Option<Box<Matcher>>,
+    exclude: Option<Box<Matcher>>,
     prefer_stub: bool,
 }
 
@@ -98,12 +101,14 @@ pub(crate) fn read(
     let defaults = |source: String| ToolSelection {
         source,
         names_files: false,
+        named: Vec::new(),
         include: None,
         exclude: spec
             .exclude
             .as_ref()
             .filter(|e| !e.default.is_empty())
-            .and_then(|e| compile(&e.default, e.syntax).ok()),
+            .and_then(|e| compile(&e.default, e.syntax).ok())
+            .map(Box::new),
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
     };
     for source in &spec.config {
@@ -142,23 +147,27 @@ fn from_section(
     spec: &SelectionSpec,
 ) -> Result<ToolSelection, String> {
     let mut shown = Vec::new();
-    let mut read_key =
-        |key: &Option<crate::config::SelectionKey>| -> Result<Option<Matcher>, String> {
-            let Some(key) = key else { return Ok(None) };
-            let entries = match section.get(&key.key, key.syntax) {
-                Some(entries) => {
-                    shown.push(format!("{} = {}", key.key, entries.join(", ")));
-                    entries
-                }
-                None if !key.default.is_empty() => key.default.clone(),
-                None => return Ok(None),
-            };
-            compile(&entries, key.syntax)
-                .map(Some)
-                .map_err(|e| format!("{label}: `{}` cannot be read: {e}", key.key))
+    // The key's matcher and the entries it was made of.
+    type Read = Option<(Box<Matcher>, Vec<String>)>;
+    let mut read_key = |key: &Option<crate::config::SelectionKey>| -> Result<Read, String> {
+        let Some(key) = key else { return Ok(None) };
+        let entries = match section.get(&key.key, key.syntax) {
+            Some(entries) => {
+                shown.push(format!("{} = {}", key.key, entries.join(", ")));
+                entries
+            }
+            None if !key.default.is_empty() => key.default.clone(),
+            None => return Ok(None),
         };
-    let include = read_key(&spec.include)?;
-    let exclude = read_key(&spec.exclude)?;
+        compile(&entries, key.syntax)
+            .map(|matcher| Some((Box::new(matcher), entries)))
+            .map_err(|e| format!("{label}: `{}` cannot be read: {e}", key.key))
+    };
+    let (include, named) = match read_key(&spec.include)? {
+        Some((matcher, entries)) => (Some(matcher), entries),
+        None => (None, Vec::new()),
+    };
+    let exclude = read_key(&spec.exclude)?.map(|(matcher, _)| matcher);
     let source = match shown.is_empty() {
         true => format!("{label} (no file selection: the tool's defaults)"),
         false => format!("{label}: {}", shown.join("; ")),
@@ -166,6 +175,7 @@ fn from_section(
     Ok(ToolSelection {
         source,
         names_files: include.is_some(),
+        named,
         include,
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,

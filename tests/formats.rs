@@ -126,6 +126,7 @@ gates:
             baseline: Default::default(),
             shard: None,
             cancel: Default::default(),
+            daemons: Default::default(),
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();
         report.total_ms = 0;

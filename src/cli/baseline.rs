@@ -59,6 +59,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         baseline,
         shard: None,
         cancel: Default::default(),
+        daemons: Default::default(),
     })
 }
 

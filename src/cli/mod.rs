@@ -10,6 +10,7 @@ macro_rules! warn_user {
 }
 
 mod baseline;
+mod daemon;
 mod doctor;
 mod explain;
 mod files;
@@ -23,6 +24,7 @@ mod output;
 mod progress;
 mod run;
 mod state;
+mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -74,6 +76,15 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Serve the gates to coding agents: a Model Context Protocol server on stdio.
     Mcp(mcp::McpArgs),
+    /// Run the gates on every save: one screen redrawn per pass (or one
+    /// JSON report per line), the type checkers kept warm meanwhile.
+    Watch(watch::WatchArgs),
+    /// Keep the type checkers warm between runs: `qg run` asks a live
+    /// daemon instead of starting the tool.
+    Daemon {
+        #[command(subcommand)]
+        action: daemon::DaemonAction,
+    },
     /// Print a shell completion script (bash, zsh, fish, …) to stdout.
     Completions {
         /// The shell.
@@ -123,6 +134,8 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::command(args),
         Command::Explain(args) => explain::command(args),
         Command::Mcp(args) => mcp::command(args),
+        Command::Daemon { action } => daemon::command(action),
+        Command::Watch(args) => watch::command(args),
         Command::Completions { shell } => {
             let mut stdout = std::io::stdout();
             clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);

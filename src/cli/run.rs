@@ -7,7 +7,7 @@ use super::progress::TerminalObserver;
 use super::{current_dir, ScopeArgs};
 use crate::baseline::BaselineUse;
 use crate::error::QgError;
-use crate::run::{self, RunOptions};
+use crate::run::{self, DaemonUse, RunOptions};
 use crate::shard::Shard;
 
 #[derive(Debug, Args)]
@@ -42,6 +42,13 @@ pub(super) struct RunArgs {
     /// No live progress display.
     #[arg(long)]
     no_progress: bool,
+    /// Run every tool cold, even where a live daemon could answer.
+    #[arg(long, conflicts_with = "verify")]
+    no_daemon: bool,
+    /// Answer each warm gate both warm and cold; a difference is a gate
+    /// error showing both (and the daemon starts its tool again).
+    #[arg(long)]
+    verify: bool,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -67,6 +74,11 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         },
         shard: args.shard,
         cancel: Default::default(),
+        daemons: match (args.no_daemon, args.verify) {
+            (true, _) => DaemonUse::Ignore,
+            (false, true) => DaemonUse::Verify,
+            (false, false) => DaemonUse::Use,
+        },
     };
     super::interrupt::install();
     let observer = TerminalObserver::new(!args.no_progress && !args.output.quiet, args.verbose);

@@ -285,7 +285,18 @@ impl Compiler<'_> {
             .map_err(|e| self.error(&key(&format!("parsing.{}", e.key)), e.message))?;
         let scope = GlobFilter::new(&raw.scope.include_globs, &raw.scope.exclude_globs)
             .map_err(|e| self.glob_error(&key("scope"), e))?;
+        if raw.daemon.is_some() && exec.batchable {
+            return Err(self.error(
+                &key("daemon"),
+                "needs `execution.batchable: false`: a daemon checks the whole program, which a tool split over batches never sees",
+            ));
+        }
+        let daemon = raw
+            .daemon
+            .map(|daemon| self.daemon(id, daemon))
+            .transpose()?;
         Ok(Gate {
+            daemon,
             id: id.to_string(),
             name: raw.name.unwrap_or_else(|| id.to_string()),
             command: exec.command,
@@ -340,6 +351,107 @@ impl Compiler<'_> {
                     stubs: s.stubs,
                 }
             }),
+        })
+    }
+
+    fn daemon(&self, id: &str, raw: schema::RawDaemon) -> Result<DaemonSpec, ConfigError> {
+        let key = |sub: &str| format!("gates.{id}.daemon.{sub}");
+        let protocol_key = key("protocol");
+        if raw.command.first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(self.error(
+                &key("command"),
+                "is empty; give the long-lived process and its arguments",
+            ));
+        }
+        if !(raw.idle_timeout_minutes.is_finite() && raw.idle_timeout_minutes > 0.0) {
+            return Err(self.error(
+                &key("idle_timeout_minutes"),
+                format!(
+                    "must be a positive number of minutes, not {}",
+                    raw.idle_timeout_minutes
+                ),
+            ));
+        }
+        let lsp_only = [
+            ("settings", raw.settings.is_some()),
+            (
+                "initialization_options",
+                raw.initialization_options.is_some(),
+            ),
+            ("message", raw.message.is_some()),
+            ("position_encoding", raw.position_encoding.is_some()),
+        ];
+        let command_only = [
+            ("check", raw.check.is_some()),
+            ("stop", raw.stop.is_some()),
+            ("ready_file", raw.ready_file.is_some()),
+        ];
+        let (foreign, name): (&[(&str, bool)], _) = match raw.protocol {
+            schema::DaemonProtocol::Lsp => (&command_only, "lsp"),
+            schema::DaemonProtocol::Command => (&lsp_only, "command"),
+        };
+        if let Some((sub, _)) = foreign.iter().find(|(_, set)| *set) {
+            return Err(self.error(
+                &key(sub),
+                format!("does not apply to protocol `{name}`; remove it"),
+            ));
+        }
+        for (sub, argv) in [
+            ("command", Some(&raw.command)),
+            ("check", raw.check.as_ref()),
+            ("stop", raw.stop.as_ref()),
+        ] {
+            for (index, arg) in argv.into_iter().flatten().enumerate() {
+                check_placeholders(arg, "{daemon_dir}")
+                    .map_err(|m| self.error(&key(&format!("{sub}[{index}]")), m))?;
+            }
+        }
+        if let Some(file) = &raw.ready_file {
+            check_placeholders(file, "{daemon_dir}")
+                .map_err(|m| self.error(&key("ready_file"), m))?;
+        }
+        let protocol = match raw.protocol {
+            schema::DaemonProtocol::Lsp => {
+                if let Some(message) = &raw.message {
+                    check_template(message, &["{code}", "{message}"])
+                        .map_err(|m| self.error(&key("message"), m))?;
+                }
+                if let Some(settings) = raw.settings.as_ref().filter(|s| !s.is_object()) {
+                    return Err(self.error(
+                        &key("settings"),
+                        format!("must be a mapping of sections, not {settings}"),
+                    ));
+                }
+                Protocol::Lsp(LspSpec {
+                    settings: raw.settings.unwrap_or_else(|| serde_json::json!({})),
+                    initialization_options: raw.initialization_options,
+                    message: raw.message,
+                    position_encoding: raw.position_encoding.unwrap_or_default(),
+                })
+            }
+            schema::DaemonProtocol::Command => {
+                let check = raw
+                    .check
+                    .filter(|c| c.first().is_some_and(|p| !p.trim().is_empty()));
+                let Some(check) = check else {
+                    return Err(self.error(
+                        &protocol_key,
+                        "`command` needs `check`: the client command that checks the whole program once",
+                    ));
+                };
+                Protocol::Command(CommandSpec {
+                    check,
+                    stop: raw.stop.filter(|s| !s.is_empty()),
+                    ready_file: raw.ready_file,
+                })
+            }
+        };
+        Ok(DaemonSpec {
+            command: raw.command,
+            protocol,
+            reports_imported: raw.reports_imported,
+            fresh_args: raw.fresh_args,
+            idle_timeout: Duration::from_secs_f64(raw.idle_timeout_minutes * 60.0),
         })
     }
 
@@ -449,6 +561,21 @@ fn reject_foreign_keys(raw: &RawParsing) -> Result<(), SpecError> {
             "strategy",
             "exit_code reads no output; remove the json/text parsing keys",
         ));
+    }
+    Ok(())
+}
+
+/// A template may hold only the placeholders it lists.
+fn check_template(template: &str, known: &[&str]) -> Result<(), String> {
+    for (at, _) in template.match_indices('{') {
+        let rest = &template[at..];
+        if !known.iter().any(|k| rest.starts_with(k)) {
+            let shown: String = rest.chars().take_while(|c| *c != '}').collect();
+            return Err(format!(
+                "unknown placeholder `{shown}}}`; known: {}",
+                known.join(", ")
+            ));
+        }
     }
     Ok(())
 }

@@ -134,7 +134,63 @@ pub struct Gate {
     /// per file points wherever the first change is — a formatter's —
     /// which any edit above it moves: it is known by file, rule, message.
     pub(crate) match_lines: bool,
+    /// How to keep the tool warm between runs (`qg daemon`, `qg watch`).
+    pub(crate) daemon: Option<DaemonSpec>,
 }
+
+/// A gate's `daemon` section, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct DaemonSpec {
+    /// The long-lived process (program first), in the foreground; its
+    /// `{daemon_dir}` is the daemon's own directory.
+    pub(crate) command: Vec<String>,
+    /// How qg talks to it.
+    pub(crate) protocol: Protocol,
+    /// Whether a warm answer also reports the project modules the checked
+    /// files import, as the tool's cold run does.
+    pub(crate) reports_imported: bool,
+    /// Arguments that make the cold run a warm answer is compared with
+    /// (`--verify`) check from scratch, never from the tool's cache.
+    pub(crate) fresh_args: Vec<String>,
+    /// Time without a request after which the daemon stops itself.
+    pub(crate) idle_timeout: Duration,
+}
+
+/// The protocol of a [`DaemonSpec`], with what only it needs.
+#[derive(Debug, Clone)]
+pub(crate) enum Protocol {
+    /// A language server.
+    Lsp(LspSpec),
+    /// A daemon with a command-line client.
+    Command(CommandSpec),
+}
+
+/// How qg's LSP client talks to a gate's language server.
+#[derive(Debug, Clone)]
+pub(crate) struct LspSpec {
+    /// Answers to `workspace/configuration`, by dotted section.
+    pub(crate) settings: serde_json::Value,
+    /// `initializationOptions`.
+    pub(crate) initialization_options: Option<serde_json::Value>,
+    /// How the cold run words a finding (`{code}: {message}`).
+    pub(crate) message: Option<String>,
+    /// What a column counts.
+    pub(crate) position_encoding: PositionEncoding,
+}
+
+/// How qg drives a daemon through its own command-line client.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandSpec {
+    /// One whole-program check (the tool's own-run arguments appended);
+    /// its output is read by the gate's parser.
+    pub(crate) check: Vec<String>,
+    /// The polite stop.
+    pub(crate) stop: Option<Vec<String>>,
+    /// The file whose existence says the daemon takes requests.
+    pub(crate) ready_file: Option<String>,
+}
+
+pub(crate) use super::schema::PositionEncoding;
 
 /// A gate's fixer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -143,6 +143,81 @@ pub(crate) struct RawGate {
     pub(crate) fix: Option<RawFix>,
     #[serde(default)]
     pub(crate) baseline: RawBaselineMatching,
+    #[serde(default)]
+    pub(crate) daemon: Option<RawDaemon>,
+}
+
+/// `daemon`: how to keep the gate's tool warm between runs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDaemon {
+    /// How qg talks to it.
+    pub(crate) protocol: DaemonProtocol,
+    /// The long-lived process, run in the foreground and owned by qg.
+    pub(crate) command: Vec<String>,
+    /// `lsp`: answers to the server's `workspace/configuration` requests,
+    /// by section (`python.analysis`).
+    #[serde(default)]
+    pub(crate) settings: Option<serde_json::Value>,
+    /// `lsp`: the `initializationOptions` of `initialize`.
+    #[serde(default)]
+    pub(crate) initialization_options: Option<serde_json::Value>,
+    /// `lsp`: how the cold run words a finding, from the diagnostic's
+    /// `{code}` and `{message}` (default: the message as is).
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+    /// `lsp`: the position encoding the cold run's columns count in.
+    #[serde(default)]
+    pub(crate) position_encoding: Option<PositionEncoding>,
+    /// `command`: one check of the whole program; the tool's own-run
+    /// arguments are appended.
+    #[serde(default)]
+    pub(crate) check: Option<Vec<String>>,
+    /// `command`: asks the daemon to exit (it is killed after a grace
+    /// period anyway).
+    #[serde(default)]
+    pub(crate) stop: Option<Vec<String>>,
+    /// `command`: the daemon takes requests once this file exists.
+    #[serde(default)]
+    pub(crate) ready_file: Option<String>,
+    /// The cold run also reports the project modules its files import
+    /// (mypy follows imports): a warm answer reports them too.
+    #[serde(default)]
+    pub(crate) reports_imported: bool,
+    /// Arguments that make a cold run ignore the tool's own cache: the run
+    /// `--verify` compares a warm answer with must not reuse a stale one.
+    #[serde(default)]
+    pub(crate) fresh_args: Vec<String>,
+    /// Minutes without a request after which the daemon stops itself.
+    #[serde(default = "default_idle_minutes")]
+    pub(crate) idle_timeout_minutes: f64,
+}
+
+fn default_idle_minutes() -> f64 {
+    30.0
+}
+
+/// The two ways qg keeps a tool warm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DaemonProtocol {
+    /// A language server: one generic LSP client in qg.
+    Lsp,
+    /// A daemon with a command-line client of its own (`dmypy`).
+    Command,
+}
+
+/// How an LSP server counts columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum PositionEncoding {
+    /// Code units of UTF-16 (the protocol's default).
+    #[default]
+    Utf16,
+    /// Unicode scalar values.
+    Utf32,
+    /// Bytes of UTF-8.
+    Utf8,
 }
 
 /// `baseline`: how the committed baseline (and every fingerprint) knows a

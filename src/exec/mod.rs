@@ -5,18 +5,21 @@
 
 pub(crate) mod artifacts;
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::config::{ArtifactLogging, Gate};
+use crate::config::{ArtifactLogging, Config, Gate};
 use crate::file_name;
 use crate::plan::GatePlan;
 use crate::process::{self, batch};
 use crate::tools::resolve::{ResolveError, ResolvedTool};
 use crate::tools::Toolbox;
+use crate::violation::Violation;
+use crate::warm::{self, WarmAnswer, WarmPlan};
 
 /// What every gate run shares.
 pub(crate) struct ExecContext<'a> {
@@ -24,6 +27,16 @@ pub(crate) struct ExecContext<'a> {
     pub(crate) tools: Toolbox<'a>,
     /// Artifact-log settings.
     pub(crate) logging: &'a ArtifactLogging,
+    /// The gates a live daemon may answer, and what to ask it.
+    pub(crate) warm: Option<WarmRequests<'a>>,
+}
+
+/// What a run asks the gates' daemons.
+pub(crate) struct WarmRequests<'a> {
+    /// The config (a daemon answers only for the key it computes).
+    pub(crate) config: &'a Config,
+    /// Gate id → what to check and report.
+    pub(crate) plans: BTreeMap<String, WarmPlan>,
 }
 
 impl ExecContext<'_> {
@@ -37,6 +50,7 @@ impl ExecContext<'_> {
         ExecContext {
             tools: Toolbox::from_env(root).cancelled_by(cancel),
             logging,
+            warm: None,
         }
     }
 }
@@ -91,6 +105,14 @@ pub(crate) struct Timed<R> {
     pub(crate) ended: Instant,
 }
 
+/// What a gate's live daemon answered.
+pub(crate) enum WarmRun<'a> {
+    /// A language server's findings in the reported files.
+    Diagnostics(Vec<Violation>),
+    /// The daemon's check command, as a unit that ran.
+    Output(UnitRun<'a>),
+}
+
 /// Turns runs into results: the outcome stage's side of the executor.
 pub(crate) trait Judge<R>: Sync {
     /// A gate whose tool did not run.
@@ -99,6 +121,18 @@ pub(crate) trait Judge<R>: Sync {
     fn unit(&self, plan: &GatePlan<'_>, run: UnitRun<'_>) -> R;
     /// A gate's result from its units, once the last is in.
     fn gate(&self, plan: &GatePlan<'_>, units: Vec<Timed<R>>) -> R;
+    /// A gate its live daemon answered, reporting what `request` says;
+    /// `Err` says why the answer cannot stand (the gate then runs cold).
+    fn warm(
+        &self,
+        plan: &GatePlan<'_>,
+        run: WarmRun<'_>,
+        request: &WarmPlan,
+        took: Duration,
+    ) -> Result<R, String>;
+    /// A gate that could have been answered warm and was answered cold,
+    /// with why, when the user should know.
+    fn cold_instead(&self, result: R, why: Option<String>) -> R;
 }
 
 /// Hears about gates as they start and finish (progress display).
@@ -219,6 +253,7 @@ fn batches<'a>(
     let fixed: usize = batch::cost(&tool.path.clone().into_os_string())
         + gate.command[1..]
             .iter()
+            .chain(&plan.extra_args)
             .map(|a| batch::cost(&a.into()))
             .sum::<usize>();
     let budget = batch::argument_budget(env);
@@ -268,7 +303,7 @@ impl<R: Send> Runner<'_, R> {
                         .as_ref()
                         .expect("units exist only for launchable gates");
                     let started = Instant::now();
-                    let result = self.run_unit(plan, launch, &unit.files);
+                    let result = self.warm_or_cold(plan, launch, &unit.files);
                     let timed = Timed {
                         result,
                         started,
@@ -293,16 +328,74 @@ impl<R: Send> Runner<'_, R> {
             .collect()
     }
 
+    /// Asks the gate's live daemon, if it has one; runs its tool when
+    /// there is no warm answer, or one that cannot stand.
+    fn warm_or_cold(&self, plan: &GatePlan<'_>, launch: &Launch, files: &[&str]) -> R {
+        let Some((warm, request)) = self
+            .ctx
+            .warm
+            .as_ref()
+            .and_then(|w| Some((w, w.plans.get(&plan.gate.id)?)))
+        else {
+            return self.run_unit(plan, launch, files);
+        };
+        let gate = plan.gate;
+        self.observer
+            .gate_started(gate, files.len(), &[format!("({} daemon)", gate.id)]);
+        let why = match warm::client::ask(warm.config, gate, &self.ctx.tools, request) {
+            Ok((answer, took)) => match self.judge_warm(plan, launch, files, answer, request, took)
+            {
+                Ok(result) => return result,
+                Err(why) => Some(why),
+            },
+            Err(not_warm) => not_warm.warn.then_some(not_warm.reason),
+        };
+        let cold = self.run_unit(plan, launch, files);
+        self.judge.cold_instead(cold, why)
+    }
+
+    /// Hands a daemon's answer to the judge (a check command's output with
+    /// its artifact log, as a unit's).
+    fn judge_warm(
+        &self,
+        plan: &GatePlan<'_>,
+        launch: &Launch,
+        files: &[&str],
+        answer: WarmAnswer,
+        request: &WarmPlan,
+        took: Duration,
+    ) -> Result<R, String> {
+        let run = match answer {
+            WarmAnswer::Diagnostics(violations) => {
+                return self
+                    .judge
+                    .warm(plan, WarmRun::Diagnostics(violations), request, took)
+            }
+            WarmAnswer::Output { finished, argv } => (finished, argv),
+        };
+        let (finished, argv) = run;
+        let program = PathBuf::from(argv.first().map(String::as_str).unwrap_or(""));
+        let log = write_log(plan.gate, &argv, &program, &launch.cwd, &finished, self.ctx);
+        let run = UnitRun {
+            files,
+            program: &program,
+            cwd: &launch.cwd,
+            finished: Ok(finished),
+            log,
+        };
+        self.judge.warm(plan, WarmRun::Output(run), request, took)
+    }
+
     fn run_unit(&self, plan: &GatePlan<'_>, launch: &Launch, files: &[&str]) -> R {
         let gate = plan.gate;
         let ctx = self.ctx;
-        let args = match &plan.native_args {
-            Some(native) => gate.command[1..]
-                .iter()
-                .chain(native)
+        let own = gate.command[1..].iter().chain(&plan.extra_args);
+        let args: Vec<OsString> = match &plan.native_args {
+            Some(native) => own.chain(native).map(OsString::from).collect(),
+            None => own
                 .map(OsString::from)
+                .chain(arguments(gate, files, ctx.tools.root))
                 .collect(),
-            None => arguments(gate, files, ctx.tools.root),
         };
         let argv = display_argv(&launch.tool, &args);
         self.observer.gate_started(gate, files.len(), &argv);
@@ -317,7 +410,7 @@ impl<R: Send> Runner<'_, R> {
         };
         let finished = process::run(&invocation);
         let log = match &finished {
-            Ok(finished) => write_log(gate, &argv, &launch.tool, &launch.cwd, finished, ctx),
+            Ok(finished) => write_log(gate, &argv, &launch.tool.path, &launch.cwd, finished, ctx),
             Err(_) => Ok(None),
         };
         let run = UnitRun {
@@ -343,13 +436,15 @@ fn display_argv(tool: &ResolvedTool, args: &[OsString]) -> Vec<String> {
         .collect()
 }
 
-/// `command[1..]` then the files (when `pass_files`).
+/// The files as arguments (when `pass_files`).
 fn arguments(gate: &Gate, files: &[&str], root: &Path) -> Vec<OsString> {
-    let mut args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
-    if gate.pass_files {
-        args.extend(files.iter().map(|file| file_argument(gate, file, root)));
+    match gate.pass_files {
+        true => files
+            .iter()
+            .map(|file| file_argument(gate, file, root))
+            .collect(),
+        false => Vec::new(),
     }
-    args
 }
 
 /// A file as passed to the tool: `./`-prefixed when it starts with `-`, so
@@ -381,7 +476,7 @@ fn environment(
 fn write_log(
     gate: &Gate,
     argv: &[String],
-    tool: &ResolvedTool,
+    program: &Path,
     cwd: &Path,
     finished: &process::Finished,
     ctx: &ExecContext<'_>,
@@ -393,7 +488,7 @@ fn write_log(
         gate_id: &gate.id,
         gate_name: &gate.name,
         argv,
-        program: &tool.path,
+        program,
         cwd,
         finished,
     };

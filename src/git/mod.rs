@@ -115,6 +115,14 @@ fn read_head(repo: &Repository) -> Result<Head, QgError> {
 }
 
 impl Repo {
+    /// Whether git ignores the root-relative `path` (every ignore file
+    /// git reads: `.gitignore`s, `info/exclude`, `core.excludesFile`).
+    pub(crate) fn is_ignored(&self, path: &str) -> bool {
+        self.repo
+            .is_path_ignored(crate::file_name::to_path(path).as_ref())
+            .unwrap_or(false)
+    }
+
     /// The work tree's root (canonical).
     pub(crate) fn workdir(&self) -> &Path {
         &self.workdir

@@ -295,6 +295,50 @@ fn reach<'a>(graph: &Graph, seeds: impl Iterator<Item = &'a String>) -> BTreeMap
     found
 }
 
+/// Every project file `files` import, directly or through other modules,
+/// with the packages (`__init__` files) of each one — Python runs a
+/// module's packages before the module — as the cached graph knows them;
+/// `None` when there is no graph to ask.
+pub(crate) fn imported<'a>(
+    ws: &Workspace,
+    files: impl Iterator<Item = &'a str>,
+) -> Option<BTreeSet<String>> {
+    let graph = cache::load(ws)?;
+    let known = |path: &str| graph.nodes.get(path).is_some_and(|n| !n.gone);
+    let mut found: BTreeSet<String> = BTreeSet::new();
+    let mut queue: VecDeque<String> = files.map(str::to_string).collect();
+    while let Some(file) = queue.pop_front() {
+        let imports = graph
+            .nodes
+            .get(&file)
+            .map(|n| n.imports.as_slice())
+            .unwrap_or_default();
+        let packages = packages_of(&file).into_iter().filter(|p| known(p));
+        for next in imports.iter().cloned().chain(packages) {
+            if found.insert(next.clone()) {
+                queue.push_back(next);
+            }
+        }
+    }
+    Some(found)
+}
+
+/// The `__init__.py` and `__init__.pyi` of every package above `file`.
+fn packages_of(file: &str) -> Vec<String> {
+    let mut packages = Vec::new();
+    let mut dir = file;
+    while let Some(cut) = dir.rfind('/') {
+        dir = &dir[..cut];
+        for init in ["__init__.py", "__init__.pyi"] {
+            let package = format!("{dir}/{init}");
+            if package != file {
+                packages.push(package);
+            }
+        }
+    }
+    packages
+}
+
 impl analyzer::Answers {
     /// The graph node of one analyzed file.
     fn node(&self, path: &str, blob: &str) -> Node {

@@ -55,7 +55,6 @@ pub(crate) fn judge(
         }
     };
     let mut violations = parsed.violations;
-    reclaim_file_names(&mut violations, files);
     if matches!(gate.parser, crate::parse::ParserSpec::ExitCode) && signals_violations {
         violations.push(exit_code_violation(gate, code));
     }
@@ -69,6 +68,42 @@ pub(crate) fn judge(
         }
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
+    match take_findings(gate, files, violations, &mut result) {
+        Some(message) => result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code))),
+        None => result,
+    }
+}
+
+/// The verdict on findings a live daemon reported (a language server's
+/// diagnostics): what a cold run decides after parsing, decided the same way.
+pub(crate) fn judge_findings(
+    gate: &Gate,
+    files: &[&str],
+    violations: Vec<Violation>,
+) -> GateResult {
+    let mut result = GateResult::empty(gate, GateStatus::Passed);
+    result.files_checked = files.len();
+    match take_findings(gate, files, violations, &mut result) {
+        Some(message) => result.into_error(GateError {
+            kind: ErrorKind::CouldNotCheck,
+            short: short_for(ErrorKind::CouldNotCheck, None, gate),
+            message,
+            exit_code: None,
+            stderr_tail: String::new(),
+        }),
+        None => result,
+    }
+}
+
+/// Puts a run's findings into `result` and settles it; returns what the
+/// tool said it could not check (`tool_error_codes`), when it said so.
+fn take_findings(
+    gate: &Gate,
+    files: &[&str],
+    mut violations: Vec<Violation>,
+    result: &mut GateResult,
+) -> Option<String> {
+    reclaim_file_names(&mut violations, files);
     // In place: a second vector of 100,000 violations would double the peak.
     let unchecked: Vec<Violation> = violations
         .extract_if(.., |v| {
@@ -78,17 +113,15 @@ pub(crate) fn judge(
         })
         .collect();
     result.violations = violations;
-    settle(gate, &mut result);
-    if !unchecked.is_empty() {
-        // The other findings stay: they are real; the gate is not a verdict.
+    settle(gate, result);
+    // The other findings stay: they are real; the gate is not a verdict.
+    (!unchecked.is_empty()).then(|| {
         let each: Vec<String> = unchecked
             .iter()
             .map(|v| format!("{}: {}", v.file.as_deref().unwrap_or("-"), v.message))
             .collect();
-        let message = format!("{} could not check {}", gate.name, each.join("; "));
-        return result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code)));
-    }
-    result
+        format!("{} could not check {}", gate.name, each.join("; "))
+    })
 }
 
 /// One warning per output line that was not a finding, so a tool's notes

@@ -42,11 +42,13 @@ pub(crate) enum ErrorKind {
     NoViolationsParsed,
     /// It said it could not check a file (`success.tool_error_codes`).
     CouldNotCheck,
+    /// Its daemon's answer differs from a cold run's (`--verify`).
+    WarmDrift,
 }
 
 impl ErrorKind {
     /// Every kind, for reading a name back.
-    const ALL: [ErrorKind; 9] = [
+    const ALL: [ErrorKind; 10] = [
         ErrorKind::NotFound,
         ErrorKind::NotExecutable,
         ErrorKind::SpawnFailed,
@@ -56,6 +58,7 @@ impl ErrorKind {
         ErrorKind::UnparseableOutput,
         ErrorKind::NoViolationsParsed,
         ErrorKind::CouldNotCheck,
+        ErrorKind::WarmDrift,
     ];
 
     /// The snake_case name used in JSON and every other format.
@@ -70,6 +73,7 @@ impl ErrorKind {
             ErrorKind::UnparseableOutput => "unparseable_output",
             ErrorKind::NoViolationsParsed => "no_violations_parsed",
             ErrorKind::CouldNotCheck => "could_not_check",
+            ErrorKind::WarmDrift => "warm_drift",
         }
     }
 }
@@ -154,6 +158,9 @@ pub struct GateResult {
     pub(crate) tool_version: Option<String>,
     /// Wall time of the tool.
     pub duration_ms: u64,
+    /// Whether a live daemon answered (else the tool ran for this run).
+    #[serde(default)]
+    pub(crate) warm: bool,
     /// Files passed to the tool.
     pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
@@ -227,6 +234,7 @@ impl GateResult {
             status,
             tool_version: None,
             duration_ms: 0,
+            warm: false,
             files_checked: 0,
             violations: Vec::new(),
             fix_hint: None,
@@ -269,6 +277,7 @@ pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) ->
         ErrorKind::UnexpectedExitCode => format!("unexpected exit code {code}"),
         ErrorKind::UnparseableOutput => "unparseable output".to_string(),
         ErrorKind::CouldNotCheck => "could not check a file".to_string(),
+        ErrorKind::WarmDrift => "its warm answer differs from a cold run".to_string(),
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")
         }

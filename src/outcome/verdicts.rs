@@ -1,13 +1,16 @@
 //! The outcome stage's side of the executor: a [`GateResult`] for every
 //! run, batch and tool that could not run.
 
+use std::time::Duration;
+
 use super::imports::advise_on_unresolved_imports;
-use super::judge::{judge, merge, restrict};
-use super::result::{ErrorKind, GateResult};
-use crate::exec::{Judge, NotRun, Timed, UnitRun};
+use super::judge::{judge, judge_findings, merge, restrict};
+use super::result::{ErrorKind, GateResult, GateStatus};
+use crate::exec::{Judge, NotRun, Timed, UnitRun, WarmRun};
 use crate::paths::PathContext;
 use crate::plan::GatePlan;
 use crate::tools::Toolbox;
+use crate::warm::WarmPlan;
 
 /// The outcome stage's judge of the executor's runs: a result for every
 /// gate, whether its tool ran, ran in batches, or could not run at all.
@@ -97,10 +100,61 @@ impl Judge<GateResult> for Verdicts<'_> {
         if plan.report_only.is_some() || plan.project_scope.is_some() {
             restrict(plan.gate, &mut result, |f| plan.reports(f));
         }
-        if let Some(unresolved) = &plan.gate.unresolved_imports {
-            let advice = self.tools.expand_venv_bin(&unresolved.advice);
-            advise_on_unresolved_imports(&mut result, &unresolved.codes, &advice);
+        self.advise(plan, &mut result);
+        result
+    }
+
+    fn warm(
+        &self,
+        plan: &GatePlan<'_>,
+        run: WarmRun<'_>,
+        request: &WarmPlan,
+        took: Duration,
+    ) -> Result<GateResult, String> {
+        let mut result = match run {
+            WarmRun::Diagnostics(violations) => judge_findings(plan.gate, &plan.files, violations),
+            WarmRun::Output(run) => self.unit(plan, run),
+        };
+        // A daemon that could not be trusted to check proves nothing: the
+        // tool runs cold, which errs the same way if the fault is real.
+        if let (GateStatus::Error, Some(error)) = (result.status, &result.error) {
+            return Err(format!(
+                "its daemon's answer is an error: {}",
+                error.message
+            ));
+        }
+        // The daemon checked the whole program: report what a cold run of
+        // this plan reports — silently dropping what it would not have
+        // seen, counting what it would have left out, as it does.
+        let unseen = result.outside_scope;
+        restrict(plan.gate, &mut result, |f| request.reports(f));
+        result.outside_scope = unseen;
+        if plan.report_only.is_some() || plan.project_scope.is_some() {
+            restrict(plan.gate, &mut result, |f| plan.reports(f));
+        }
+        result.files_checked = plan.files.len();
+        result.duration_ms = took.as_millis() as u64;
+        result.warm = true;
+        self.advise(plan, &mut result);
+        Ok(result)
+    }
+
+    fn cold_instead(&self, mut result: GateResult, why: Option<String>) -> GateResult {
+        if let Some(why) = why {
+            result
+                .warnings
+                .push(format!("answered cold: the warm answer failed ({why})"));
         }
         result
+    }
+}
+
+impl Verdicts<'_> {
+    /// Says so when most findings are unresolved imports.
+    fn advise(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
+        if let Some(unresolved) = &plan.gate.unresolved_imports {
+            let advice = self.tools.expand_venv_bin(&unresolved.advice);
+            advise_on_unresolved_imports(result, &unresolved.codes, &advice);
+        }
     }
 }

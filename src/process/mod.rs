@@ -49,6 +49,15 @@ impl Capture {
         Ok(Capture { file, len })
     }
 
+    /// A capture of bytes obtained another way (a daemon's reply), kept
+    /// in an anonymous temp file like a tool's own stream.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> std::io::Result<Capture> {
+        use std::io::Write;
+        let mut file = tempfile::tempfile()?;
+        file.write_all(bytes)?;
+        Capture::new(file)
+    }
+
     /// Size in bytes.
     pub(crate) fn len(&self) -> u64 {
         self.len

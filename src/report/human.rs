@@ -200,6 +200,9 @@ fn gate_detail(gate: &GateResult) -> String {
                 parts.push(format!("{known} known from the baseline"));
             }
             parts.push(format!("{} ms", gate.duration_ms));
+            if gate.warm {
+                parts.push("warm".into());
+            }
             parts.join(", ")
         }
     }

@@ -6,18 +6,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::RunOptions;
-use crate::config::{self, Config};
+use super::{DaemonUse, RunOptions};
+use crate::config::{self, Config, Protocol};
 use crate::error::QgError;
-use crate::exec::{self, ExecContext, Observer};
+use crate::exec::{self, ExecContext, Observer, WarmRequests};
 use crate::graph;
 use crate::outcome::{GateResult, GateStatus, Verdicts};
-use crate::plan;
+use crate::plan::{self, GatePlan};
 use crate::scope::{self, Scope, ScopeMode};
 use crate::selection::{self, ToolSelection};
 use crate::shard;
 use crate::state;
 use crate::tools::version;
+use crate::warm::{self, WarmPlan};
 use crate::workspace::Workspace;
 
 /// The gates' results, in config order, and per gate the files whose
@@ -89,7 +90,10 @@ pub(super) fn run_gates<'a>(
             &config.hash,
         )
     });
-    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
+    let mut ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
+    if options.daemons != DaemonUse::Ignore {
+        ctx.warm = warm_requests(workspace, config, &plans);
+    }
     let running: Vec<&config::Gate> = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
@@ -105,7 +109,10 @@ pub(super) fn run_gates<'a>(
             threads.spawn(|| refresh_import_graph(cwd, config, &running, &options.cancel));
         }
         let verdicts = Verdicts { tools: &ctx.tools };
-        let results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
+        let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
+        if let (DaemonUse::Verify, Some(warm)) = (options.daemons, &ctx.warm) {
+            verify(workspace, config, &plans, warm, &mut results, options);
+        }
         (results, versions.join().unwrap_or_default())
     });
     for result in &mut results {
@@ -131,6 +138,118 @@ pub(super) fn run_gates<'a>(
         covered,
         shard: share,
     })
+}
+
+/// What each gate with a live daemon asks it: the files a cold run of the
+/// gate's plan reports. A tool whose cold run also reports the modules its
+/// files import needs the import graph to say which; without one, the gate
+/// runs cold.
+fn warm_requests<'a>(
+    workspace: &Workspace,
+    config: &'a Config,
+    plans: &[GatePlan<'_>],
+) -> Option<WarmRequests<'a>> {
+    let mut requests = std::collections::BTreeMap::new();
+    for plan in plans.iter().filter(|p| p.skip_reason.is_none()) {
+        let gate = plan.gate;
+        let Some(spec) = &gate.daemon else { continue };
+        if !warm::client::may_have_daemon(&workspace.root, gate) {
+            continue;
+        }
+        let mut report: BTreeSet<String> = plan.files.iter().map(|f| f.to_string()).collect();
+        if spec.reports_imported && plan.native_args.is_none() {
+            match graph::imported(workspace, plan.files.iter().copied()) {
+                Some(imported) => report.extend(imported),
+                None => continue,
+            }
+        }
+        let whole = plan.native_args.is_some();
+        requests.insert(gate.id.clone(), WarmPlan { report, whole });
+    }
+    (!requests.is_empty()).then_some(WarmRequests {
+        config,
+        plans: requests,
+    })
+}
+
+/// `--verify`: runs every gate a daemon answered cold as well — as the
+/// daemon checks it: a language server's files as they are, a command
+/// daemon's whole program reported over the same files — and turns each
+/// difference into a gate error showing both answers; the drifting daemon
+/// starts its tool again.
+fn verify(
+    workspace: &Workspace,
+    config: &Config,
+    plans: &[GatePlan<'_>],
+    warm: &WarmRequests<'_>,
+    results: &mut [GateResult],
+    options: &RunOptions,
+) {
+    let answered: Vec<usize> = (0..plans.len()).filter(|i| results[*i].warm).collect();
+    if answered.is_empty() {
+        return;
+    }
+    let (selections, _) =
+        tool_selections(workspace, &plans.iter().map(|p| p.gate).collect::<Vec<_>>());
+    let cold_plans: Vec<GatePlan<'_>> = answered
+        .iter()
+        .map(|i| {
+            cold_equivalent(
+                &plans[*i],
+                &warm.plans[&plans[*i].gate.id],
+                &selections,
+                config,
+            )
+        })
+        .collect();
+    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
+    let verdicts = Verdicts { tools: &ctx.tools };
+    let cold = exec::run_all(&cold_plans, &ctx, options.jobs, &verdicts, &exec::Silent);
+    for (index, cold) in answered.into_iter().zip(cold) {
+        let gate = plans[index].gate;
+        let checked = crate::outcome::verified(gate, &results[index], cold);
+        if checked.status == GateStatus::Error {
+            let reason = checked.error.as_ref().map_or("", |e| e.message.as_str());
+            warm::client::restart(&workspace.root, &gate.id, reason);
+        }
+        results[index] = checked;
+    }
+}
+
+/// The cold run a daemon's answer stands for: the same plan for a language
+/// server (it is asked about the plan's files); for a command daemon, which
+/// checks the tool's whole program, the tool's own run reported over the
+/// plan's files.
+fn cold_equivalent<'p>(
+    plan: &GatePlan<'p>,
+    request: &'p WarmPlan,
+    selections: &BTreeMap<String, ToolSelection>,
+    config: &'p Config,
+) -> GatePlan<'p> {
+    let mut cold = plan.clone();
+    let Some(spec) = &plan.gate.daemon else {
+        return cold;
+    };
+    cold.extra_args = spec.fresh_args.clone();
+    let is_command = matches!(spec.protocol, Protocol::Command(_));
+    if !is_command || plan.native_args.is_some() {
+        return cold;
+    }
+    let own_args = match (selections.get(&plan.gate.id), &plan.gate.selection) {
+        (Some(selection), Some(spec)) if !selection.names_files => spec.project_args.clone(),
+        (Some(_), Some(_)) => Vec::new(),
+        _ => return cold,
+    };
+    cold.native_args = Some(own_args);
+    cold.project_scope = Some(config.project_scope.clone());
+    let reported: BTreeSet<&str> = request
+        .report
+        .iter()
+        .map(String::as_str)
+        .filter(|f| plan.reports(f))
+        .collect();
+    cold.report_only = Some(reported);
+    cold
 }
 
 /// Each gate's tool's own choice of files, read from its config; a config

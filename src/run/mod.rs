@@ -51,6 +51,20 @@ pub struct RunOptions {
     /// Stops the run's tools from outside (an MCP client's cancel); a
     /// cancelled run returns [`QgError::Cancelled`] and records nothing.
     pub cancel: Cancel,
+    /// Whether live daemons answer the gates they keep warm.
+    pub daemons: DaemonUse,
+}
+
+/// How a run uses the gates' live daemons (`qg daemon`, `qg watch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DaemonUse {
+    /// A gate with a live daemon for its key is answered warm.
+    #[default]
+    Use,
+    /// Every gate runs cold (`--no-daemon`).
+    Ignore,
+    /// Warm gates are answered both ways and must agree (`--verify`).
+    Verify,
 }
 
 impl RunOptions {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::tools::resolve::ToolStamp;
-pub(crate) use store::StateStore;
+pub(crate) use store::{ignore_state_files, StateStore};
 pub(crate) use transition::{transition, RunFacts, Worktree};
 
 /// Where the state file lives, relative to the root.
@@ -32,6 +32,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "history.jsonl"
         || name == "findings.json"
         || name == "import-graph.json"
+        || name.starts_with("daemons/")
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 

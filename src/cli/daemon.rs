@@ -1,0 +1,262 @@
+//! `qg daemon start|stop|status`: warm type checkers, kept running between
+//! runs (and the hidden `serve` and `guard` the daemons themselves run).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::{current_dir, print_stdout};
+use crate::error::QgError;
+use crate::warm::control::{self, DaemonState, StartRequest, Started};
+use crate::warm::daemon::{self, ServeOptions};
+
+#[derive(Debug, Subcommand)]
+pub(super) enum DaemonAction {
+    /// Start a daemon for every active gate with a `daemon` section (or the
+    /// `--gate`s named) and return once each has made its first full pass.
+    Start(StartArgs),
+    /// Stop the project's daemons (or the `--gate`s named).
+    Stop(StopArgs),
+    /// What each warm gate's daemon is doing.
+    Status(StatusArgs),
+    /// Run one gate's daemon in the foreground (what `start` launches).
+    #[command(hide = true)]
+    Serve(ServeArgs),
+    /// Run a daemon's tool in a process group that dies with the daemon.
+    #[command(hide = true)]
+    Guard {
+        /// The program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+        argv: Vec<OsString>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum DaemonFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StartArgs {
+    /// Only this gate (repeatable).
+    #[arg(long = "gate", value_name = "ID")]
+    gates: Vec<String>,
+    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Stop a daemon after this long without a run (default: the gate's
+    /// `idle_timeout_minutes`, 30 minutes), e.g. 10m, 2h.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    idle_timeout: Option<Duration>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: DaemonFormat,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StopArgs {
+    /// Only this gate's daemon (repeatable).
+    #[arg(long = "gate", value_name = "ID")]
+    gates: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StatusArgs {
+    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: DaemonFormat,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ServeArgs {
+    #[arg(long)]
+    gate: String,
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long, value_name = "PID")]
+    owner: Option<u32>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    idle_timeout: Option<Duration>,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("must be longer than zero".into()),
+        Err(e) => Err(format!("{e} (write it as 30m, 2h, 90s)")),
+    }
+}
+
+pub(super) fn command(action: DaemonAction) -> Result<i32, QgError> {
+    match action {
+        DaemonAction::Start(args) => start(args),
+        DaemonAction::Stop(args) => stop(args),
+        DaemonAction::Status(args) => status(args),
+        DaemonAction::Serve(args) => {
+            let options = ServeOptions {
+                cwd: current_dir()?,
+                config: args.config,
+                gate: args.gate,
+                owner: args.owner,
+                idle_timeout: args.idle_timeout,
+            };
+            daemon::serve(options).map_err(QgError::Usage)?;
+            Ok(0)
+        }
+        DaemonAction::Guard { argv } => Ok(crate::warm::guard::main(&argv)),
+    }
+}
+
+fn start(args: StartArgs) -> Result<i32, QgError> {
+    let request = StartRequest {
+        cwd: current_dir()?,
+        config: args.config,
+        gates: args.gates,
+        owner: None,
+        idle_timeout: args.idle_timeout,
+    };
+    let started = control::start(&request)?;
+    let failed = started.iter().filter(|s| s.outcome.is_err()).count();
+    let text = match args.format {
+        DaemonFormat::Json => format!("{}\n", start_json(&started)),
+        DaemonFormat::Human => start_human(&started),
+    };
+    print_stdout(&text);
+    Ok(if failed > 0 { 2 } else { 0 })
+}
+
+fn start_human(started: &[Started]) -> String {
+    let failed = started.iter().filter(|s| s.outcome.is_err()).count();
+    let slowest = started
+        .iter()
+        .filter_map(|s| s.outcome.as_ref().ok())
+        .map(|r| r.first_pass_ms)
+        .max()
+        .unwrap_or(0);
+    let mut out = match (started.len(), failed) {
+        (0, _) => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
+        (n, 0) => format!(
+            "✅ {n} daemon{} ready — whole program checked in {}\n",
+            plural(n),
+            seconds(slowest)
+        ),
+        (n, failed) => format!("⚠️ {failed}/{n} daemon{} could not start\n", plural(n)),
+    };
+    let width = started.iter().map(|s| s.gate.len()).max().unwrap_or(0);
+    for s in started {
+        let line = match &s.outcome {
+            Ok(ready) if ready.already => format!("already running (pid {})", ready.pid),
+            Ok(ready) => format!(
+                "ready: first full pass in {} (pid {})",
+                seconds(ready.first_pass_ms),
+                ready.pid
+            ),
+            Err(why) => format!("failed: {why}"),
+        };
+        out.push_str(&format!("  {:width$}  {line}\n", s.gate));
+    }
+    out
+}
+
+fn start_json(started: &[Started]) -> serde_json::Value {
+    let daemons: Vec<serde_json::Value> = started
+        .iter()
+        .map(|s| match &s.outcome {
+            Ok(ready) => serde_json::json!({
+                "gate": s.gate, "state": "ready", "pid": ready.pid,
+                "first_pass_ms": ready.first_pass_ms, "already_running": ready.already,
+            }),
+            Err(why) => serde_json::json!({"gate": s.gate, "state": "failed", "error": why}),
+        })
+        .collect();
+    let ok = started.iter().all(|s| s.outcome.is_ok());
+    serde_json::json!({"ok": ok, "daemons": daemons})
+}
+
+fn stop(args: StopArgs) -> Result<i32, QgError> {
+    let ws = crate::workspace::Workspace::discover(&current_dir()?)?;
+    let stopped = control::stop(&ws.root, &args.gates);
+    let running: Vec<&str> = stopped
+        .iter()
+        .filter(|s| s.was_running)
+        .map(|s| s.gate.as_str())
+        .collect();
+    let text = match running.is_empty() {
+        true => "⏭️ no daemon was running\n".to_string(),
+        false => format!(
+            "⏹️ stopped {} daemon{}: {}\n",
+            running.len(),
+            plural(running.len()),
+            running.join(", ")
+        ),
+    };
+    print_stdout(&text);
+    Ok(0)
+}
+
+fn status(args: StatusArgs) -> Result<i32, QgError> {
+    let cwd = current_dir()?;
+    let ws = crate::workspace::Workspace::discover(&cwd)?;
+    let config = crate::config::load(&ws.root, args.config.as_deref())?;
+    let states = control::status(&ws.root, &config);
+    let text = match args.format {
+        DaemonFormat::Json => format!("{}\n", serde_json::json!({"daemons": states})),
+        DaemonFormat::Human => status_human(&states),
+    };
+    print_stdout(&text);
+    Ok(0)
+}
+
+fn status_human(states: &[DaemonState]) -> String {
+    let live = states.iter().filter(|s| s.status.is_some()).count();
+    let mut out = match states.len() {
+        0 => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
+        n => format!("{live}/{n} warm gate{} with a live daemon\n", plural(n)),
+    };
+    let width = states.iter().map(|s| s.gate.len()).max().unwrap_or(0);
+    for state in states {
+        let mut line = format!("  {:width$}  {}", state.gate, state.state);
+        if let Some(status) = &state.status {
+            let record = &status.record;
+            line.push_str(&format!("  pid {}", record.pid));
+            if let Some(ms) = record.first_pass_ms {
+                line.push_str(&format!("  first pass {}", seconds(ms)));
+            }
+            line.push_str(&format!(
+                "  {} check{}  idle {}s of {}s  {} MiB",
+                status.checks,
+                plural(status.checks as usize),
+                status.idle_s,
+                record.idle_timeout_s,
+                status.rss_kib / 1024
+            ));
+            if !state.current {
+                line.push_str("  (stale: a run would answer cold until it starts again)");
+            }
+            if let Some(error) = &record.error {
+                line.push_str(&format!("  error: {error}"));
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}

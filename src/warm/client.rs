@@ -1,0 +1,106 @@
+//! A run's side: asking a gate's live daemon for its answer. Anything but
+//! an answer — no daemon, another key, a daemon still warming up, a crash,
+//! a hang, a reply qg cannot read — is [`NotWarm`], and the run answers
+//! that gate cold.
+
+use std::time::{Duration, Instant};
+
+use super::key::DaemonKey;
+use super::slot::Slot;
+use super::wire::{self, CommandOutput, Reply, Request};
+use super::{WarmAnswer, WarmPlan};
+use crate::config::{Config, Gate};
+use crate::process::{Capture, Finished, Termination};
+use crate::tools::Toolbox;
+
+/// Why a gate was not answered warm.
+#[derive(Debug)]
+pub(crate) struct NotWarm {
+    /// In a few words.
+    pub(crate) reason: String,
+    /// Whether the run should say so: a daemon that failed (a crash, a
+    /// hang, garbage), not one that is absent or warming up.
+    pub(crate) warn: bool,
+}
+
+/// Time a daemon gets beyond the gate's own timeout (it enforces that one
+/// itself, and replies).
+const SLACK: Duration = Duration::from_secs(10);
+
+/// Whether `gate` may have a daemon in the project at `root` (its socket
+/// exists): the cheap test made before anything else.
+pub(crate) fn may_have_daemon(root: &std::path::Path, gate: &Gate) -> bool {
+    gate.daemon.is_some() && Slot::new(root, &gate.id).socket().exists()
+}
+
+/// Asks `gate`'s daemon for the answer to `plan`; returns it with the time
+/// the whole exchange took.
+pub(crate) fn ask(
+    config: &Config,
+    gate: &Gate,
+    tools: &Toolbox<'_>,
+    plan: &WarmPlan,
+) -> Result<(WarmAnswer, Duration), NotWarm> {
+    let started = Instant::now();
+    let slot = Slot::new(tools.root, &gate.id);
+    let key = DaemonKey::now(tools.root, config, gate, tools).digest();
+    let request = Request::Check {
+        key,
+        files: plan.report.iter().cloned().collect(),
+    };
+    let failed = |reason: String| NotWarm { reason, warn: true };
+    let reply =
+        wire::ask(&slot.socket(), &request, gate.timeout + SLACK).map_err(|e| match e.kind() {
+            // A socket nobody listens on: a daemon that is gone.
+            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound => NotWarm {
+                reason: "its daemon is gone".into(),
+                warn: false,
+            },
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => failed(format!(
+                "its daemon did not answer within {}s",
+                (gate.timeout + SLACK).as_secs()
+            )),
+            _ => failed(format!("its daemon could not be asked: {e}")),
+        })?;
+    let answer = match reply {
+        Reply::Diagnostics { violations, .. } => WarmAnswer::Diagnostics(violations),
+        Reply::Output(output) => {
+            let argv = output.argv.clone();
+            let finished = finished(*output).map_err(|e| failed(e.to_string()))?;
+            WarmAnswer::Output { finished, argv }
+        }
+        Reply::Unavailable { reason, warn } => return Err(NotWarm { reason, warn }),
+        other => {
+            return Err(failed(format!(
+                "its daemon answered out of turn: {other:?}"
+            )))
+        }
+    };
+    Ok((answer, started.elapsed()))
+}
+
+/// Tells `gate`'s daemon that its answer drifted from a cold run's: it
+/// starts its tool again.
+pub(crate) fn restart(root: &std::path::Path, gate: &str, reason: &str) {
+    let slot = Slot::new(root, gate);
+    let request = Request::Restart {
+        reason: reason.to_string(),
+    };
+    let _ = wire::ask(&slot.socket(), &request, Duration::from_secs(5));
+}
+
+/// A command daemon's output as a finished tool's.
+fn finished(output: CommandOutput) -> std::io::Result<Finished> {
+    let termination = match (output.exit_code, output.signal, output.timed_out) {
+        (_, _, true) => Termination::TimedOut,
+        (Some(code), _, _) => Termination::Exited(code),
+        (None, Some(signal), _) => Termination::Signaled(signal),
+        (None, None, _) => Termination::Exited(-1),
+    };
+    Ok(Finished {
+        termination,
+        stdout: Capture::from_bytes(output.stdout.as_slice())?,
+        stderr: Capture::from_bytes(output.stderr.as_slice())?,
+        duration: Duration::from_millis(output.ms),
+    })
+}

@@ -1,0 +1,183 @@
+//! The command protocol: a tool whose daemon has a command-line client of
+//! its own (mypy's `dmypy`). qg runs the daemon in the foreground (it owns
+//! the process, so nothing outlives qg's daemon), waits for its ready file,
+//! and runs the client's `check` with the tool's own-run arguments — the
+//! whole program each time; the daemon redoes only what changed. The
+//! output goes back whole, for the gate's own parser.
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use super::engine::{Context, Launch, Process};
+use super::wire::{Bytes, CommandOutput, Reply};
+use crate::config::CommandSpec;
+use crate::process::{self, Termination};
+
+/// A running command daemon.
+pub(crate) struct CommandDaemon {
+    process: Process,
+    spec: CommandSpec,
+}
+
+impl CommandDaemon {
+    /// Starts the daemon and waits for its ready file.
+    pub(crate) fn start(
+        ctx: &Context<'_>,
+        spec: &CommandSpec,
+        deadline: Instant,
+    ) -> Result<CommandDaemon, String> {
+        let command: Vec<String> = ctx.spec.command.iter().map(|a| ctx.expand(a)).collect();
+        let ready_file = spec.ready_file.as_deref().map(|f| ctx.expand(f));
+        if let Some(file) = &ready_file {
+            // A file left by an earlier daemon must not pass for this one's.
+            let _ = std::fs::remove_file(file);
+        }
+        let (program, env) = ctx.resolve(&command[0])?;
+        let launch = Launch {
+            program: &program,
+            args: command[1..].to_vec(),
+            cwd: ctx.cwd(),
+            env,
+            piped: false,
+        };
+        let (process, _, _) = Process::spawn(ctx, launch)?;
+        let mut daemon = CommandDaemon {
+            process,
+            spec: spec.clone(),
+        };
+        if let Some(file) = ready_file {
+            while !std::path::Path::new(&file).exists() {
+                if !daemon.process.running() {
+                    return Err(format!(
+                        "`{}` exited before it was ready (its log: daemon.log)",
+                        command.join(" ")
+                    ));
+                }
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "`{}` was not ready in time: {file} never appeared",
+                        command.join(" ")
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Ok(daemon)
+    }
+
+    /// One check of the whole program, whose exit code must be one the
+    /// gate knows.
+    pub(crate) fn first_pass(
+        &mut self,
+        ctx: &Context<'_>,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        let Reply::Output(output) = self.check(ctx, deadline)? else {
+            return Ok(());
+        };
+        let gate = ctx.gate;
+        let known = |code: i32| {
+            gate.exit_codes_ok.contains(&code) || gate.exit_codes_violations.contains(&code)
+        };
+        match output.exit_code {
+            Some(code) if known(code) && !output.timed_out => Ok(()),
+            _ => {
+                let stderr = String::from_utf8_lossy(output.stderr.as_slice());
+                let last = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                Err(format!(
+                    "the first check ended with {} ({last})",
+                    describe(&output)
+                ))
+            }
+        }
+    }
+
+    /// Runs the client's check on the tool's own-run arguments.
+    pub(crate) fn check(&mut self, ctx: &Context<'_>, deadline: Instant) -> Result<Reply, String> {
+        if !self.process.running() {
+            return Err("the daemon is not running (its log: daemon.log)".into());
+        }
+        let program = ctx.program()?;
+        let argv: Vec<String> = self
+            .spec
+            .check
+            .iter()
+            .map(|a| ctx.expand(a))
+            .chain(program.own_args)
+            .collect();
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        let finished = run(ctx, &argv, timeout)?;
+        let (exit_code, signal) = match finished.termination {
+            Termination::Exited(code) => (Some(code), None),
+            Termination::Signaled(signal) => (None, Some(signal)),
+            Termination::TimedOut => (None, None),
+        };
+        let read = |capture: &process::Capture| capture.read_all().map(Bytes::from_vec);
+        let output = CommandOutput {
+            argv,
+            exit_code,
+            signal,
+            timed_out: finished.termination == Termination::TimedOut,
+            stdout: read(&finished.stdout).map_err(|e| format!("cannot read the output: {e}"))?,
+            stderr: read(&finished.stderr).map_err(|e| format!("cannot read the output: {e}"))?,
+            ms: finished.duration.as_millis() as u64,
+        };
+        if output.timed_out {
+            return Err(format!(
+                "`{}` ran past the gate's timeout",
+                output.argv.join(" ")
+            ));
+        }
+        Ok(Reply::Output(Box::new(output)))
+    }
+
+    /// Whether the daemon still runs.
+    pub(crate) fn running(&mut self) -> bool {
+        self.process.running()
+    }
+
+    /// Its process group.
+    pub(crate) fn group(&self) -> u32 {
+        self.process.group()
+    }
+
+    /// The polite stop, then whatever is left is killed.
+    pub(crate) fn stop(&mut self, ctx: &Context<'_>) {
+        if let Some(stop) = &self.spec.stop {
+            if self.process.running() {
+                let argv: Vec<String> = stop.iter().map(|a| ctx.expand(a)).collect();
+                let _ = run(ctx, &argv, Duration::from_secs(5));
+                self.process.wait_exit(Duration::from_secs(2));
+            }
+        }
+        self.process.kill();
+    }
+}
+
+/// Runs one client command the way the gate's tool runs.
+fn run(ctx: &Context<'_>, argv: &[String], timeout: Duration) -> Result<process::Finished, String> {
+    let (program, env) = ctx.resolve(&argv[0])?;
+    let args: Vec<OsString> = argv[1..].iter().map(OsString::from).collect();
+    let invocation = process::Invocation {
+        label: &ctx.gate.id,
+        program: &program,
+        args: &args,
+        cwd: &ctx.cwd(),
+        env: &env,
+        timeout,
+        cancel: &Default::default(),
+    };
+    process::run(&invocation).map_err(|e| format!("cannot run `{}`: {e}", argv[0]))
+}
+
+fn describe(output: &CommandOutput) -> String {
+    match (output.exit_code, output.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "a timeout".into(),
+    }
+}

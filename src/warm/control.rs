@@ -1,0 +1,352 @@
+//! Starting, stopping and listing a project's daemons (`qg daemon`, and
+//! `qg watch` for the daemons it owns). A start is made under the slot's
+//! `start.lock`, so two starts make one daemon; a daemon whose key no
+//! longer holds is stopped and started anew.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::key::DaemonKey;
+use super::slot::{self, Phase, Slot};
+use super::wire::{self, Reply, Request, Status};
+use crate::config::{Config, Gate};
+use crate::error::QgError;
+use crate::tools::Toolbox;
+
+/// What a start asks for.
+#[derive(Debug, Clone)]
+pub(crate) struct StartRequest {
+    /// The project directory.
+    pub(crate) cwd: PathBuf,
+    /// `--config`.
+    pub(crate) config: Option<PathBuf>,
+    /// The gates (empty: every active gate with a `daemon` section).
+    pub(crate) gates: Vec<String>,
+    /// The process whose death stops the daemons (`qg watch`).
+    pub(crate) owner: Option<u32>,
+    /// Overrides each gate's idle timeout.
+    pub(crate) idle_timeout: Option<Duration>,
+}
+
+/// One gate's daemon after a start.
+#[derive(Debug)]
+pub(crate) struct Started {
+    /// The gate.
+    pub(crate) gate: String,
+    /// Its daemon, ready, or why it is not.
+    pub(crate) outcome: Result<Ready, String>,
+}
+
+/// A daemon that made its first full pass.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ready {
+    /// The daemon's process id.
+    pub(crate) pid: u32,
+    /// How long its first full pass took.
+    pub(crate) first_pass_ms: u64,
+    /// Whether it was already running (this start started nothing).
+    pub(crate) already: bool,
+}
+
+/// The gates `requested` (each must have a `daemon` section), or every
+/// active gate that has one.
+pub(crate) fn warm_gates<'c>(
+    config: &'c Config,
+    requested: &[String],
+) -> Result<Vec<&'c Gate>, QgError> {
+    if requested.is_empty() {
+        return Ok(crate::plan::select_gates(config, &[])?
+            .into_iter()
+            .filter(|g| g.daemon.is_some())
+            .collect());
+    }
+    let gates = crate::plan::select_gates(config, requested)?;
+    if let Some(cold) = gates.iter().find(|g| g.daemon.is_none()) {
+        return Err(QgError::Usage(format!(
+            "gate `{}` has no `daemon` section in {}: it cannot be kept warm",
+            cold.id, config.origin
+        )));
+    }
+    Ok(gates)
+}
+
+/// Starts the daemons of `request`'s gates (those alive with the current
+/// key are kept), then waits for each one's first full pass.
+pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
+    let ws = crate::workspace::Workspace::discover(&request.cwd)?;
+    let config = crate::config::load(&ws.root, request.config.as_deref())?;
+    let gates = warm_gates(&config, &request.gates)?;
+    let qg = std::env::current_exe().map_err(|e| QgError::io("cannot find qg itself", e))?;
+    let launched: Vec<(&Gate, Result<bool, String>)> = gates
+        .iter()
+        .map(|gate| (*gate, launch(&ws.root, &config, gate, request, &qg)))
+        .collect();
+    Ok(launched
+        .into_iter()
+        .map(|(gate, launched)| Started {
+            gate: gate.id.clone(),
+            outcome: launched.and_then(|already| wait_ready(&ws.root, gate, already)),
+        })
+        .collect())
+}
+
+/// Makes sure a daemon with the current key lives in `gate`'s slot;
+/// `Ok(true)` when one already did.
+fn launch(
+    root: &Path,
+    config: &Config,
+    gate: &Gate,
+    request: &StartRequest,
+    qg: &Path,
+) -> Result<bool, String> {
+    let slot = Slot::new(root, &gate.id);
+    let _starting = slot
+        .lock_start()
+        .map_err(|e| format!("cannot lock {}: {e}", slot.dir.display()))?;
+    let tools = Toolbox::from_env(root);
+    let spec = gate
+        .daemon
+        .as_ref()
+        .expect("warm gates have a daemon section");
+    if tools.resolve_program(&spec.command[0]).is_err() {
+        let hint = tools
+            .install_hint(gate)
+            .map(|i| format!(" (install: {i})"))
+            .unwrap_or_default();
+        return Err(format!("`{}` not found{hint}", spec.command[0]));
+    }
+    let digest = DaemonKey::now(root, config, gate, &tools).digest();
+    if slot.is_alive() {
+        match wire::ask(&slot.socket(), &Request::Status, Duration::from_secs(5)) {
+            Ok(Reply::Status(status))
+                if status.record.digest == digest && status.record.phase != Phase::Failed =>
+            {
+                return Ok(true);
+            }
+            _ => stop_slot(&slot),
+        }
+    }
+    slot.clear();
+    spawn(root, gate, request, qg, &slot)?;
+    Ok(false)
+}
+
+/// Starts `qg daemon serve` for `gate`, detached from the terminal (a
+/// session of its own), and waits until it listens.
+fn spawn(
+    root: &Path,
+    gate: &Gate,
+    request: &StartRequest,
+    qg: &Path,
+    slot: &Slot,
+) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(slot.log_file())
+        .map_err(|e| format!("cannot open {}: {e}", slot.log_file().display()))?;
+    let mut command = std::process::Command::new(qg);
+    command
+        .args(["daemon", "serve", "--gate", &gate.id])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    if let Some(config) = &request.config {
+        let absolute = request.cwd.join(config);
+        command.arg("--config").arg(absolute);
+    }
+    if let Some(owner) = request.owner {
+        command.args(["--owner", &owner.to_string()]);
+    }
+    if let Some(idle) = request.idle_timeout {
+        command.args(["--idle-timeout", &format!("{}s", idle.as_secs().max(1))]);
+    }
+    // SAFETY: setsid is async-signal-safe; it only detaches the child.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start the daemon: {e}"))?;
+    let until = Instant::now() + Duration::from_secs(15);
+    while !(slot.is_alive() && slot.socket().exists()) {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!(
+                "the daemon exited at once ({status}); {}",
+                log_tail(slot)
+            ));
+        }
+        if Instant::now() > until {
+            return Err(format!(
+                "the daemon did not start listening; {}",
+                log_tail(slot)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Reaped whenever it ends, so a long-lived starter (`qg watch`) keeps
+    // no zombie; a short-lived one leaves it to init.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+/// Waits for the first full pass of `gate`'s daemon.
+fn wait_ready(root: &Path, gate: &Gate, already: bool) -> Result<Ready, String> {
+    let slot = Slot::new(root, &gate.id);
+    let patience = gate.timeout + Duration::from_secs(30);
+    match wire::ask(&slot.socket(), &Request::WaitReady, patience) {
+        Ok(Reply::Ready { first_pass_ms }) => Ok(Ready {
+            pid: slot.record().map_or(0, |r| r.pid),
+            first_pass_ms,
+            already,
+        }),
+        Ok(Reply::Failed { reason }) => Err(reason),
+        Ok(other) => Err(format!("unexpected reply: {other:?}")),
+        Err(e) => Err(format!(
+            "the daemon did not answer: {e}; {}",
+            log_tail(&slot)
+        )),
+    }
+}
+
+/// One gate's daemon after a stop.
+#[derive(Debug)]
+pub(crate) struct Stopped {
+    /// The gate.
+    pub(crate) gate: String,
+    /// Whether a daemon was running.
+    pub(crate) was_running: bool,
+}
+
+/// Stops the daemons of `gates` (empty: every daemon of the project).
+pub(crate) fn stop(root: &Path, gates: &[String]) -> Vec<Stopped> {
+    slot::all(root)
+        .into_iter()
+        .filter(|s| gates.is_empty() || gates.contains(&s.gate))
+        .map(|slot| {
+            let _starting = slot.lock_start();
+            let was_running = slot.is_alive();
+            if was_running {
+                stop_slot(&slot);
+            }
+            slot.clear();
+            Stopped {
+                gate: slot.gate.clone(),
+                was_running,
+            }
+        })
+        .collect()
+}
+
+/// Asks the daemon to stop, and kills it (and its tool's group) if it
+/// has not within a few seconds.
+fn stop_slot(slot: &Slot) {
+    let record = slot.record();
+    let _ = wire::ask(&slot.socket(), &Request::Stop, Duration::from_secs(5));
+    if wait_dead(slot, Duration::from_secs(10)) {
+        return;
+    }
+    if let Some(record) = record {
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(record.pid as libc::pid_t, libc::SIGKILL);
+        }
+        if let Some(group) = record.engine_group {
+            super::procfs::signal_group(group, libc::SIGKILL);
+        }
+    }
+    wait_dead(slot, Duration::from_secs(5));
+}
+
+fn wait_dead(slot: &Slot, patience: Duration) -> bool {
+    let until = Instant::now() + patience;
+    while slot.is_alive() {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// A gate's daemon as `qg daemon status` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct DaemonState {
+    /// The gate.
+    pub(crate) gate: String,
+    /// `stopped`, `unresponsive`, or the daemon's phase.
+    pub(crate) state: String,
+    /// Whether its key is the one a run would compute now (a run asks
+    /// only such a daemon).
+    pub(crate) current: bool,
+    /// What the daemon says, when it answers.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub(crate) status: Option<Status>,
+}
+
+/// Every gate with a `daemon` section among the active ones, and every
+/// daemon directory there is, with what each daemon says.
+pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
+    let mut gates: Vec<String> = warm_gates(config, &[])
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| g.id.clone())
+        .collect();
+    for slot in slot::all(root) {
+        if !gates.contains(&slot.gate) {
+            gates.push(slot.gate);
+        }
+    }
+    let tools = Toolbox::from_env(root);
+    gates
+        .into_iter()
+        .map(|gate| {
+            let slot = Slot::new(root, &gate);
+            let digest = config
+                .gates
+                .get(&gate)
+                .map(|g| DaemonKey::now(root, config, g, &tools).digest());
+            if !slot.is_alive() {
+                return DaemonState {
+                    gate,
+                    state: "stopped".into(),
+                    current: false,
+                    status: None,
+                };
+            }
+            match wire::ask(&slot.socket(), &Request::Status, Duration::from_secs(5)) {
+                Ok(Reply::Status(status)) => DaemonState {
+                    gate,
+                    state: status.record.phase.as_str().into(),
+                    current: digest.as_deref() == Some(status.record.digest.as_str()),
+                    status: Some(*status),
+                },
+                _ => DaemonState {
+                    gate,
+                    state: "unresponsive".into(),
+                    current: false,
+                    status: None,
+                },
+            }
+        })
+        .collect()
+}
+
+/// The last lines of a daemon's log, for an error message.
+fn log_tail(slot: &Slot) -> String {
+    let text = std::fs::read_to_string(slot.log_file()).unwrap_or_default();
+    let last: Vec<&str> = text.lines().rev().take(3).collect();
+    match last.is_empty() {
+        true => format!("see {}", slot.log_file().display()),
+        false => format!(
+            "its log ({}) ends: {}",
+            slot.log_file().display(),
+            last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        ),
+    }
+}

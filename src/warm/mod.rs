@@ -1,0 +1,67 @@
+//! Warm engines: a gate's tool kept running between runs, so a run asks a
+//! checker that already holds the whole program instead of starting one.
+//!
+//! A gate's `daemon` section says how (no tool is named here): a language
+//! server ([`lsp`], one generic client) or a daemon with a command-line
+//! client of its own ([`command`]). Each warm gate gets one daemon process
+//! of qg's ([`daemon`]) per [key](key::DaemonKey) — root, gate, tool,
+//! config, virtualenv — living in `.st3/daemons/<gate>/` ([`slot`]): it owns
+//! the tool's process tree through a [`guard`], answers runs over a Unix
+//! socket ([`wire`]), and stops itself when idle, when its owner dies, or
+//! when the repository disappears. [`client`] is what a run uses to ask it;
+//! [`control`] starts, stops and lists daemons.
+//!
+//! A warm answer is a different way of obtaining a gate's findings, never a
+//! different verdict: it becomes the same violation records as a cold run,
+//! and whatever goes wrong with a daemon makes the run answer cold.
+
+pub(crate) mod client;
+mod command;
+pub(crate) mod control;
+pub(crate) mod daemon;
+mod engine;
+pub(crate) mod guard;
+pub(crate) mod key;
+mod lsp;
+mod procfs;
+mod program;
+pub(crate) mod slot;
+mod snapshot;
+pub(crate) mod wire;
+
+use crate::process::Finished;
+use crate::violation::Violation;
+
+/// What a live daemon answered for a gate.
+#[derive(Debug)]
+pub(crate) enum WarmAnswer {
+    /// A language server's diagnostics, already violation records.
+    Diagnostics(Vec<Violation>),
+    /// The output of the daemon's own check command, for the gate's parser.
+    Output {
+        /// What it did.
+        finished: Finished,
+        /// The argv it ran (program resolved), for the artifact log.
+        argv: Vec<String>,
+    },
+}
+
+/// A gate's warm request as a run resolved it: whose findings to report,
+/// as a cold run of the gate's plan reports them.
+#[derive(Debug, Clone)]
+pub(crate) struct WarmPlan {
+    /// The gate's files (the plan's, importers included) and, for a tool
+    /// whose cold run also reports the modules they import, those too. A
+    /// language server is asked for exactly these.
+    pub(crate) report: std::collections::BTreeSet<String>,
+    /// The plan is the tool's own whole-project run, which reports every
+    /// file the tool checks: nothing is left out for not being in `report`.
+    pub(crate) whole: bool,
+}
+
+impl WarmPlan {
+    /// Whether a finding in `file` is reported.
+    pub(crate) fn reports(&self, file: &str) -> bool {
+        self.whole || self.report.contains(file)
+    }
+}

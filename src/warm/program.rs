@@ -1,0 +1,80 @@
+//! The whole program a daemon holds: the project's files of the gate's
+//! types (what a language server is told about), the files the tool's own
+//! run checks (its first full pass), and the arguments of that run (what a
+//! command daemon checks each time).
+
+use crate::config::{Config, Gate};
+use crate::selection::{self, ToolSelection};
+use crate::workspace::Workspace;
+
+/// A gate's whole program, as things are now.
+#[derive(Debug, Clone)]
+pub(crate) struct Program {
+    /// Every project file of the gate's types (root-relative, sorted).
+    pub(crate) listing: Vec<String>,
+    /// The files the tool's own run checks.
+    pub(crate) checked: Vec<String>,
+    /// The arguments of the tool's own run: its `project_args`, or the
+    /// entries its config names files with, or the checked files.
+    pub(crate) own_args: Vec<String>,
+}
+
+/// Reads the project's files and the gate's selection.
+pub(crate) fn whole_program(
+    ws: &Workspace,
+    config: &Config,
+    gate: &Gate,
+) -> Result<Program, String> {
+    let files = crate::scope::project_files(ws, config).map_err(|e| e.to_string())?;
+    let listing: Vec<String> = files.into_iter().filter(|f| has_type(gate, f)).collect();
+    let selection = gate
+        .selection
+        .as_ref()
+        .map(|spec| selection::read(&ws.root, spec).unwrap_or_else(|(defaults, _)| defaults));
+    let checked: Vec<String> = listing
+        .iter()
+        .filter(|f| gate.scope.matches(f))
+        .filter(|f| selection.as_ref().is_none_or(|s| s.checks(f, &ws.root)))
+        .cloned()
+        .collect();
+    let own_args = match (&gate.selection, &selection) {
+        (Some(spec), Some(selection)) => own_args(selection, &spec.project_args, &listing),
+        _ => checked.clone(),
+    };
+    Ok(Program {
+        listing,
+        checked,
+        own_args,
+    })
+}
+
+/// The tool's own run, as arguments a daemon's client accepts: its
+/// `project_args`, or — when its config names the files, which a client
+/// that insists on files does not read — those entries, a glob among them
+/// replaced by the project files it matches.
+fn own_args(selection: &ToolSelection, project_args: &[String], listing: &[String]) -> Vec<String> {
+    if !selection.names_files {
+        return project_args.to_vec();
+    }
+    let mut args = Vec::new();
+    for entry in &selection.named {
+        let entry = entry.trim();
+        if !entry.contains(['*', '?', '[']) {
+            args.push(entry.to_string());
+            continue;
+        }
+        let Ok(glob) = globset::GlobBuilder::new(entry.trim_start_matches("./"))
+            .literal_separator(true)
+            .build()
+        else {
+            continue;
+        };
+        let matcher = glob.compile_matcher();
+        args.extend(listing.iter().filter(|f| matcher.is_match(f)).cloned());
+    }
+    args
+}
+
+fn has_type(gate: &Gate, path: &str) -> bool {
+    gate.file_types.is_empty() || gate.file_types.iter().any(|t| path.ends_with(t.as_str()))
+}

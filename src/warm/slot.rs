@@ -1,0 +1,237 @@
+//! A gate's daemon directory, `.st3/daemons/<gate>/` (git-ignored with the
+//! rest of the state): the socket runs connect to, the record of the daemon
+//! that lives there (`daemon.json`), its log, the scratch directory its
+//! tool may use (`{daemon_dir}` in the gate's `daemon` section), and two
+//! locks: `alive.lock`, held by the daemon for as long as it lives (the
+//! kernel drops it when the process dies, `kill -9` included), and
+//! `start.lock`, which makes two concurrent starts one.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::key::DaemonKey;
+
+/// Where every gate's daemon directory lives, relative to the root.
+pub(crate) const DAEMONS_DIR: &str = ".st3/daemons";
+
+/// One gate's daemon directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    /// The gate.
+    pub(crate) gate: String,
+    /// `.st3/daemons/<gate>`, absolute.
+    pub(crate) dir: PathBuf,
+}
+
+/// What a daemon is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Phase {
+    /// Its tool is starting or making its first full pass.
+    Starting,
+    /// It answers runs.
+    Ready,
+    /// Its tool is being started again (a crash, a new key, a drift).
+    Restarting,
+    /// Its tool could not be started; runs are answered cold.
+    Failed,
+}
+
+impl Phase {
+    /// The lowercase name used in every output.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Phase::Starting => "starting",
+            Phase::Ready => "ready",
+            Phase::Restarting => "restarting",
+            Phase::Failed => "failed",
+        }
+    }
+}
+
+/// `daemon.json`: what a daemon says about itself, rewritten (atomically)
+/// whenever its phase changes. Enough to find and stop it when its socket
+/// no longer answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Record {
+    /// The gate.
+    pub(crate) gate: String,
+    /// The daemon's process id.
+    pub(crate) pid: u32,
+    /// What it was started for.
+    pub(crate) key: DaemonKey,
+    /// The key's digest, as runs compare it.
+    pub(crate) digest: String,
+    /// What it is doing.
+    pub(crate) phase: Phase,
+    /// When it started (RFC 3339, UTC).
+    pub(crate) started_at: String,
+    /// How long the tool's first full pass took, once made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_pass_ms: Option<u64>,
+    /// The process whose death stops it (`qg watch`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<u32>,
+    /// Seconds without a request after which it stops itself.
+    pub(crate) idle_timeout_s: u64,
+    /// The process group of the tool it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) engine_group: Option<u32>,
+    /// Why its tool failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+}
+
+impl Slot {
+    /// The slot of `gate` in the project at `root`.
+    pub(crate) fn new(root: &Path, gate: &str) -> Slot {
+        Slot {
+            gate: gate.to_string(),
+            dir: root.join(DAEMONS_DIR).join(gate),
+        }
+    }
+
+    /// The Unix socket runs connect to. Its name carries the version of
+    /// what is said over it: a qg speaking another finds no daemon.
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.dir.join(format!("qg-{}.sock", super::wire::PROTOCOL))
+    }
+
+    /// `daemon.json`.
+    pub(crate) fn record_file(&self) -> PathBuf {
+        self.dir.join("daemon.json")
+    }
+
+    /// The daemon's log: its own messages and its tool's stderr.
+    pub(crate) fn log_file(&self) -> PathBuf {
+        self.dir.join("daemon.log")
+    }
+
+    /// The tool's scratch directory (`{daemon_dir}`).
+    pub(crate) fn engine_dir(&self) -> PathBuf {
+        self.dir.join("engine")
+    }
+
+    /// The record, if there is a readable one.
+    pub(crate) fn record(&self) -> Option<Record> {
+        let bytes = std::fs::read(self.record_file()).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Writes the record atomically.
+    pub(crate) fn write_record(&self, record: &Record) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+        crate::atomic_file::write(&self.record_file(), &bytes)
+    }
+
+    /// Takes `alive.lock` for the life of the returned file, waiting up to
+    /// `patience` for a process that only tests it; `None` when another
+    /// daemon holds it.
+    pub(crate) fn hold_alive(&self, patience: Duration) -> std::io::Result<Option<File>> {
+        self.create()?;
+        let file = lock_file(&self.dir.join("alive.lock"))?;
+        let until = Instant::now() + patience;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(file)),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether a daemon lives in this slot (it holds `alive.lock`).
+    pub(crate) fn is_alive(&self) -> bool {
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .open(self.dir.join("alive.lock"))
+        else {
+            return false;
+        };
+        // A shared lock is refused only while the daemon holds its own.
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    }
+
+    /// Waits for `start.lock`: held while one process starts or stops this
+    /// gate's daemon, so two `qg daemon start`s make one daemon.
+    pub(crate) fn lock_start(&self) -> std::io::Result<File> {
+        self.create()?;
+        let file = lock_file(&self.dir.join("start.lock"))?;
+        file.lock()?;
+        Ok(file)
+    }
+
+    /// Creates the directory; `.st3`'s own `.gitignore` keeps it out of
+    /// `git status` (and `git stash -u`, which would take it away).
+    fn create(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        if let Some(st3) = self.dir.parent().and_then(Path::parent) {
+            crate::state::ignore_state_files(st3);
+        }
+        Ok(())
+    }
+
+    /// Removes what a dead daemon left behind (its socket and record).
+    pub(crate) fn clear(&self) {
+        let _ = std::fs::remove_file(self.socket());
+        let _ = std::fs::remove_file(self.record_file());
+    }
+}
+
+fn lock_file(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .read(true)
+        .open(path)
+}
+
+/// Every gate that has a daemon directory under `root`, sorted.
+pub(crate) fn all(root: &Path) -> Vec<Slot> {
+    let Ok(entries) = std::fs::read_dir(root.join(DAEMONS_DIR)) else {
+        return Vec::new();
+    };
+    let mut gates: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    gates.sort();
+    gates.iter().map(|gate| Slot::new(root, gate)).collect()
+}
+
+/// Now, as RFC 3339 (UTC, seconds).
+pub(crate) fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_alive_lock_is_held_once_and_seen_from_outside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let slot = Slot::new(tmp.path(), "g");
+        assert!(!slot.is_alive());
+        let held = slot.hold_alive(Duration::ZERO).unwrap().unwrap();
+        assert!(slot.is_alive());
+        assert!(slot
+            .hold_alive(Duration::from_millis(30))
+            .unwrap()
+            .is_none());
+        drop(held);
+        assert!(!slot.is_alive());
+        assert!(slot.hold_alive(Duration::ZERO).unwrap().is_some());
+    }
+}

@@ -1,0 +1,242 @@
+//! What runs and daemons say to each other: one JSON request per
+//! connection, one JSON reply, each on a line of its own, over the slot's
+//! Unix socket. A path too long for a socket address (108 bytes) is
+//! reached through `/proc/self/fd` on Linux.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::slot::Record;
+use crate::violation::Violation;
+
+/// The version of what runs and daemons say; part of the socket's name.
+pub(crate) const PROTOCOL: u32 = 1;
+
+/// A run's (or a control command's) request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(crate) enum Request {
+    /// Check the gate's files as the run resolved them, if the daemon's key
+    /// is `key`.
+    Check {
+        /// The digest of the key the run computed.
+        key: String,
+        /// The files whose findings are reported (a language server is
+        /// asked for these; a command daemon checks the whole program).
+        files: Vec<String>,
+    },
+    /// Reply once the first full pass is made (or has failed).
+    WaitReady,
+    /// Say what the daemon is doing.
+    Status,
+    /// Stop: the tool, then the daemon.
+    Stop,
+    /// Start the tool again: its answers drifted from a cold run's.
+    Restart {
+        /// What drifted, for the log.
+        reason: String,
+    },
+}
+
+/// A daemon's reply.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Reply {
+    /// A language server's findings in the reported files.
+    Diagnostics {
+        /// Violation records, as a cold run's parser makes them.
+        violations: Vec<Violation>,
+        /// Time the check took in the daemon.
+        ms: u64,
+    },
+    /// The output of the daemon's check command.
+    Output(Box<CommandOutput>),
+    /// No warm answer: the run answers cold, and says why when it matters.
+    Unavailable {
+        /// Why (not ready yet, another key, the tool crashed…).
+        reason: String,
+        /// Whether the run should warn (a crash, a hang) or not (warming up).
+        warn: bool,
+    },
+    /// The first full pass is made.
+    Ready {
+        /// How long it took.
+        first_pass_ms: u64,
+    },
+    /// The first full pass failed.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+    /// What the daemon is doing.
+    Status(Box<Status>),
+    /// The daemon is stopping (or restarting its tool).
+    Ok,
+}
+
+/// What a command-protocol check printed, whole.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CommandOutput {
+    /// The argv that ran (program resolved), for the artifact log.
+    pub(crate) argv: Vec<String>,
+    /// Its exit code, if it exited.
+    pub(crate) exit_code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub(crate) signal: Option<i32>,
+    /// Whether it ran past the gate's timeout.
+    pub(crate) timed_out: bool,
+    /// Its standard output.
+    pub(crate) stdout: Bytes,
+    /// Its standard error.
+    pub(crate) stderr: Bytes,
+    /// Wall time in the daemon.
+    pub(crate) ms: u64,
+}
+
+/// Output bytes: text when they are UTF-8 (nearly always), else the bytes
+/// themselves, so nothing is lost on the way.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Bytes {
+    /// Valid UTF-8.
+    Text(String),
+    /// Anything else.
+    Raw(Vec<u8>),
+}
+
+impl Bytes {
+    /// Wraps `bytes`.
+    pub(crate) fn from_vec(bytes: Vec<u8>) -> Bytes {
+        match String::from_utf8(bytes) {
+            Ok(text) => Bytes::Text(text),
+            Err(e) => Bytes::Raw(e.into_bytes()),
+        }
+    }
+
+    /// The bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Text(text) => text.as_bytes(),
+            Bytes::Raw(bytes) => bytes,
+        }
+    }
+}
+
+/// A daemon's record and what it is doing right now.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Status {
+    /// What it says about itself.
+    pub(crate) record: Record,
+    /// Checks answered since it started.
+    pub(crate) checks: u64,
+    /// Seconds since the last check (or since it started).
+    pub(crate) idle_s: u64,
+    /// Resident memory of the daemon and its tool's processes, in KiB.
+    pub(crate) rss_kib: u64,
+}
+
+/// Binds the listening socket at `path` (replacing a stale one).
+pub(crate) fn listen(path: &Path) -> std::io::Result<UnixListener> {
+    let _ = std::fs::remove_file(path);
+    reachable(path, |address| UnixListener::bind(address))
+}
+
+/// Sends `request` to the daemon at `socket` and waits up to `timeout` for
+/// its reply.
+pub(crate) fn ask(socket: &Path, request: &Request, timeout: Duration) -> std::io::Result<Reply> {
+    let mut stream = reachable(socket, |address| UnixStream::connect(address))?;
+    stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+    stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1))))?;
+    let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    stream.flush()?;
+    let mut reader = BufReader::new(stream);
+    let mut reply = Vec::new();
+    reader.read_until(b'\n', &mut reply)?;
+    if reply.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the daemon closed the connection without a reply",
+        ));
+    }
+    serde_json::from_slice(&reply).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the daemon's reply is not one qg understands: {e}"),
+        )
+    })
+}
+
+/// Reads one request from a connection.
+pub(crate) fn read_request(stream: &UnixStream) -> std::io::Result<Request> {
+    let mut line = Vec::new();
+    BufReader::new(stream).read_until(b'\n', &mut line)?;
+    serde_json::from_slice(&line).map_err(|e| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad request: {e}"))
+    })
+}
+
+/// Writes one reply to a connection.
+pub(crate) fn write_reply(mut stream: &UnixStream, reply: &Reply) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    stream.flush()
+}
+
+/// The longest path a socket address holds here, terminator excluded.
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Calls `f` with an address for `path` short enough for a socket: the
+/// path itself, or on Linux `/proc/self/fd/N/<name>` with N an open handle
+/// on its directory (the kernel resolves it).
+fn reachable<T>(path: &Path, f: impl Fn(&Path) -> std::io::Result<T>) -> std::io::Result<T> {
+    if path.as_os_str().len() <= MAX_SOCKET_PATH || !cfg!(target_os = "linux") {
+        return f(path);
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return f(path);
+    };
+    let handle = std::fs::File::open(dir)?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&handle);
+    let short = Path::new("/proc/self/fd").join(fd.to_string()).join(name);
+    f(&short)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_deep_in_a_long_path_is_reached() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("d".repeat(60)).join("e".repeat(60));
+        std::fs::create_dir_all(&deep).unwrap();
+        let socket = deep.join("sock");
+        assert!(socket.as_os_str().len() > MAX_SOCKET_PATH);
+        let listener = listen(&socket).unwrap();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            assert!(matches!(read_request(&stream).unwrap(), Request::Status));
+            write_reply(&stream, &Reply::Ok).unwrap();
+        });
+        let reply = ask(&socket, &Request::Status, Duration::from_secs(5)).unwrap();
+        assert!(matches!(reply, Reply::Ok));
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn output_that_is_not_utf8_survives_the_trip() {
+        let raw = vec![b'a', 0xff, b'\n'];
+        let text = serde_json::to_string(&Bytes::from_vec(raw.clone())).unwrap();
+        let back: Bytes = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.as_slice(), raw);
+        let text = serde_json::to_string(&Bytes::from_vec(b"ok\n".to_vec())).unwrap();
+        assert_eq!(text, "\"ok\\n\"");
+    }
+}

@@ -1,0 +1,339 @@
+//! `qg watch`: a run on every save. The project's files are watched (file
+//! system notifications, debounced; git-ignored, excluded and qg's own
+//! files do not count), each burst of changes makes one pass — the same
+//! run as `qg run`, scope, state and history included — and a screen
+//! ([`Screen`]) shows it with what was fixed and what is new since the
+//! pass before. The warm gates' daemons are started first (and those this
+//! watch started are stopped when it ends); a sampled pass is verified
+//! against a cold run in the background. A change made while a pass runs
+//! is never lost: it makes the next pass.
+
+mod filter;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use notify::RecursiveMode;
+use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, NoCache};
+
+use crate::error::QgError;
+use crate::exec::Silent;
+use crate::outcome::{ErrorKind, GateResult};
+use crate::report::RunReport;
+use crate::run::{self, DaemonUse, RunOptions};
+use crate::violation::{Fingerprint, Violation};
+use crate::warm::control::{self, StartRequest};
+use filter::Filter;
+
+/// What `qg watch` was asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct WatchOptions {
+    /// The run each pass makes.
+    pub(crate) run: RunOptions,
+    /// Quiet time after a change before a pass starts.
+    pub(crate) debounce: Duration,
+    /// Verify the first warm pass and then one in this many (0: never).
+    pub(crate) verify_every: usize,
+    /// The idle timeout of the daemons this watch starts.
+    pub(crate) idle_timeout: Option<Duration>,
+}
+
+/// A finding of one gate.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding {
+    /// The gate.
+    pub(crate) gate: String,
+    /// The finding.
+    pub(crate) violation: Violation,
+}
+
+/// One pass, as a screen shows it.
+pub(crate) struct Pass<'a> {
+    /// 1 for the first.
+    pub(crate) number: usize,
+    /// The run's report.
+    pub(crate) report: &'a RunReport,
+    /// The root-relative files whose change started it (empty for the first).
+    pub(crate) changed: &'a [String],
+    /// Findings of the pass before that this one no longer has.
+    pub(crate) fixed: Vec<Finding>,
+    /// Findings the pass before did not have.
+    pub(crate) new: Vec<Finding>,
+}
+
+/// Where passes are shown.
+pub(crate) trait Screen {
+    /// Something to say that is not a pass (starting the daemons, a
+    /// verification's outcome, a pass that could not run).
+    fn note(&mut self, message: &str);
+    /// A pass.
+    fn pass(&mut self, pass: &Pass<'_>);
+}
+
+/// Watches until `stop` is set; then stops the daemons it started.
+pub(crate) fn watch(
+    options: &WatchOptions,
+    screen: &mut dyn Screen,
+    stop: &AtomicBool,
+) -> Result<(), QgError> {
+    let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
+    let filter = Filter::new(&workspace, &config, options.run.config.as_deref());
+    let root = workspace.root.clone();
+    drop(workspace);
+    let owned = match options.run.daemons {
+        DaemonUse::Ignore => Vec::new(),
+        _ => start_daemons(options, screen)?,
+    };
+    let watched = watch_loop(options, &root, &filter, screen, stop);
+    if !owned.is_empty() {
+        control::stop(&root, &owned);
+    }
+    watched
+}
+
+/// Starts the warm gates' daemons, owned by this process (they stop when
+/// it dies, however it dies); returns the gates whose daemon it started.
+fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<String>, QgError> {
+    let (_, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
+    let gates: Vec<String> = control::warm_gates(&config, &options.run.gates)
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.id.clone())
+        .collect();
+    if gates.is_empty() {
+        return Ok(Vec::new());
+    }
+    screen.note(&format!("starting daemons: {}", gates.join(", ")));
+    let request = StartRequest {
+        cwd: options.run.cwd.clone(),
+        config: options.run.config.clone(),
+        gates,
+        owner: Some(std::process::id()),
+        idle_timeout: options.idle_timeout,
+    };
+    let mut owned = Vec::new();
+    for started in control::start(&request)? {
+        match started.outcome {
+            Ok(ready) if !ready.already => owned.push(started.gate),
+            Ok(_) => {}
+            Err(why) => screen.note(&format!(
+                "{}: no daemon ({why}); answered cold",
+                started.gate
+            )),
+        }
+    }
+    Ok(owned)
+}
+
+fn watch_loop(
+    options: &WatchOptions,
+    root: &std::path::Path,
+    filter: &Filter,
+    screen: &mut dyn Screen,
+    stop: &AtomicBool,
+) -> Result<(), QgError> {
+    let (events, heard) = mpsc::channel::<DebounceEventResult>();
+    let mut debouncer = new_debouncer_opt::<_, notify::RecommendedWatcher, NoCache>(
+        options.debounce,
+        None,
+        move |result| {
+            let _ = events.send(result);
+        },
+        NoCache,
+        notify::Config::default(),
+    )
+    .map_err(|e| QgError::Usage(format!("cannot watch files: {e}")))?;
+    debouncer
+        .watch(root, RecursiveMode::Recursive)
+        .map_err(|e| QgError::Usage(format!("cannot watch {}: {e}", root.display())))?;
+    // Bumped on every relevant change: a verification that saw one during
+    // its runs compared two different trees and is dropped.
+    let generation = Arc::new(AtomicU64::new(0));
+    let (verified_tx, verified) = mpsc::channel::<String>();
+    let mut state = Passes::default();
+    let mut changed: Vec<String> = Vec::new();
+    loop {
+        let warm = state.run(options, &changed, screen) == Some(true);
+        // The first warm pass, then one in every `verify_every`.
+        let sampled =
+            warm && options.verify_every > 0 && (state.warm_passes - 1) % options.verify_every == 0;
+        if sampled {
+            verify_in_background(options, Arc::clone(&generation), verified_tx.clone());
+        }
+        changed = match wait_for_changes(&heard, filter, root, stop, &generation, &verified, screen)
+        {
+            Some(changed) => changed,
+            None => return Ok(()),
+        };
+    }
+}
+
+/// Blocks until relevant files change (then returns them, sorted) or
+/// `stop` is set (`None`); shows verification outcomes meanwhile.
+fn wait_for_changes(
+    heard: &mpsc::Receiver<DebounceEventResult>,
+    filter: &Filter,
+    root: &std::path::Path,
+    stop: &AtomicBool,
+    generation: &AtomicU64,
+    verified: &mpsc::Receiver<String>,
+    screen: &mut dyn Screen,
+) -> Option<Vec<String>> {
+    let mut changed = BTreeSet::new();
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        while let Ok(message) = verified.try_recv() {
+            screen.note(&message);
+        }
+        match heard.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok(events)) => {
+                for event in events {
+                    changed.extend(filter.relevant_paths(root, &event));
+                }
+            }
+            Ok(Err(errors)) => {
+                for error in errors {
+                    screen.note(&format!("file watching: {error}"));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+        // Whatever else is already queued belongs to the same burst.
+        if !changed.is_empty() {
+            while let Ok(Ok(events)) = heard.try_recv() {
+                for event in events {
+                    changed.extend(filter.relevant_paths(root, &event));
+                }
+            }
+            generation.fetch_add(1, Ordering::SeqCst);
+            return Some(changed.into_iter().collect());
+        }
+    }
+}
+
+/// The passes so far: the findings of the last one, for the next one's
+/// fixed and new.
+#[derive(Default)]
+struct Passes {
+    number: usize,
+    warm_passes: usize,
+    last: Option<BTreeMap<(String, Fingerprint), Violation>>,
+}
+
+impl Passes {
+    /// Runs one pass and shows it; `Some(true)` when a daemon answered a
+    /// gate of it.
+    fn run(
+        &mut self,
+        options: &WatchOptions,
+        changed: &[String],
+        screen: &mut dyn Screen,
+    ) -> Option<bool> {
+        self.number += 1;
+        let report = match run::run(&options.run, &Silent) {
+            Ok(report) => report,
+            Err(e) => {
+                screen.note(&format!("pass {} could not run: {e}", self.number));
+                return None;
+            }
+        };
+        let now = findings(&report.gates);
+        let (fixed, new) = match &self.last {
+            Some(last) => (difference(last, &now), difference(&now, last)),
+            None => (Vec::new(), Vec::new()),
+        };
+        screen.pass(&Pass {
+            number: self.number,
+            report: &report,
+            changed,
+            fixed,
+            new,
+        });
+        self.last = Some(now);
+        let warm = report.gates.iter().any(|g| g.warm);
+        if warm {
+            self.warm_passes += 1;
+        }
+        Some(warm)
+    }
+}
+
+type Findings = BTreeMap<(String, Fingerprint), Violation>;
+
+/// Every fingerprinted finding of a run, by gate and fingerprint.
+fn findings(gates: &[GateResult]) -> Findings {
+    gates
+        .iter()
+        .flat_map(|g| {
+            g.violations.iter().filter_map(move |v| {
+                let fingerprint = v.tracking.fingerprint?;
+                Some(((g.id.clone(), fingerprint), v.clone()))
+            })
+        })
+        .collect()
+}
+
+/// What `a` has that `b` does not.
+fn difference(a: &Findings, b: &Findings) -> Vec<Finding> {
+    a.iter()
+        .filter(|(key, _)| !b.contains_key(*key))
+        .map(|((gate, _), violation)| Finding {
+            gate: gate.clone(),
+            violation: violation.clone(),
+        })
+        .collect()
+}
+
+/// Runs the pass's scope again, warm and cold (`--verify`, recording
+/// nothing), on a thread of its own; a drift is reported unless the tree
+/// changed meanwhile.
+fn verify_in_background(
+    options: &WatchOptions,
+    generation: Arc<AtomicU64>,
+    report: mpsc::Sender<String>,
+) {
+    let run = RunOptions {
+        daemons: DaemonUse::Verify,
+        no_state: true,
+        ..options.run.clone()
+    };
+    std::thread::spawn(move || {
+        let before = generation.load(Ordering::SeqCst);
+        let started = Instant::now();
+        let Ok(verified) = run::run(&run, &Silent) else {
+            return;
+        };
+        if generation.load(Ordering::SeqCst) != before {
+            return;
+        }
+        let drifted: Vec<String> = verified
+            .gates
+            .iter()
+            .filter(|g| {
+                g.error
+                    .as_ref()
+                    .is_some_and(|e| e.kind == ErrorKind::WarmDrift)
+            })
+            .map(|g| {
+                let why = g.error.as_ref().map_or("", |e| e.message.as_str());
+                format!("{}: {why}", g.id)
+            })
+            .collect();
+        let message = match drifted.is_empty() {
+            true => format!(
+                "verified: the warm answers equal a cold run's ({:.1} s)",
+                started.elapsed().as_secs_f64()
+            ),
+            false => format!(
+                "verification failed, the daemon starts its tool again: {}",
+                drifted.join("; ")
+            ),
+        };
+        let _ = report.send(message);
+    });
+}
