@@ -446,7 +446,19 @@ impl Compiler<'_> {
                 })
             }
         };
+        let restart_on = match raw.restart_when_added_or_removed.is_empty() {
+            true => None,
+            false => Some(
+                GlobFilter::new(&raw.restart_when_added_or_removed, &[]).map_err(|e| {
+                    self.error(
+                        &key(&format!("restart_when_added_or_removed[{}]", e.index)),
+                        format!("invalid glob: {}", e.message),
+                    )
+                })?,
+            ),
+        };
         Ok(DaemonSpec {
+            restart_on,
             command: raw.command,
             protocol,
             reports_imported: raw.reports_imported,

@@ -152,6 +152,9 @@ pub(crate) struct DaemonSpec {
     /// Arguments that make the cold run a warm answer is compared with
     /// (`--verify`) check from scratch, never from the tool's cache.
     pub(crate) fresh_args: Vec<String>,
+    /// Files whose appearance or removal the tool does not follow: the
+    /// daemon starts it again before a check that sees one.
+    pub(crate) restart_on: Option<GlobFilter>,
     /// Time without a request after which the daemon stops itself.
     pub(crate) idle_timeout: Duration,
 }

@@ -188,6 +188,10 @@ pub(crate) struct RawDaemon {
     /// `--verify` compares a warm answer with must not reuse a stale one.
     #[serde(default)]
     pub(crate) fresh_args: Vec<String>,
+    /// Globs of files whose appearance or removal the daemon's tool does not
+    /// follow: one added or removed since the last check starts it again.
+    #[serde(default)]
+    pub(crate) restart_when_added_or_removed: Vec<String>,
     /// Minutes without a request after which the daemon stops itself.
     #[serde(default = "default_idle_minutes")]
     pub(crate) idle_timeout_minutes: f64,

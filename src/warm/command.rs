@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 use super::engine::{Context, Launch, Process};
+use super::program::Program;
 use super::wire::{Bytes, CommandOutput, Reply};
 use crate::config::CommandSpec;
 use crate::process::{self, Termination};
@@ -70,9 +71,10 @@ impl CommandDaemon {
     pub(crate) fn first_pass(
         &mut self,
         ctx: &Context<'_>,
+        program: &Program,
         deadline: Instant,
     ) -> Result<(), String> {
-        let Reply::Output(output) = self.check(ctx, deadline)? else {
+        let Reply::Output(output) = self.check(ctx, program, deadline)? else {
             return Ok(());
         };
         let gate = ctx.gate;
@@ -97,17 +99,21 @@ impl CommandDaemon {
     }
 
     /// Runs the client's check on the tool's own-run arguments.
-    pub(crate) fn check(&mut self, ctx: &Context<'_>, deadline: Instant) -> Result<Reply, String> {
+    pub(crate) fn check(
+        &mut self,
+        ctx: &Context<'_>,
+        program: &Program,
+        deadline: Instant,
+    ) -> Result<Reply, String> {
         if !self.process.running() {
             return Err("the daemon is not running (its log: daemon.log)".into());
         }
-        let program = ctx.program()?;
         let argv: Vec<String> = self
             .spec
             .check
             .iter()
             .map(|a| ctx.expand(a))
-            .chain(program.own_args)
+            .chain(program.own_args.iter().cloned())
             .collect();
         let timeout = deadline.saturating_duration_since(Instant::now());
         let finished = run(ctx, &argv, timeout)?;

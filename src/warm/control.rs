@@ -285,7 +285,7 @@ pub(crate) struct DaemonState {
     /// only such a daemon).
     pub(crate) current: bool,
     /// What the daemon says, when it answers.
-    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<Status>,
 }
 

@@ -3,6 +3,7 @@
 //! (super::guard) in a process group of its own, so stopping it, or the
 //! daemon's death, leaves nothing behind.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -73,8 +74,14 @@ impl Context<'_> {
     }
 }
 
-/// A running engine.
-pub(crate) enum Engine {
+/// A running engine, and the project's files as its last check saw them.
+pub(crate) struct Engine {
+    kind: Kind,
+    files: BTreeSet<String>,
+}
+
+/// The protocol an engine speaks.
+enum Kind {
     /// A language server.
     Lsp(Server),
     /// A daemon driven through its own client.
@@ -86,12 +93,14 @@ impl Engine {
     pub(crate) fn start(ctx: &Context<'_>, deadline: Instant) -> Result<Engine, String> {
         std::fs::create_dir_all(ctx.slot.engine_dir())
             .map_err(|e| format!("cannot create {}: {e}", ctx.slot.engine_dir().display()))?;
-        match &ctx.spec.protocol {
-            Protocol::Lsp(spec) => Server::start(ctx, spec, deadline).map(Engine::Lsp),
-            Protocol::Command(spec) => {
-                CommandDaemon::start(ctx, spec, deadline).map(Engine::Command)
-            }
-        }
+        let kind = match &ctx.spec.protocol {
+            Protocol::Lsp(spec) => Kind::Lsp(Server::start(ctx, spec, deadline)?),
+            Protocol::Command(spec) => Kind::Command(CommandDaemon::start(ctx, spec, deadline)?),
+        };
+        Ok(Engine {
+            kind,
+            files: BTreeSet::new(),
+        })
     }
 
     /// The first full pass: the whole program checked once, so later
@@ -101,46 +110,65 @@ impl Engine {
         ctx: &Context<'_>,
         deadline: Instant,
     ) -> Result<(), String> {
-        match self {
-            Engine::Lsp(server) => server.first_pass(ctx, deadline),
-            Engine::Command(daemon) => daemon.first_pass(ctx, deadline),
+        let program = ctx.program()?;
+        self.files = program.listing.iter().cloned().collect();
+        match &mut self.kind {
+            Kind::Lsp(server) => server.first_pass(ctx, &program, deadline),
+            Kind::Command(daemon) => daemon.first_pass(ctx, &program, deadline),
         }
     }
 
-    /// Checks the gate's `files`, reporting `report`.
+    /// Checks, reporting `report` (what a language server is asked for);
+    /// a file added or removed that the tool does not follow
+    /// (`restart_when_added_or_removed`) makes it start again first.
     pub(crate) fn check(
         &mut self,
         ctx: &Context<'_>,
         report: &[String],
         deadline: Instant,
     ) -> Result<Reply, String> {
-        match self {
-            Engine::Lsp(server) => server.check(ctx, report, deadline),
-            Engine::Command(daemon) => daemon.check(ctx, deadline),
+        let program = ctx.program()?;
+        let files: BTreeSet<String> = program.listing.iter().cloned().collect();
+        let unfollowed = ctx.spec.restart_on.as_ref().and_then(|globs| {
+            self.files
+                .symmetric_difference(&files)
+                .find(|f| globs.is_included(f))
+                .cloned()
+        });
+        if let Some(file) = unfollowed {
+            self.stop(ctx);
+            *self = Engine::start(ctx, deadline)
+                .map_err(|why| format!("restarting for {file}: {why}"))?;
+            self.first_pass(ctx, deadline)?;
+        }
+        self.files = files;
+        match &mut self.kind {
+            Kind::Lsp(server) => server.check(ctx, &program, report, deadline),
+            Kind::Command(daemon) => daemon.check(ctx, &program, deadline),
         }
     }
 
     /// Whether the tool still runs.
     pub(crate) fn running(&mut self) -> bool {
-        match self {
-            Engine::Lsp(server) => server.running(),
-            Engine::Command(daemon) => daemon.running(),
+        match &mut self.kind {
+            Kind::Lsp(server) => server.running(),
+            Kind::Command(daemon) => daemon.running(),
         }
     }
 
     /// The tool's process group.
     pub(crate) fn group(&self) -> u32 {
-        match self {
-            Engine::Lsp(server) => server.group(),
-            Engine::Command(daemon) => daemon.group(),
+        match &self.kind {
+            Kind::Lsp(server) => server.group(),
+            Kind::Command(daemon) => daemon.group(),
         }
     }
 
     /// Asks the tool to exit, then kills whatever is left of its tree.
     pub(crate) fn stop(&mut self, ctx: &Context<'_>) {
-        match self {
-            Engine::Lsp(server) => server.stop(),
-            Engine::Command(daemon) => daemon.stop(ctx),
+        match &mut self.kind {
+            Kind::Lsp(server) => server.stop(),
+            Kind::Command(daemon) => daemon.stop(ctx),
         }
     }
 }

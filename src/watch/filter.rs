@@ -1,8 +1,8 @@
 //! Which changed paths make a pass: the project's files as `project_scope`
 //! selects them (git-ignored and excluded ones do not count, nor do qg's
 //! own state files, nor a tool's cache), the config files qg and the gates'
-//! tools read, and a path that may be a directory (a directory moved or
-//! removed at once sends no event for the files in it).
+//! tools read, `.gitignore` files, and a directory moved in or away whole
+//! (which sends no event for the files in it).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -92,9 +92,38 @@ impl Filter {
         if self.repo.as_ref().is_some_and(|r| r.is_ignored(&relative)) {
             return None;
         }
-        let maybe_directory =
-            moved && (path.is_dir() || (!path.exists() && path.extension().is_none()));
-        (self.project.is_included(&relative) || maybe_directory).then_some(relative)
+        // The ignore rules decide which files are the project's (a tool's
+        // cache ignores itself, its own `.gitignore` included).
+        let ignore_rules = relative == ".gitignore" || relative.ends_with("/.gitignore");
+        if self.project.is_included(&relative) || ignore_rules {
+            return Some(relative);
+        }
+        // A directory moved in, or away, as a whole: what it holds matters
+        // (a cache directory a tool creates holds no project file).
+        let gone = !path.exists() && path.extension().is_none();
+        let holds_files = || path.is_dir() && self.holds_project_files(root, path);
+        (moved && (gone || holds_files())).then_some(relative)
+    }
+
+    /// Whether a directory holds a file the project's globs select (and
+    /// git does not ignore).
+    fn holds_project_files(&self, root: &Path, dir: &Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|entry| {
+            let path = entry.path();
+            let Some(relative) = path.strip_prefix(root).ok().map(crate::paths::to_slash) else {
+                return false;
+            };
+            let ignored = self.project.is_excluded(&relative)
+                || self.repo.as_ref().is_some_and(|r| r.is_ignored(&relative));
+            match entry.file_type() {
+                _ if ignored => false,
+                Ok(kind) if kind.is_dir() => self.holds_project_files(root, &path),
+                _ => self.project.is_included(&relative),
+            }
+        })
     }
 }
 
@@ -137,11 +166,29 @@ mod tests {
             relevant(".st3/quality.yaml").as_deref(),
             Some(".st3/quality.yaml")
         );
-        let created = EventKind::Create(CreateKind::Folder);
         assert_eq!(
-            event(created, "pkg/sub"),
-            ["pkg/sub"],
-            "a directory moved in"
+            relevant("pkg/.gitignore").as_deref(),
+            Some("pkg/.gitignore")
+        );
+        std::fs::create_dir_all(root.join(".tool_cache")).unwrap();
+        std::fs::write(root.join(".tool_cache/.gitignore"), "*\n").unwrap();
+        assert_eq!(
+            relevant(".tool_cache/.gitignore"),
+            None,
+            "a cache ignoring itself"
+        );
+        let created = EventKind::Create(CreateKind::Folder);
+        assert!(event(created, "pkg/sub").is_empty(), "an empty directory");
+        std::fs::write(root.join("pkg/sub/m.py"), "x = 1\n").unwrap();
+        assert_eq!(event(created, "pkg/sub"), ["pkg/sub"], "a package moved in");
+        std::fs::create_dir_all(root.join(".ruff_cache/0.17")).unwrap();
+        std::fs::write(root.join(".ruff_cache/0.17/123"), "").unwrap();
+        assert!(event(created, ".ruff_cache").is_empty(), "a tool's cache");
+        let removed = EventKind::Remove(notify::event::RemoveKind::Folder);
+        assert_eq!(
+            event(removed, "pkg/gone"),
+            ["pkg/gone"],
+            "a directory moved away"
         );
         assert!(
             relevant("pkg/sub").is_none(),

@@ -11,6 +11,7 @@
 mod filter;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -155,12 +156,19 @@ fn watch_loop(
     let mut state = Passes::default();
     let mut changed: Vec<String> = Vec::new();
     loop {
-        let warm = state.run(options, &changed, screen) == Some(true);
-        // The first warm pass, then one in every `verify_every`.
-        let sampled =
-            warm && options.verify_every > 0 && (state.warm_passes - 1) % options.verify_every == 0;
-        if sampled {
-            verify_in_background(options, Arc::clone(&generation), verified_tx.clone());
+        // The first pass, then one in every `verify_every`, is verified: its
+        // scope is taken first (the pass moves the baseline).
+        let sampled = options.verify_every > 0 && state.number % options.verify_every == 0;
+        let scope = sampled.then(|| pass_scope(options)).flatten();
+        let warm = state.run(options, &changed, screen);
+        if let (Some(warm), Some(scope)) = (warm, scope) {
+            verify_in_background(
+                options,
+                warm,
+                scope,
+                Arc::clone(&generation),
+                verified_tx.clone(),
+            );
         }
         changed = match wait_for_changes(&heard, filter, root, stop, &generation, &verified, screen)
         {
@@ -221,19 +229,17 @@ fn wait_for_changes(
 #[derive(Default)]
 struct Passes {
     number: usize,
-    warm_passes: usize,
     last: Option<BTreeMap<(String, Fingerprint), Violation>>,
 }
 
 impl Passes {
-    /// Runs one pass and shows it; `Some(true)` when a daemon answered a
-    /// gate of it.
+    /// Runs one pass and shows it; returns the gates a daemon answered.
     fn run(
         &mut self,
         options: &WatchOptions,
         changed: &[String],
         screen: &mut dyn Screen,
-    ) -> Option<bool> {
+    ) -> Option<Vec<String>> {
         self.number += 1;
         let report = match run::run(&options.run, &Silent) {
             Ok(report) => report,
@@ -255,11 +261,13 @@ impl Passes {
             new,
         });
         self.last = Some(now);
-        let warm = report.gates.iter().any(|g| g.warm);
-        if warm {
-            self.warm_passes += 1;
-        }
-        Some(warm)
+        let warm: Vec<String> = report
+            .gates
+            .iter()
+            .filter(|g| g.warm)
+            .map(|g| g.id.clone())
+            .collect();
+        (!warm.is_empty()).then_some(warm)
     }
 }
 
@@ -289,17 +297,42 @@ fn difference(a: &Findings, b: &Findings) -> Vec<Finding> {
         .collect()
 }
 
-/// Runs the pass's scope again, warm and cold (`--verify`, recording
-/// nothing), on a thread of its own; a drift is reported unless the tree
-/// changed meanwhile.
+/// The files the next pass checks, as named paths (a run of them checks
+/// the same files: their importers are among them already).
+fn pass_scope(options: &WatchOptions) -> Option<Vec<PathBuf>> {
+    let run = &options.run;
+    let resolved = run::scope_of(&run.cwd, run.config.as_deref(), &run.scope, &run.cancel).ok()?;
+    if resolved.scope.files.is_empty() {
+        return None;
+    }
+    let root = crate::workspace::Workspace::discover(&run.cwd).ok()?.root;
+    let files = resolved.scope.files.iter();
+    Some(
+        files
+            .map(|f| crate::file_name::join(&root, &f.path))
+            .collect(),
+    )
+}
+
+/// Runs the pass's warm gates on its files again, warm and cold
+/// (`--verify`, recording nothing), on a thread of its own; a drift is
+/// reported unless the tree changed meanwhile.
 fn verify_in_background(
     options: &WatchOptions,
+    gates: Vec<String>,
+    files: Vec<PathBuf>,
     generation: Arc<AtomicU64>,
     report: mpsc::Sender<String>,
 ) {
     let run = RunOptions {
         daemons: DaemonUse::Verify,
         no_state: true,
+        gates,
+        scope: crate::scope::ScopeRequest {
+            mode: None,
+            paths: files,
+            parent: None,
+        },
         ..options.run.clone()
     };
     std::thread::spawn(move || {

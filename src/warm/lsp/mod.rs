@@ -19,6 +19,7 @@ use lsp_types::Diagnostic;
 use serde_json::{json, Value};
 
 use super::engine::{Context, Launch, Process};
+use super::program::Program;
 use super::snapshot::Snapshot;
 use super::wire::Reply;
 use crate::config::{LspSpec, PositionEncoding};
@@ -81,9 +82,9 @@ impl Server {
     pub(crate) fn first_pass(
         &mut self,
         ctx: &Context<'_>,
+        program: &Program,
         deadline: Instant,
     ) -> Result<(), String> {
-        let program = ctx.program()?;
         // The server reads the disk as it starts: nothing to tell it yet.
         self.seen = Snapshot::take(&ctx.ws.root, &program.listing, &Snapshot::default());
         self.pull(ctx, &program.checked, deadline).map(|_| ())
@@ -93,11 +94,11 @@ impl Server {
     pub(crate) fn check(
         &mut self,
         ctx: &Context<'_>,
+        program: &Program,
         report: &[String],
         deadline: Instant,
     ) -> Result<Reply, String> {
         let started = Instant::now();
-        let program = ctx.program()?;
         // Stamped before the server is told: a later edit differs next time.
         let now = Snapshot::take(&ctx.ws.root, &program.listing, &self.seen);
         let changes = self.seen.changes_to(&now);

@@ -1,0 +1,1208 @@
+//! Warm type checkers (`qg daemon`, `qg run` answered by a live daemon,
+//! `qg watch`): the lifecycle with the real mypy and pyright on fixtures,
+//! scripted edits after each of which the warm verdict equals the cold one,
+//! the passes of `qg watch --format json`, and fault injection with fake
+//! daemons (a language server in Python, a command daemon in sh). Every
+//! test ends by asserting that nothing it started still runs.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{repo_dir, tools_venv, Project, Run};
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------ processes
+
+/// Live processes (zombies aside) whose working directory or command line
+/// lies under `dir`: what a test started and must have stopped.
+fn processes_under(dir: &Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let needle = dir.to_string_lossy().into_owned();
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.chars().all(|c| c.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
+        if state == Some("Z") || stat.is_empty() {
+            continue;
+        }
+        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let cwd_text = cwd.to_string_lossy();
+        if cwd.starts_with(&dir) || cwd_text.starts_with(&needle) || cmdline.contains(&needle) {
+            found.push(format!("{pid}: {}", cmdline.trim()));
+        }
+    }
+    found
+}
+
+/// Waits (up to 10 s) until nothing runs under `dir`.
+fn assert_nothing_left(dir: &Path) {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_under(dir);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "still running under {}:\n{}",
+            dir.display(),
+            left.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// On drop (a failed test included): stops the project's daemons and kills
+/// whatever still runs under its directory.
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = qg_command(&self.0, &["daemon", "stop"]).output();
+        for line in processes_under(&self.0) {
+            let pid = line.split(':').next().unwrap_or("");
+            let _ = Command::new("kill").args(["-9", pid]).output();
+        }
+    }
+}
+
+/// `qg args…` in `dir` with the real tools' virtualenv.
+fn qg_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("VIRTUAL_ENV", tools_venv())
+        .env("CI", "true")
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+fn qg(dir: &Path, args: &[&str]) -> Run {
+    Run::from(qg_command(dir, args).output().unwrap())
+}
+
+/// Waits up to `patience` for `ready`, checking every 100 ms.
+fn eventually(patience: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let until = Instant::now() + patience;
+    while !ready() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `qg daemon status --format json`, by gate.
+fn status(dir: &Path) -> BTreeMap<String, Value> {
+    let run = qg(dir, &["daemon", "status", "--format", "json"]);
+    run.assert_code(0);
+    run.json()["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["gate"].as_str().unwrap().to_string(), d.clone()))
+        .collect()
+}
+
+fn start(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["daemon", "start", "--format", "json"];
+    args.extend(extra);
+    let run = qg(dir, &args);
+    run.assert_code(0);
+    run.json()
+}
+
+fn daemon_pid(dir: &Path, gate: &str) -> u32 {
+    status(dir)[gate]["status"]["record"]["pid"]
+        .as_u64()
+        .unwrap() as u32
+}
+
+// ------------------------------------------------------------ comparing runs
+
+/// What must be equal between a warm and a cold run: each gate's status
+/// and findings (everything but timing and how it was obtained).
+fn verdicts(run: &Run) -> Vec<(String, String, Vec<Value>)> {
+    let json = run.json();
+    json["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let violations = g["violations"].as_array().cloned().unwrap_or_default();
+            (
+                g["id"].as_str().unwrap().to_string(),
+                g["status"].as_str().unwrap().to_string(),
+                violations,
+            )
+        })
+        .collect()
+}
+
+fn warm_gates(run: &Run) -> Vec<String> {
+    run.json()["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["warm"] == true)
+        .map(|g| g["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A warm `qg run` (must be answered warm by mypy and pyright) and a cold
+/// one on the same tree; their verdicts must be equal. mypy's cache is
+/// cleared before the cold run: it can keep a stale answer for an edit
+/// that leaves a file's size and second unchanged, which a scripted edit
+/// easily does.
+fn assert_warm_equals_cold(dir: &Path, step: &str) -> Run {
+    let warm = qg(dir, &["run", "--format", "json", "--no-state"]);
+    assert!(
+        warm.code == 0 || warm.code == 1,
+        "{step}: warm run:\n{}{}",
+        warm.stdout,
+        warm.stderr
+    );
+    let _ = std::fs::remove_dir_all(dir.join(".mypy_cache"));
+    let cold = qg(
+        dir,
+        &["run", "--format", "json", "--no-state", "--no-daemon"],
+    );
+    assert!(
+        cold.code == 0 || cold.code == 1,
+        "{step}: cold run:\n{}{}",
+        cold.stdout,
+        cold.stderr
+    );
+    let (w, c) = (verdicts(&warm), verdicts(&cold));
+    assert_eq!(
+        w, c,
+        "{step}: the warm verdict differs from the cold one\nwarm: {}\ncold: {}",
+        warm.stdout, cold.stdout
+    );
+    let checkers: Vec<String> = ["mypy", "pyright"]
+        .into_iter()
+        .filter(|id| {
+            w.iter()
+                .any(|(g, status, _)| g == id && status != "skipped")
+        })
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        warm_gates(&warm),
+        checkers,
+        "{step}: type checkers answered warm\n{}",
+        warm.stdout
+    );
+    assert!(
+        warm_gates(&cold).is_empty(),
+        "{step}: --no-daemon answers cold"
+    );
+    warm
+}
+
+fn findings_of(run: &Run, gate: &str) -> Vec<(String, u64, String)> {
+    run.gate(gate)["violations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap_or("").to_string(),
+                v["line"].as_u64().unwrap_or(0),
+                v["code"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------ lifecycle
+
+#[test]
+fn daemons_start_answer_runs_warm_and_stop_leaving_nothing() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let started = start(dir, &[]);
+    assert_eq!(started["ok"], true, "{started}");
+    let daemons = started["daemons"].as_array().unwrap();
+    let gates: Vec<&str> = daemons
+        .iter()
+        .map(|d| d["gate"].as_str().unwrap())
+        .collect();
+    assert_eq!(gates, ["mypy", "pyright"]);
+    for d in daemons {
+        assert_eq!(d["state"], "ready", "{d}");
+        assert!(d["first_pass_ms"].as_u64().unwrap() > 0, "{d}");
+        assert_eq!(d["already_running"], false);
+    }
+    let live = status(dir);
+    for gate in ["mypy", "pyright"] {
+        let d = &live[gate];
+        assert_eq!(d["state"], "ready", "{d}");
+        assert_eq!(d["current"], true, "{d}");
+        assert!(d["status"]["rss_kib"].as_u64().unwrap() > 10_000, "{d}");
+    }
+    // Human status: the summary first, then a line per gate.
+    let human = qg(dir, &["daemon", "status"]);
+    assert!(
+        human
+            .stdout
+            .starts_with("2/2 warm gates with a live daemon\n"),
+        "{}",
+        human.stdout
+    );
+    // A project run answered warm equals the cold one.
+    let warm = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    warm.assert_code(0);
+    assert_eq!(warm_gates(&warm), ["mypy", "pyright"]);
+    common::assert_fits_schema("run-report.json", &warm.json());
+    let cold = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+            "--no-daemon",
+        ],
+    );
+    assert_eq!(verdicts(&warm), verdicts(&cold));
+    let human = qg(dir, &["run", "--scope", "project", "--no-state"]);
+    assert!(
+        human.stdout.contains(", warm\n"),
+        "human output says which were warm:\n{}",
+        human.stdout
+    );
+    // `qg fix` checks with the same daemons.
+    let fixed = qg(dir, &["fix", "--format", "json"]);
+    fixed.assert_code(0);
+    let gates = fixed.json()["report"]["gates"].clone();
+    let warm_in_fix: Vec<&str> = gates
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["warm"] == true)
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(warm_in_fix, ["mypy", "pyright"], "{gates}");
+    // A second start starts nothing.
+    let pids = (daemon_pid(dir, "mypy"), daemon_pid(dir, "pyright"));
+    let again = start(dir, &[]);
+    assert!(
+        again["daemons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["already_running"] == true),
+        "{again}"
+    );
+    assert_eq!((daemon_pid(dir, "mypy"), daemon_pid(dir, "pyright")), pids);
+    let stopped = qg(dir, &["daemon", "stop"]);
+    stopped.assert_code(0);
+    assert_eq!(stopped.stdout, "⏹️ stopped 2 daemons: mypy, pyright\n");
+    assert!(status(dir).values().all(|d| d["state"] == "stopped"));
+    assert_nothing_left(dir);
+    // With no daemon, the run is cold, and says nothing about it.
+    let cold = qg(dir, &["run", "--format", "json", "--no-state"]);
+    assert!(warm_gates(&cold).is_empty());
+    assert!(!cold.stdout.contains("answered cold"), "{}", cold.stdout);
+}
+
+#[test]
+fn two_concurrent_starts_make_one_daemon_per_gate() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let starts: Vec<Child> = (0..2)
+        .map(|_| {
+            qg_command(
+                dir,
+                &["daemon", "start", "--gate", "mypy", "--format", "json"],
+            )
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Value> = starts
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+            serde_json::from_slice(&output.stdout).unwrap()
+        })
+        .collect();
+    let pids: Vec<u64> = outputs
+        .iter()
+        .map(|o| o["daemons"][0]["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        pids[0], pids[1],
+        "both starts report the same daemon: {outputs:?}"
+    );
+    let serving = processes_under(dir)
+        .into_iter()
+        .filter(|p| p.contains("daemon serve"))
+        .count();
+    assert_eq!(serving, 1, "{:?}", processes_under(dir));
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn an_idle_daemon_stops_itself() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    start(dir, &["--gate", "mypy", "--idle-timeout", "2s"]);
+    assert_eq!(status(dir)["mypy"]["status"]["record"]["idle_timeout_s"], 2);
+    eventually(Duration::from_secs(15), "the idle timeout", || {
+        status(dir)["mypy"]["state"] == "stopped"
+    });
+    assert_nothing_left(dir);
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/mypy/daemon.log")).unwrap();
+    assert!(log.contains("stopping: idle for"), "{log}");
+}
+
+/// A virtualenv of wrapper scripts around the real tools: rewriting one is
+/// a new tool for qg (another binary), without touching the shared one.
+fn wrapper_venv(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    for tool in ["ruff", "mypy", "dmypy", "pyright", "pyright-langserver"] {
+        write_wrapper(&venv, tool, "");
+    }
+    venv
+}
+
+fn write_wrapper(venv: &Path, tool: &str, comment: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let real = tools_venv().join("bin").join(tool);
+    let path = venv.join("bin").join(tool);
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\n# {comment}\nexec {} \"$@\"\n", real.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_new_config_or_a_new_tool_restarts_the_daemon() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let outside = tempfile::tempdir().unwrap();
+    let venv = wrapper_venv(outside.path());
+    let with_venv = |args: &[&str]| {
+        let mut cmd = qg_command(dir, args);
+        cmd.env("VIRTUAL_ENV", &venv);
+        Run::from(cmd.output().unwrap())
+    };
+    with_venv(&["daemon", "start", "--gate", "mypy"]).assert_code(0);
+    let group = |s: &BTreeMap<String, Value>| s["mypy"]["status"]["record"]["engine_group"].clone();
+    let statuses = || {
+        let run = with_venv(&["daemon", "status", "--format", "json"]);
+        let list = run.json()["daemons"].as_array().unwrap().clone();
+        list.into_iter()
+            .map(|d| (d["gate"].as_str().unwrap().to_string(), d))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let first = group(&statuses());
+    assert!(first.is_u64());
+    // A run under this virtualenv is answered warm.
+    let run = with_venv(&["run", "--gate", "mypy", "--format", "json", "--no-state"]);
+    assert_eq!(warm_gates(&run), ["mypy"], "{}", run.stdout);
+    // A new config: the daemon starts its tool again under it.
+    let config = format!("{}\n# edited\n", qg::config::EMBEDDED_DEFAULT);
+    project.write(".st3/quality.yaml", &config);
+    eventually(
+        Duration::from_secs(30),
+        "a restart under the new config",
+        || {
+            let now = statuses();
+            group(&now) != first
+                && now["mypy"]["state"] == "ready"
+                && now["mypy"]["current"] == true
+        },
+    );
+    let second = group(&statuses());
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/mypy/daemon.log")).unwrap();
+    assert!(log.contains("changed: qg config"), "{log}");
+    // A new mypy binary: again.
+    write_wrapper(&venv, "mypy", "reinstalled");
+    eventually(
+        Duration::from_secs(30),
+        "a restart for the new tool",
+        || {
+            let now = statuses();
+            group(&now) != second
+                && now["mypy"]["state"] == "ready"
+                && now["mypy"]["current"] == true
+        },
+    );
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/mypy/daemon.log")).unwrap();
+    assert!(log.contains("changed: tool version"), "{log}");
+    let run = with_venv(&["run", "--gate", "mypy", "--format", "json", "--no-state"]);
+    assert_eq!(warm_gates(&run), ["mypy"], "{}", run.stdout);
+    with_venv(&["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+    assert_nothing_left(outside.path());
+}
+
+#[test]
+fn a_daemon_killed_with_sigkill_takes_its_tool_with_it() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    start(dir, &["--gate", "pyright"]);
+    let before = processes_under(dir);
+    assert!(
+        before.iter().any(|p| p.contains("langserver")),
+        "{before:?}"
+    );
+    let pid = daemon_pid(dir, "pyright");
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert_nothing_left(dir);
+    assert_eq!(status(dir)["pyright"]["state"], "stopped");
+    // Its socket is left behind: a run answers cold, quietly.
+    let run = qg(
+        dir,
+        &[
+            "run",
+            "--gate",
+            "pyright",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    run.assert_code(0);
+    assert!(warm_gates(&run).is_empty());
+    assert!(
+        run.gate("pyright").get("warnings").is_none(),
+        "{}",
+        run.stdout
+    );
+    // And the next start makes a new one.
+    start(dir, &["--gate", "pyright"]);
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn daemons_stop_when_the_repository_disappears() {
+    let project = Project::fixture("warm");
+    let dir = project.path().to_path_buf();
+    let _cleanup = Cleanup(dir.clone());
+    start(&dir, &["--gate", "mypy"]);
+    assert!(!processes_under(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_nothing_left(&dir);
+}
+
+// ------------------------------------------------------------ scripted edits
+
+#[test]
+fn after_every_scripted_edit_the_warm_verdict_equals_the_cold_one() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // A green baseline: auto scopes are what changed since, with importers.
+    let first = qg(dir, &["run", "--format", "json"]);
+    first.assert_code(0);
+    start(dir, &[]);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
+    let shapes = read("app/shapes.py");
+    let report = read("app/report.py");
+    let util = read("app/util.py");
+    let mut steps = 0;
+    let mut step = |name: &str, edit: &dyn Fn()| -> Run {
+        edit();
+        steps += 1;
+        assert_warm_equals_cold(dir, name)
+    };
+    let run = step("1 body-only change", &|| {
+        project.write(
+            "app/shapes.py",
+            &shapes.replace("shape.side * shape.side", "shape.side**2"),
+        );
+    });
+    assert_eq!(run.json()["overall_pass"], true, "{}", run.stdout);
+    let run = step("2 a signature change that breaks importers", &|| {
+        project.write(
+            "app/shapes.py",
+            &shapes.replace(
+                "def area(shape: Square) -> float:",
+                "def area(shape: Square) -> str:",
+            ),
+        );
+    });
+    let broken: Vec<String> = findings_of(&run, "mypy").into_iter().map(|f| f.0).collect();
+    assert!(
+        broken.contains(&"app/shapes.py".to_string())
+            && broken.contains(&"app/geometry.py".to_string()),
+        "{broken:?}"
+    );
+    let run = step("3 the fix", &|| {
+        project.write("app/shapes.py", &shapes);
+    });
+    assert_eq!(run.json()["overall_pass"], true, "{}", run.stdout);
+    let run = step("4 a new file with a type error", &|| {
+        project.write("app/extra.py", "\"\"\"Extra.\"\"\"\n\nfrom app.util import double\n\n\ndef half(x: int) -> int:\n    \"\"\"Half of x.\"\"\"\n    return double(x) / 4\n");
+    });
+    assert_eq!(findings_of(&run, "mypy").len(), 1, "{}", run.stdout);
+    step("5 the new file fixed", &|| {
+        project.write("app/extra.py", "\"\"\"Extra.\"\"\"\n\nfrom app.util import double\n\n\ndef half(x: int) -> int:\n    \"\"\"Half of x.\"\"\"\n    return double(x) // 4\n");
+    });
+    step("6 the new file deleted", &|| {
+        std::fs::remove_file(dir.join("app/extra.py")).unwrap()
+    });
+    let run = step("7 a module deleted that others import", &|| {
+        std::fs::remove_file(dir.join("app/geometry.py")).unwrap()
+    });
+    assert!(
+        findings_of(&run, "pyright")
+            .iter()
+            .any(|f| f.0 == "app/report.py"),
+        "{}",
+        run.stdout
+    );
+    step("8 the module back", &|| {
+        project.write("app/geometry.py", &read_fixture("app/geometry.py"));
+    });
+    let run = step("9 a rename", &|| {
+        std::fs::rename(dir.join("app/util.py"), dir.join("app/helpers.py")).unwrap()
+    });
+    assert_eq!(run.json()["overall_pass"], true, "{}", run.stdout);
+    let run = step(
+        "10 a stub beside the renamed module, narrower than it",
+        &|| {
+            project.write("app/helpers.pyi", "def double(x: int) -> str: ...\n");
+            project.write("app/use_helpers.py", "\"\"\"Uses the stub.\"\"\"\n\nfrom app.helpers import double\n\nVALUE: int = double(2)\n");
+        },
+    );
+    assert!(
+        findings_of(&run, "mypy")
+            .iter()
+            .any(|f| f.0 == "app/use_helpers.py"),
+        "{}",
+        run.stdout
+    );
+    step("11 the stub removed", &|| {
+        std::fs::remove_file(dir.join("app/helpers.pyi")).unwrap()
+    });
+    step("12 the rename undone", &|| {
+        std::fs::remove_file(dir.join("app/use_helpers.py")).unwrap();
+        std::fs::rename(dir.join("app/helpers.py"), dir.join("app/util.py")).unwrap();
+    });
+    let run = step("13 a wrong call in an importer", &|| {
+        project.write(
+            "app/report.py",
+            &report.replace("total(shapes):.1f", "total(len(shapes)):.1f"),
+        );
+    });
+    assert!(
+        findings_of(&run, "pyright")
+            .iter()
+            .any(|f| f.0 == "app/report.py"),
+        "{}",
+        run.stdout
+    );
+    step("14 reverted with git", &|| {
+        common::git(dir, &["checkout", "--", "app/report.py"]);
+    });
+    let run = step("15 a syntax error", &|| {
+        project.write("app/util.py", &util.replace("return 2 * x", "return 2 *"));
+    });
+    assert_eq!(run.json()["overall_pass"], false);
+    step("16 the syntax error fixed", &|| {
+        project.write("app/util.py", &util);
+    });
+    step("17 two files at once, same size as before", &|| {
+        project.write(
+            "app/shapes.py",
+            &shapes.replace("side: float", "side: int  "),
+        );
+        project.write("app/util.py", &util.replace("2 * x", "x * 2"));
+    });
+    step("18 both reverted", &|| {
+        project.write("app/shapes.py", &shapes);
+        project.write("app/util.py", &util);
+    });
+    step("19 a package re-export removed", &|| {
+        project.write("app/__init__.py", "\"\"\"A small package.\"\"\"\n");
+        project.write(
+            "app/top.py",
+            "\"\"\"Uses the re-export.\"\"\"\n\nfrom app import total\n\nTOTAL = total([])\n",
+        );
+    });
+    step("20 the re-export back", &|| {
+        project.write("app/__init__.py", &read_fixture("app/__init__.py"));
+        std::fs::remove_file(dir.join("app/top.py")).unwrap();
+    });
+    step("21 stashed", &|| {
+        project.write("app/shapes.py", &shapes.replace("-> float:", "-> int:"));
+        common::git(dir, &["stash", "-q"]);
+    });
+    step("22 popped", &|| {
+        common::git(dir, &["stash", "pop", "-q"]);
+    });
+    step("23 on another branch", &|| {
+        common::git(dir, &["checkout", "-q", "-b", "other"]);
+        common::git(
+            dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-am",
+                "int area",
+            ],
+        );
+    });
+    step("24 back on main", &|| {
+        common::git(dir, &["checkout", "-q", "-"]);
+    });
+    assert!(steps >= 20);
+    // An edit made while a warm pass runs is seen by the next one.
+    let pass = qg_command(dir, &["run", "--format", "json", "--no-state"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    project.write(
+        "app/util.py",
+        &util.replace("return 2 * x", "return str(x)"),
+    );
+    let _ = pass.wait_with_output().unwrap();
+    let run = assert_warm_equals_cold(dir, "25 an edit during a pass");
+    assert!(
+        findings_of(&run, "mypy")
+            .iter()
+            .any(|f| f.0 == "app/util.py"),
+        "{}",
+        run.stdout
+    );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+fn read_fixture(file: &str) -> String {
+    std::fs::read_to_string(repo_dir().join("fixtures/warm").join(file)).unwrap()
+}
+
+// ------------------------------------------------------------ qg watch
+
+/// A `qg watch --format json` and its passes, line by line.
+struct Watch {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watch {
+    fn start(dir: &Path, args: &[&str]) -> Watch {
+        let mut all = vec!["watch", "--format", "json", "--debounce", "50ms"];
+        all.extend(args);
+        let mut child = qg_command(dir, &all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Watch { child, lines }
+    }
+
+    /// The next pass's report, waiting up to a minute.
+    fn pass(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a pass within a minute");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON report ({e}): {line}"))
+    }
+
+    /// Whether a pass came within `wait`.
+    fn quiet_for(&self, wait: Duration) -> bool {
+        self.lines.recv_timeout(wait).is_err()
+    }
+}
+
+fn gate_of<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == id)
+        .unwrap()
+}
+
+#[test]
+fn watch_prints_a_report_per_pass_and_stops_cleanly_on_ctrl_c() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let mut watch = Watch::start(dir, &[]);
+    let first = watch.pass();
+    assert_eq!(first["overall_pass"], true, "{first}");
+    common::assert_fits_schema("run-report.json", &first);
+    // Its own writes (state, logs, mypy's cache) make no pass.
+    assert!(
+        watch.quiet_for(Duration::from_secs(2)),
+        "a pass with no edit"
+    );
+    project.write(
+        "app/shapes.py",
+        &read_fixture("app/shapes.py").replace("-> float:", "-> str:"),
+    );
+    let broken = watch.pass();
+    assert_eq!(broken["overall_pass"], false, "{broken}");
+    for id in ["mypy", "pyright"] {
+        assert_eq!(gate_of(&broken, id)["warm"], true, "{broken}");
+        let files: Vec<&str> = gate_of(&broken, id)["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["file"].as_str().unwrap())
+            .collect();
+        assert!(files.contains(&"app/geometry.py"), "{id}: {files:?}");
+    }
+    // A git-ignored file, or one outside the project's globs, makes none.
+    project.write(".gitignore", "build/\n");
+    let _ = watch.pass();
+    project.write("build/generated.py", "x: int = 'not checked'\n");
+    project.write("notes.txt", "nothing to check\n");
+    assert!(
+        watch.quiet_for(Duration::from_secs(2)),
+        "a pass for an ignored file"
+    );
+    project.write("app/shapes.py", &read_fixture("app/shapes.py"));
+    let fixed = watch.pass();
+    assert_eq!(fixed["overall_pass"], true, "{fixed}");
+    assert!(
+        fixed["since_last_run"]["fixed"].as_u64().unwrap() > 0,
+        "{fixed}"
+    );
+    Command::new("kill")
+        .args(["-INT", &watch.child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = watch.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn a_watch_killed_with_sigkill_leaves_no_daemon_behind() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let mut watch = Watch::start(dir, &["--verify-every", "0"]);
+    let first = watch.pass();
+    assert_eq!(gate_of(&first, "pyright")["warm"], true, "{first}");
+    watch.child.kill().unwrap();
+    let _ = watch.child.wait();
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn a_watch_leaves_daemons_it_did_not_start_running() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    start(dir, &["--gate", "mypy"]);
+    let pid = daemon_pid(dir, "mypy");
+    let mut watch = Watch::start(dir, &["--gate", "mypy", "--verify-every", "0"]);
+    assert_eq!(gate_of(&watch.pass(), "mypy")["warm"], true);
+    Command::new("kill")
+        .args(["-TERM", &watch.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(watch.child.wait().unwrap().success());
+    assert_eq!(
+        daemon_pid(dir, "mypy"),
+        pid,
+        "the daemon started before the watch lives on"
+    );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+// ------------------------------------------------------------ fake daemons
+
+/// A project whose one gate `fake` is kept warm by `daemon_yaml`, its cold
+/// run printing `truth.jsonl`.
+fn fake_project(daemon_yaml: &str) -> Project {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.write(
+        "cold.sh",
+        "cat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write(
+        "truth.jsonl",
+        "{\"file\": \"a.py\", \"line\": 1, \"code\": \"T1\", \"message\": \"the truth\"}\n",
+    );
+    let config = format!(
+        r#"version: "1"
+active_gates: [fake]
+project_scope: {{include_globs: ["**/*.py"]}}
+gates:
+  fake:
+    execution: {{command: ["sh", "cold.sh"], timeout_seconds: 3, batchable: false}}
+    parsing:
+      strategy: json_violations
+      json_lines: true
+      violations_path: "/"
+      field_map: {{file: file, line: line, column: column, code: code, message: message, severity: severity}}
+    capabilities: {{file_types: [".py"]}}
+{daemon_yaml}"#
+    );
+    project.write(".st3/quality.yaml", &config);
+    project.write(".gitignore", "control/\n");
+    project.git_init();
+    project
+}
+
+fn fake_run(dir: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+    ];
+    args.extend(extra);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(&args).current_dir(dir).env("CI", "true");
+    Run::from(cmd.output().unwrap())
+}
+
+fn fake_start(dir: &Path) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(["daemon", "start"]).current_dir(dir);
+    Run::from(cmd.output().unwrap()).assert_code(0);
+}
+
+const COMMAND_DAEMON: &str = r#"    daemon:
+      protocol: command
+      command: ["sh", "-c", "touch '{daemon_dir}/ready'; exec sleep 600"]
+      ready_file: "{daemon_dir}/ready"
+      check: ["sh", "warm.sh"]
+"#;
+
+#[test]
+fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
+    let project = fake_project(COMMAND_DAEMON);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    let warm = fake_run(dir, &[]);
+    warm.assert_code(1);
+    assert_eq!(warm.gate("fake")["warm"], true, "{}", warm.stdout);
+    assert_eq!(
+        findings_of(&warm, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
+    );
+    for (fault, script, expected) in [
+        (
+            "crash",
+            "echo 'Traceback: the daemon crashed' >&2\nexit 2\n",
+            "exited with code 2",
+        ),
+        (
+            "garbage",
+            "echo 'this is not JSON'\nexit 1\n",
+            "exit code 1 signals violations, but none could be parsed",
+        ),
+        (
+            "a pass with no findings from a violations exit code",
+            "exit 1\n",
+            "none could be parsed",
+        ),
+        ("hang", "sleep 30\n", "ran past the gate's timeout"),
+    ] {
+        project.write("warm.sh", script);
+        let run = fake_run(dir, &[]);
+        // Never a pass: the cold answer, the truth, with a warning.
+        run.assert_code(1);
+        let gate = run.gate("fake");
+        assert_eq!(gate["warm"], false, "{fault}: {gate}");
+        assert_eq!(
+            findings_of(&run, "fake"),
+            [("a.py".to_string(), 1, "T1".to_string())],
+            "{fault}"
+        );
+        let warnings = gate["warnings"].to_string();
+        assert!(
+            warnings.contains("answered cold") && warnings.contains(expected),
+            "{fault}: {warnings}"
+        );
+    }
+    Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["daemon", "stop"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn verify_turns_a_drifting_warm_answer_into_an_error_showing_both_sides() {
+    let project = fake_project(COMMAND_DAEMON);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n");
+    fake_start(dir);
+    // Without --verify the daemon is believed: that is why --verify exists.
+    let believed = fake_run(dir, &[]);
+    assert_eq!(
+        findings_of(&believed, "fake"),
+        [("a.py".to_string(), 2, "W9".to_string())]
+    );
+    let verified = fake_run(dir, &["--verify"]);
+    verified.assert_code(2);
+    let gate = verified.gate("fake");
+    assert_eq!(gate["status"], "error");
+    assert_eq!(gate["error"]["kind"], "warm_drift");
+    let message = gate["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("only warm: a.py:2:0 W9 a stale finding"),
+        "{message}"
+    );
+    assert!(
+        message.contains("only cold: a.py:1:0 T1 the truth"),
+        "{message}"
+    );
+    assert_eq!(
+        findings_of(&verified, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())],
+        "the cold side stands"
+    );
+    let summary = verified.json()["summary_line"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        summary.contains("its warm answer differs from a cold run"),
+        "{summary}"
+    );
+    // The daemon was told to start its tool again.
+    eventually(Duration::from_secs(10), "the restart", || {
+        std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log"))
+            .unwrap_or_default()
+            .contains("the warm answer differs")
+    });
+    // A daemon that agrees passes --verify.
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    eventually(Duration::from_secs(10), "the daemon ready again", || {
+        fake_run(dir, &["--verify"]).code == 1
+    });
+    Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["daemon", "stop"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_nothing_left(dir);
+}
+
+#[test]
+fn the_generic_lsp_client_speaks_the_protocol_with_a_fake_server() {
+    let control = tempfile::tempdir().unwrap();
+    let server = control.path().join("fake_lsp.py");
+    std::fs::copy(repo_dir().join("tests/warm/fake_lsp.py"), &server).unwrap();
+    let diagnostic = |line: u64, severity: u64, code: Value, message: &str| {
+        json!({"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 9}},
+               "severity": severity, "code": code, "message": message})
+    };
+    let answers = json!({"mode": "normal", "diagnostics": {"a.py": [
+        diagnostic(0, 1, json!("E1"), "an error"),
+        diagnostic(1, 2, json!(7), "a warning with a numbered code"),
+        diagnostic(2, 3, json!("I1"), "information"),
+        diagnostic(3, 4, json!("unused"), "a hint, greyed out in an editor: no finding"),
+    ]}});
+    std::fs::write(control.path().join("answers.json"), answers.to_string()).unwrap();
+    let daemon = format!(
+        r#"    daemon:
+      protocol: lsp
+      command: ["python3", "{}", "{}"]
+      settings: {{fake: {{analysis: {{strict: true, level: 3}}}}}}
+"#,
+        server.display(),
+        control.path().display()
+    );
+    let project = fake_project(&daemon);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // The cold run prints what the server's diagnostics are, in its own shape.
+    project.write(
+        "truth.jsonl",
+        concat!(
+            "{\"file\": \"a.py\", \"line\": 1, \"column\": 5, \"code\": \"E1\", \"message\": \"an error\", \"severity\": \"error\"}\n",
+            "{\"file\": \"a.py\", \"line\": 2, \"column\": 5, \"code\": \"7\", \"message\": \"a warning with a numbered code\", \"severity\": \"warning\"}\n",
+            "{\"file\": \"a.py\", \"line\": 3, \"column\": 5, \"code\": \"I1\", \"message\": \"information\", \"severity\": \"info\"}\n",
+        ),
+    );
+    fake_start(dir);
+    let warm = fake_run(dir, &[]);
+    assert_eq!(warm.gate("fake")["warm"], true, "{}", warm.stdout);
+    let cold = fake_run(dir, &["--no-daemon"]);
+    let shape = |run: &Run| {
+        run.gate("fake")["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["line"].clone(),
+                    v["column"].clone(),
+                    v["end_column"].clone(),
+                    v["code"].clone(),
+                    v["message"].clone(),
+                    v["severity"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let warm_shape = shape(&warm);
+    assert_eq!(
+        warm_shape.len(),
+        3,
+        "the hint is no finding: {warm_shape:?}"
+    );
+    assert_eq!(warm_shape[0].2, 10, "end column, 1-based");
+    let strip = |v: Vec<(Value, Value, Value, Value, Value, Value)>| {
+        v.into_iter()
+            .map(|(l, c, _, code, m, s)| (l, c, code, m, s))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(warm_shape), strip(shape(&cold)));
+    // An edit is announced, a new file opened for its pull.
+    project.write("a.py", "x = 2\n");
+    project.write("b.py", "y = 1\n");
+    assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
+    let log: Vec<Value> = std::fs::read_to_string(control.path().join("log.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let config_answer = log
+        .iter()
+        .find(|m| m["id"] == "config-1")
+        .expect("the configuration was answered");
+    assert_eq!(
+        config_answer["result"],
+        json!([{"strict": true, "level": 3}, null])
+    );
+    let init = log.iter().find(|m| m["method"] == "initialize").unwrap();
+    assert_eq!(
+        init["params"]["capabilities"]["workspace"]["configuration"],
+        true
+    );
+    let changes: Vec<&Value> = log
+        .iter()
+        .filter(|m| m["method"] == "workspace/didChangeWatchedFiles")
+        .collect();
+    let events = changes.last().unwrap()["params"]["changes"]
+        .as_array()
+        .unwrap();
+    let kinds: Vec<(bool, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["uri"].as_str().unwrap().ends_with("/b.py"),
+                e["type"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&(true, 1)) && kinds.contains(&(false, 2)),
+        "{events:?}"
+    );
+    assert!(log.iter().any(|m| m["method"] == "textDocument/didOpen"
+        && m["params"]["textDocument"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("/b.py")));
+    // A server that crashes, or answers garbage, mid-check: answered cold.
+    for mode in ["garbage", "crash"] {
+        let stop = Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(["daemon", "stop"])
+            .current_dir(dir)
+            .output();
+        assert!(stop.unwrap().status.success());
+        std::fs::write(control.path().join("answers.json"), answers.to_string()).unwrap();
+        fake_start(dir);
+        let mut faulty = answers.clone();
+        faulty["mode"] = json!(mode);
+        std::fs::write(control.path().join("answers.json"), faulty.to_string()).unwrap();
+        let run = fake_run(dir, &[]);
+        let gate = run.gate("fake");
+        assert_eq!(gate["warm"], false, "{mode}: {gate}");
+        assert!(
+            gate["warnings"].to_string().contains("answered cold"),
+            "{mode}: {gate}"
+        );
+        assert_eq!(
+            gate["violations"].as_array().unwrap().len(),
+            3,
+            "{mode}: the cold truth"
+        );
+    }
+    Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["daemon", "stop"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_nothing_left(dir);
+    assert_nothing_left(control.path());
+    let log = std::fs::read_to_string(control.path().join("log.jsonl")).unwrap();
+    assert!(log.contains("\"method\": \"shutdown\""), "a polite stop");
+}
