@@ -753,6 +753,218 @@ def mcp_server(runs, tmp: Path):
     return rows
 
 
+
+class Daemons:
+    """`qg daemon start` in a project; stopped by `stop()` (always called)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        started = time.perf_counter()
+        out = subprocess.run(
+            [QG, "daemon", "start", "--format", "json"], cwd=root, env=ENV, capture_output=True, check=True
+        )
+        self.start_s = time.perf_counter() - started
+        self.started = json.loads(out.stdout)
+        assert self.started["ok"], self.started
+
+    def status(self):
+        out = sh([QG, "daemon", "status", "--format", "json"], self.root, capture=True)
+        return {d["gate"]: d for d in json.loads(out)["daemons"]}
+
+    def memory_mib(self):
+        return {gate: d["status"]["rss_kib"] / 1024 for gate, d in self.status().items() if d.get("status")}
+
+    def first_pass_ms(self):
+        return {d["gate"]: d["first_pass_ms"] for d in self.started["daemons"]}
+
+    def stop(self):
+        sh([QG, "daemon", "stop"], self.root, check=False)
+
+
+def report_json(root: Path, *extra):
+    out = subprocess.run(
+        [QG, "run", "--format", "json", "--no-state", *extra], cwd=root, env=ENV, capture_output=True, check=False
+    )
+    return json.loads(out.stdout)
+
+
+def findings_by_gate(report):
+    def key(v):
+        return (v.get("file"), v.get("line"), v.get("column"), v.get("code"), v.get("message"), v.get("severity"))
+
+    return {g["id"]: sorted(key(v) for v in g.get("violations", [])) for g in report["gates"]}
+
+
+def compare_findings(warm, cold):
+    """Per gate: identical, or what only one side reported."""
+    w, c = findings_by_gate(warm), findings_by_gate(cold)
+    same = [g for g in w if w[g] == c.get(g)]
+    differ = {g: (len(set(w[g]) - set(c.get(g, []))), len(set(c.get(g, [])) - set(w[g]))) for g in w if w[g] != c.get(g)}
+    return same, differ
+
+
+def edit_loop(module: Path, old: str, new: str):
+    """A fresh edit each call: `old` replaced by `new` plus a counter, so
+    every measured run follows a change the checkers have not seen."""
+    original = module.read_text()
+    assert old in original, (module, old)
+    edits = iter(range(10_000))
+
+    def edit():
+        module.write_text(original.replace(old, f"{new}  # edit {next(edits)}", 1))
+
+    def restore():
+        module.write_text(original)
+
+    return edit, restore
+
+
+def warm_figures(root: Path, label: str, edits, runs: int):
+    """Warm against cold `qg run` after each kind of edit in `edits`
+    (name, module, old, new), in the same run; findings compared."""
+    rows = []
+    daemons = Daemons(root)
+    try:
+        mem = daemons.memory_mib()
+        first = daemons.first_pass_ms()
+        rows.append(
+            (
+                f"{label}: `qg daemon start` to ready (every warm gate's first full pass), and the daemons' memory",
+                f"{sec(daemons.start_s)}; first pass "
+                + ", ".join(f"{g} {first[g] / 1000:.1f} s" for g in sorted(first))
+                + "; resident "
+                + ", ".join(f"{g} {mem[g]:.0f} MiB" for g in sorted(mem)),
+                f"{sec(daemons.start_s)}",
+                "(report)",
+                True,
+            )
+        )
+        for name, module, old, new, goal_s, goal_ratio in edits:
+            edit, restore = edit_loop(root / module, old, new)
+
+            def warm():
+                edit()
+                report = report_json(root)
+                assert all(g["warm"] for g in report["gates"] if g["id"] in ("mypy", "pyright")), report["summary_line"]
+
+            def cold():
+                edit()
+                report_json(root, "--no-daemon")
+
+            m = medians({"warm": warm, "cold": cold}, runs, warmup=1)
+            edit()
+            warm_report = report_json(root)
+            cold_report = report_json(root, "--no-daemon")
+            verified = subprocess.run(
+                [QG, "run", "--no-state", "--verify", "--format", "json"], cwd=root, env=ENV, capture_output=True
+            )
+            drift = [g["id"] for g in json.loads(verified.stdout)["gates"] if (g.get("error") or {}).get("kind") == "warm_drift"]
+            same, differ = compare_findings(warm_report, cold_report)
+            restore()
+            ratio = m["warm"] / m["cold"]
+            counts = ", ".join(f"{g} {len(v)}" for g, v in findings_by_gate(warm_report).items())
+            found = f"findings identical for {', '.join(same)}" + (
+                "; " + "; ".join(f"{g}: {a} only warm, {b} only cold" for g, (a, b) in differ.items()) if differ else ""
+            )
+            met = (goal_s is None or m["warm"] <= goal_s) and ratio <= goal_ratio and not drift
+            goal = (f"<= {goal_s:.1f} s and " if goal_s else "") + f"<= {goal_ratio:g}x cold; identical findings"
+            rows.append(
+                (
+                    f"{label}, warm daemons: `qg run` (auto) after {name}",
+                    f"warm {sec(m['warm'])}, cold {sec(m['cold'])}; findings ({counts}); "
+                    f"{found}; `--verify`: {'drift in ' + ', '.join(drift) if drift else 'no drift'}",
+                    f"{ratio:.2f}x",
+                    goal,
+                    met,
+                )
+            )
+    finally:
+        daemons.stop()
+    return rows
+
+
+def watch_latency(root: Path, label: str, module: str, old: str, new: str, runs: int):
+    """From a save to the redrawn verdict of `qg watch --format json`
+    (daemons running): the time until the pass reporting the edit."""
+    daemons = Daemons(root)
+    watch = subprocess.Popen(
+        [QG, "watch", "--format", "json", "--verify-every", "0"],
+        cwd=root,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        json.loads(watch.stdout.readline())  # the first pass
+        edit, restore = edit_loop(root / module, old, new)
+        samples = []
+        for _ in range(runs + 1):
+            time.sleep(0.5)
+            started = time.perf_counter()
+            edit()
+            report = json.loads(watch.stdout.readline())
+            samples.append(time.perf_counter() - started)
+            assert any(g["warm"] for g in report["gates"]), report["summary_line"]
+        restore()
+        latency = statistics.median(samples[1:])
+        return [
+            (
+                f"{label}: `qg watch`, from a save ({module}) to the redrawn verdict",
+                f"median {sec(latency)} over {runs} saves (debounce 100 ms)",
+                sec(latency),
+                "<= 1.5 s",
+                latency <= 1.5,
+            )
+        ]
+    finally:
+        watch.terminate()
+        watch.wait()
+        daemons.stop()
+
+
+def warm_rich(runs, tmp: Path):
+    """Issue 24: rich with warm daemons after a return-type change with one
+    importer (`filesize.decimal`) and one imported everywhere (`cells.cell_len`)."""
+    root = sdist(RICH, tmp / "rich-warm")
+    sh([QG, "baseline", "write", "--no-progress"], root, check=False)  # rich's own findings, known
+    git_commit_all(root, "baseline")
+    sh([QG, "run"], root, check=False)  # green against the baseline: auto baseline = HEAD
+    decimal = ("rich/filesize.py", "    separator: Optional[str] = \" \",\n) -> str:", "    separator: Optional[str] = \" \",\n) -> int:")
+    cell_len = ("rich/cells.py", "def cell_len(text: str, unicode_version: str = \"auto\") -> int:", "def cell_len(text: str, unicode_version: str = \"auto\") -> str:")
+    rows = warm_figures(
+        root,
+        "rich",
+        [
+            ("a return-type change with one importer (filesize.decimal)", *decimal, 1.0, 0.1),
+            ("a return-type change imported everywhere (cells.cell_len)", *cell_len, None, 1.0),
+        ],
+        runs,
+    )
+    rows += watch_latency(root, "rich", decimal[0], decimal[1], decimal[2], runs)
+    return rows
+
+
+def warm_package(runs, tmp: Path):
+    """Issue 24: the same figures on the generated 300-module package."""
+    root = tmp / "warm-package"
+    generate_package(root, 300)
+    git_commit_all(root)
+    sh([QG, "run"], root)  # green: auto baseline = HEAD
+    leaf = ("pkg/mod150.py", "def value_150(x: int) -> int:", "def value_150(x: int) -> str:")
+    hub = ("pkg/hub.py", "def hub(x: int) -> int:", "def hub(x: int) -> str:")
+    rows = warm_figures(
+        root,
+        "300-module package",
+        [
+            ("a return-type change to a leaf module", *leaf, None, 1.0),
+            (f"a return-type change to a module {HUB_IMPORTERS} import", *hub, None, 1.0),
+        ],
+        runs,
+    )
+    rows += watch_latency(root, "300-module package", *hub, runs)
+    return rows
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -820,6 +1032,8 @@ FIGURES = {
     "baseline": baseline_matching,
     "mcp": mcp_server,
     "scale": scale_figures,
+    "warm-rich": warm_rich,
+    "warm-package": warm_package,
 }
 
 

@@ -1206,3 +1206,50 @@ fn the_generic_lsp_client_speaks_the_protocol_with_a_fake_server() {
     let log = std::fs::read_to_string(control.path().join("log.jsonl")).unwrap();
     assert!(log.contains("\"method\": \"shutdown\""), "a polite stop");
 }
+
+#[test]
+fn ty_answered_warm_words_and_places_findings_as_its_command_line_does() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // After an emoji (two UTF-16 units, one character): ty's command line
+    // counts characters; its server's message adds notes after a blank line.
+    project.write(
+        "app/emoji.py",
+        "\"\"\"Emoji.\"\"\"\n\nPAIR = (\"\u{1F600}\", 1 + \"a\")\n\n\ndef size(x: object) -> int:\n    \"\"\"Its length.\"\"\"\n    return len(x)\n",
+    );
+    start(dir, &["--gate", "ty"]);
+    let args = [
+        "run",
+        "--gate",
+        "ty",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+    ];
+    let warm = qg(dir, &args);
+    assert_eq!(warm_gates(&warm), ["ty"], "{}", warm.stdout);
+    let mut cold_args = args.to_vec();
+    cold_args.push("--no-daemon");
+    let cold = qg(dir, &cold_args);
+    assert_eq!(verdicts(&warm), verdicts(&cold));
+    let found = findings_of(&warm, "ty");
+    assert_eq!(found.len(), 2, "{}", warm.stdout);
+    let operator = &warm.gate("ty")["violations"][0];
+    assert_eq!(
+        (operator["line"].as_u64(), operator["column"].as_u64()),
+        (Some(3), Some(14))
+    );
+    let sized = warm.gate("ty")["violations"][1]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sized.starts_with("invalid-argument-type: ") && !sized.contains('\n'),
+        "{sized}"
+    );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}

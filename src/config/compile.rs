@@ -413,7 +413,7 @@ impl Compiler<'_> {
         let protocol = match raw.protocol {
             schema::DaemonProtocol::Lsp => {
                 if let Some(message) = &raw.message {
-                    check_template(message, &["{code}", "{message}"])
+                    check_template(message, &["{code}", "{message}", "{summary}"])
                         .map_err(|m| self.error(&key("message"), m))?;
                 }
                 if let Some(settings) = raw.settings.as_ref().filter(|s| !s.is_object()) {

@@ -163,7 +163,8 @@ pub(crate) struct RawDaemon {
     #[serde(default)]
     pub(crate) initialization_options: Option<serde_json::Value>,
     /// `lsp`: how the cold run words a finding, from the diagnostic's
-    /// `{code}` and `{message}` (default: the message as is).
+    /// `{code}`, `{message}` and `{summary}` (the message's first
+    /// paragraph); default: the message as is.
     #[serde(default)]
     pub(crate) message: Option<String>,
     /// `lsp`: the position encoding the cold run's columns count in.
@@ -213,14 +214,16 @@ pub(crate) enum DaemonProtocol {
 
 /// How an LSP server counts columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub(crate) enum PositionEncoding {
     /// Code units of UTF-16 (the protocol's default).
     #[default]
+    #[serde(rename = "utf-16")]
     Utf16,
     /// Unicode scalar values.
+    #[serde(rename = "utf-32")]
     Utf32,
     /// Bytes of UTF-8.
+    #[serde(rename = "utf-8")]
     Utf8,
 }
 

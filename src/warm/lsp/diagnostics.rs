@@ -34,6 +34,7 @@ pub(crate) fn to_violation(
     let message = match &spec.message {
         Some(template) => template
             .replace("{code}", code.as_deref().unwrap_or(""))
+            .replace("{summary}", summary(&diagnostic.message))
             .replace("{message}", &diagnostic.message),
         None => diagnostic.message.clone(),
     };
@@ -63,6 +64,12 @@ pub(crate) fn to_violation(
         cell: None,
         tracking: Default::default(),
     })
+}
+
+/// A message's first paragraph: what a command line shows of a message a
+/// language server follows with notes after a blank line.
+fn summary(message: &str) -> &str {
+    message.split("\n\n").next().unwrap_or(message)
 }
 
 /// The column of `position` counted in `wanted` units instead of the
@@ -168,6 +175,23 @@ mod tests {
             "reportReturnType: Type \"int\" is not assignable"
         );
         assert_eq!(v.severity, Severity::Warning);
+        let noted = Diagnostic {
+            message: "Argument is incorrect\n\ninfo: a note\ninfo: another".into(),
+            ..d
+        };
+        let summarized = LspSpec {
+            message: Some("{code}: {summary}".into()),
+            ..spec
+        };
+        let v = to_violation(
+            "a.py",
+            &noted,
+            &summarized,
+            PositionEncoding::Utf16,
+            &mut || None,
+        )
+        .unwrap();
+        assert_eq!(v.message, "reportReturnType: Argument is incorrect");
     }
 
     #[test]
