@@ -217,8 +217,8 @@ def overhead(runs, tmp: Path):
             "framework overhead: 4 gates of `true`",
             f"qg {ms(m['qg'])}, `true` x4 {ms(m['true x4'])}",
             f"{added:+.1f} ms added (prek {(m['prek'] - m['true x4']) * 1000:+.1f} ms, pre-commit {(m['pre-commit'] - m['true x4']) * 1000:+.1f} ms)",
-            "< 10 ms added",
-            added < 10,
+            "< 5 ms added",
+            added < 5,
         ),
     ]
 

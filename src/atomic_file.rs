@@ -10,6 +10,17 @@ use std::path::Path;
 /// keeps its permissions; a new one is `rw-r--r--` like any file a user
 /// creates (some are committed), not the temp file's private `rw-------`.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, true)
+}
+
+/// [`write`] for a cache — what a crash may lose, as its readers take an
+/// unreadable file for none: still never torn for a reader, but not synced
+/// to disk (two fsyncs were a fifth of a no-op run's own time).
+pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -24,10 +35,14 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .permissions(permissions)
         .tempfile_in(dir)?;
     temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
+    if durable {
+        temp.as_file().sync_all()?;
+    }
     temp.persist(path).map_err(|e| e.error)?;
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
+    if durable {
+        if let Ok(dir) = File::open(dir) {
+            let _ = dir.sync_all();
+        }
     }
     Ok(())
 }

@@ -98,7 +98,7 @@ fn parse(text: &str) -> Result<Baseline, QgError> {
     }
     let lines: Vec<(usize, &str)> = lines.collect();
     // A large baseline (100,000 entries) is parsed on every core.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::process::cores();
     let chunk = lines.len().div_ceil(threads).max(1);
     let parsed: Vec<Result<Vec<Entry>, QgError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = lines

@@ -155,7 +155,7 @@ fn occurrences(violations: &[Violation]) -> Vec<usize> {
 
 /// Runs `work` on contiguous parts of `items`, one per core.
 fn in_parallel<T: Send>(items: &mut [T], work: impl Fn(&mut [T]) + Sync) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::process::cores();
     if items.len() < 1000 || threads == 1 {
         work(items);
         return;

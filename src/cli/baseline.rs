@@ -54,7 +54,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         config: args.config.clone(),
         scope: scope.request(),
         gates: args.gates.clone(),
-        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        jobs: crate::process::cores(),
         no_state: true,
         baseline,
         shard: None,

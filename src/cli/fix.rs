@@ -44,7 +44,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             config: args.scope.config.clone(),
             scope: args.scope.request(),
             gates: args.gates.clone(),
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            jobs: crate::process::cores(),
             no_state: false,
             baseline: BaselineUse::Ratchet,
             shard: None,

@@ -37,7 +37,7 @@ pub(super) fn command(args: McpArgs) -> Result<i32, QgError> {
     let jobs = args
         .jobs
         .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        .unwrap_or_else(crate::process::cores);
     // No Ctrl-C handler of qg's own: the client ends the server by closing
     // stdin, and each call's tools are killed when it is cancelled.
     mcp::serve(Project {

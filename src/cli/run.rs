@@ -59,7 +59,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
     let jobs = args
         .jobs
         .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        .unwrap_or_else(crate::process::cores);
     let options = RunOptions {
         cwd: current_dir()?,
         config: args.scope.config.clone(),

@@ -82,7 +82,7 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
             jobs: args
                 .jobs
                 .map(usize::from)
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                .unwrap_or_else(crate::process::cores),
             no_state: args.no_state,
             baseline: BaselineUse::Ratchet,
             shard: None,

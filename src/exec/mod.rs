@@ -198,6 +198,9 @@ pub(crate) fn run_all<'a, R: Send>(
         }
     }
     let mut combined = runner.run_units(&units, &launches, jobs);
+    if !units.is_empty() {
+        artifacts::rotate_logs(ctx.tools.root, ctx.logging);
+    }
     early
         .into_iter()
         .enumerate()

@@ -63,7 +63,7 @@ pub(super) fn fast_changes(
     let (Some(index), Some(settings)) = (index, settings) else {
         return Ok(None);
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = worktree::workers(&index, crate::process::cores());
     // The walk for untracked files beside the two comparisons.
     let (walked, (staged, unstaged)) = std::thread::scope(|scope| {
         let walked = scope.spawn(|| worktree::walk(workdir, &ignores, &index, threads));
@@ -145,7 +145,7 @@ pub(super) fn libgit2_changes(repo: &Repository, tree_id: Option<Oid>) -> Result
 /// tracked-file counts, so two threads can stat one half each. The second
 /// group is empty when there is nothing to split (or one core).
 fn split_working_tree(repo: &Repository) -> Result<[Vec<Vec<u8>>; 2], QgError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::process::cores();
     let Some(workdir) = repo.workdir().filter(|_| cores > 1) else {
         return Ok([Vec::new(), Vec::new()]);
     };

@@ -43,7 +43,12 @@ impl Index {
             gix_hash::Kind::Sha1,
             // git itself does not verify the trailing checksum on read.
             true,
-            gix_index::decode::Options::default(),
+            // The core count, given: asked by gix, it is the standard
+            // library's cgroup reads again.
+            gix_index::decode::Options {
+                thread_limit: Some(crate::process::cores()),
+                ..Default::default()
+            },
         )
         .ok()?;
         let plain = file.link().is_none() && !file.is_sparse();

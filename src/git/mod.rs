@@ -185,8 +185,7 @@ impl Repo {
         let Some(index) = index::Index::read(self.repo.path()) else {
             return self.libgit2_files();
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let walked = worktree::walk(&self.workdir, &ignores, &index, threads);
+        let walked = worktree::walk(&self.workdir, &ignores, &index, crate::process::cores());
         let files = worktree::regular_files(&self.workdir, &index, walked);
         Ok(files.into_iter().map(file_name::from_vec).collect())
     }

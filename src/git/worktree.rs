@@ -427,7 +427,7 @@ pub(crate) struct Walked {
 /// start and stop than it saves on a tree of this size).
 pub(crate) fn walk(root: &Path, ignores: &Ignores, index: &Index, threads: usize) -> Vec<Walked> {
     let found = Mutex::new(Vec::new());
-    let groups = top_level_groups(root, index, threads.max(1));
+    let groups = top_level_groups(root, index, workers(index, threads));
     std::thread::scope(|scope| {
         for group in &groups {
             let found = &found;
@@ -437,6 +437,15 @@ pub(crate) fn walk(root: &Path, ignores: &Ignores, index: &Index, threads: usize
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
     found.sort_unstable();
     found
+}
+
+/// Tracked files below which one more worker costs more (a thread, and
+/// the walker's ignore matchers compiled once more) than it saves.
+const FILES_PER_WORKER: usize = 1000;
+
+/// How many of `threads` workers the index's size is worth.
+pub(crate) fn workers(index: &Index, threads: usize) -> usize {
+    threads.clamp(1, 1 + index.entries().len() / FILES_PER_WORKER)
 }
 
 /// The root's entries in `threads` groups, heaviest first onto the

@@ -79,6 +79,6 @@ pub(crate) fn save(ws: &Workspace, graph: &Graph) {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let _ = crate::atomic_file::write(&path, &bytes);
+        let _ = crate::atomic_file::write_cache(&path, &bytes);
     }
 }

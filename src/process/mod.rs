@@ -295,6 +295,14 @@ pub(crate) fn signal_name(signal: i32) -> String {
     format!("{name} ({signal})")
 }
 
+/// How many threads can run at once here (the CPU count, within any
+/// cgroup quota), asked once: the standard library reads the cgroup's
+/// files on every call.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Absolute path of the working directory for a gate.
 pub(crate) fn working_dir(root: &Path, relative: Option<&Path>) -> PathBuf {
     match relative {

@@ -250,7 +250,7 @@ pub(super) fn compare_with_last_run(
         .map_or_else(|| "(no git)".to_string(), |h| h.branch.clone());
     let mut known = findings::read(&workspace.root);
     let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
-    if records {
+    if records && known.branches.get(&branch) != Some(&updated) {
         known.branches.insert(branch, updated);
         if let Err(e) = findings::write(&workspace.root, &known) {
             warnings.push(format!(

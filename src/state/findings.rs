@@ -32,7 +32,7 @@ pub(crate) fn read(root: &Path) -> KnownFindings {
         .unwrap_or_default()
 }
 
-/// Writes the findings atomically.
+/// Writes the findings atomically (a cache: not synced).
 pub(crate) fn write(root: &Path, findings: &KnownFindings) -> std::io::Result<()> {
     let path = root.join(FINDINGS_FILE);
     if let Some(dir) = path.parent() {
@@ -40,5 +40,5 @@ pub(crate) fn write(root: &Path, findings: &KnownFindings) -> std::io::Result<()
         super::store::ignore_state_files(dir);
     }
     let bytes = serde_json::to_vec(findings).map_err(std::io::Error::from)?;
-    crate::atomic_file::write(&path, &bytes)
+    crate::atomic_file::write_cache(&path, &bytes)
 }

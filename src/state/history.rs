@@ -14,6 +14,9 @@ pub(crate) const HISTORY_FILE: &str = ".st3/history.jsonl";
 /// Past this many runs in the file, each branch is trimmed to its newest
 /// [`KEEP_PER_BRANCH`] (a busy branch never pushes out a quiet one's).
 const MAX_RUNS: usize = 1000;
+
+/// How much the history grows between two counts of its records.
+const CHECK_EVERY_BYTES: u64 = 64 * 1024;
 /// Runs kept per branch when the history is trimmed.
 const KEEP_PER_BRANCH: usize = 200;
 
@@ -68,10 +71,19 @@ pub(crate) fn append(root: &Path, record: &RunRecord) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(record).map_err(std::io::Error::from)?;
     line.push(b'\n');
     let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+    let before = file.metadata()?.len();
     file.write_all(&line)?;
+    // Counting the records means reading them all back: done only when
+    // this line crosses a CHECK_EVERY_BYTES boundary (every hundred runs or
+    // so), which keeps the file within MAX_RUNS and a few hundred more.
+    let after = before + line.len() as u64;
+    if before / CHECK_EVERY_BYTES == after / CHECK_EVERY_BYTES {
+        return Ok(());
+    }
     drop(file);
-    let text = fs::read_to_string(&path)?;
-    if text.lines().count() > MAX_RUNS {
+    let bytes = fs::read(&path)?;
+    if bytes.iter().filter(|b| **b == b'\n').count() > MAX_RUNS {
+        let text = String::from_utf8_lossy(&bytes);
         let runs: Vec<RunRecord> = text
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
@@ -129,15 +141,24 @@ mod tests {
         let mut quiet = record(0);
         quiet.branch = Some("quiet".into());
         append(tmp.path(), &quiet).unwrap();
-        for n in 0..MAX_RUNS + 1 {
+        let line = serde_json::to_vec(&record(0)).unwrap().len() as u64 + 1;
+        let mut most = 0;
+        for n in 0..3 * MAX_RUNS {
             append(tmp.path(), &record(n)).unwrap();
+            let text = fs::read(tmp.path().join(HISTORY_FILE)).unwrap();
+            most = most.max(text.iter().filter(|b| **b == b'\n').count());
         }
+        // Counted and trimmed (to the quiet run and 200 of main's) each time
+        // the file grew past a boundary holding more than MAX_RUNS records.
+        let slack = (CHECK_EVERY_BYTES / line) as usize + 1;
+        assert!(
+            most > MAX_RUNS && most <= MAX_RUNS + slack,
+            "{most} runs at most"
+        );
         let runs = read(tmp.path());
-        // Trimmed when the 1,001st line came (the quiet run and 200 of
-        // main's), then one more appended.
-        assert_eq!(runs.len(), 1 + KEEP_PER_BRANCH + 1);
+        assert!(runs.len() < MAX_RUNS, "{}", runs.len());
         assert_eq!(runs[0], quiet, "a quiet branch keeps its runs");
-        assert_eq!(runs.last().unwrap(), &record(MAX_RUNS));
+        assert_eq!(runs.last().unwrap(), &record(3 * MAX_RUNS - 1));
         fs::write(tmp.path().join(HISTORY_FILE), "garbage\n{\"at\":\"x\"}\n").unwrap();
         append(tmp.path(), &record(7)).unwrap();
         assert_eq!(read(tmp.path()), [record(7)]);

@@ -44,7 +44,11 @@ pub(crate) fn tool_versions(
     let mut found = BTreeMap::new();
     let mut to_ask = Vec::new();
     for gate in gates {
-        let (Some(args), Ok(tool)) = (&gate.version_args, tools.resolve(gate)) else {
+        // Only a gate that says how to ask is resolved (a PATH search each).
+        let Some(args) = &gate.version_args else {
+            continue;
+        };
+        let Ok(tool) = tools.resolve(gate) else {
             continue;
         };
         let stamp = resolve::stamp(&Ok(tool.clone()));
@@ -76,7 +80,7 @@ pub(crate) fn tool_versions(
     if remember {
         if let Ok(text) = serde_json::to_vec_pretty(&cache) {
             // A cache that cannot be written is asked again next time.
-            let _ = crate::atomic_file::write(&path, &text);
+            let _ = crate::atomic_file::write_cache(&path, &text);
         }
     }
     found

@@ -124,7 +124,7 @@ impl Slot {
     /// Writes the record atomically.
     pub(crate) fn write_record(&self, record: &Record) -> std::io::Result<()> {
         let bytes = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-        crate::atomic_file::write(&self.record_file(), &bytes)
+        crate::atomic_file::write_cache(&self.record_file(), &bytes)
     }
 
     /// Takes `alive.lock` for the life of the returned file, waiting up to
