@@ -57,6 +57,19 @@ pub(crate) struct GateExplanation {
     /// The command that checks its failing files again, for a gate that
     /// cannot fix.
     pub(crate) rerun_hint: Option<String>,
+    /// How it is kept warm between runs (`qg daemon`), when it can be.
+    pub(crate) warm: Option<Warm>,
+}
+
+/// A gate's `daemon` section, and its daemon now.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Warm {
+    /// `lsp` or `command`.
+    pub(crate) protocol: &'static str,
+    /// The long-lived process.
+    pub(crate) command: Vec<String>,
+    /// Whether a daemon lives for it in this project.
+    pub(crate) live: bool,
 }
 
 /// A gate's fixer.
@@ -122,6 +135,14 @@ pub(crate) fn explain(root: &Path, config: &Config, id: &str) -> Result<GateExpl
         }),
         fix_hint: gate.fix_hint.clone(),
         rerun_hint: gate.rerun_hint.clone(),
+        warm: gate.daemon.as_ref().map(|daemon| Warm {
+            protocol: match daemon.protocol {
+                crate::config::Protocol::Lsp(_) => "lsp",
+                crate::config::Protocol::Command(_) => "command",
+            },
+            command: daemon.command.clone(),
+            live: crate::warm::slot::Slot::new(root, &gate.id).is_alive(),
+        }),
     })
 }
 

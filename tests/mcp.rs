@@ -515,3 +515,36 @@ fn fix_changes_exactly_the_failing_files_in_scope_and_reports_what_is_left() {
         "a file outside the scope was touched"
     );
 }
+
+#[test]
+fn run_gates_is_answered_by_live_daemons() {
+    let project = Project::fixture("warm");
+    let qg = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(args)
+            .current_dir(project.path())
+            .env("VIRTUAL_ENV", tools_venv())
+            .output()
+            .unwrap()
+    };
+    assert!(qg(&["daemon", "start"]).status.success());
+    let answers = drive(
+        project.path(),
+        json!([call(
+            "run_gates",
+            json!({"scope": "project", "no_state": true})
+        )]),
+    );
+    let stopped = qg(&["daemon", "stop"]);
+    assert!(stopped.status.success());
+    let report = fitting(&answers[0]);
+    let warm: Vec<&str> = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["warm"] == true)
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(warm, ["mypy", "pyright"], "{report}");
+    assert_eq!(report["overall_pass"], true, "{report}");
+}

@@ -94,5 +94,14 @@ fn human(e: &GateExplanation) -> String {
     if let Some(hint) = e.fix_hint.as_ref().or(e.rerun_hint.as_ref()) {
         out.push_str(&format!("  hint:     {hint}\n"));
     }
+    if let Some(warm) = &e.warm {
+        let state = match warm.live {
+            true => "a daemon is live",
+            false => "no daemon now: qg daemon start",
+        };
+        let command = argv(&warm.command).join(" ");
+        let line = format!("  warm:     {command} ({}); {state}\n", warm.protocol);
+        out.push_str(&line);
+    }
     out
 }

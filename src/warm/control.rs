@@ -141,6 +141,7 @@ fn spawn(
     slot: &Slot,
 ) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
+    keep_log_small(slot);
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -193,6 +194,17 @@ fn spawn(
     // no zombie; a short-lived one leaves it to init.
     std::thread::spawn(move || child.wait());
     Ok(())
+}
+
+/// A log past this size is moved aside (`daemon.log.old`) when a daemon
+/// starts: a daemon is started again and again, and logs its tool's stderr.
+const LOG_LIMIT: u64 = 1024 * 1024;
+
+fn keep_log_small(slot: &Slot) {
+    let log = slot.log_file();
+    if std::fs::metadata(&log).is_ok_and(|m| m.len() > LOG_LIMIT) {
+        let _ = std::fs::rename(&log, log.with_extension("log.old"));
+    }
 }
 
 /// Waits for the first full pass of `gate`'s daemon.

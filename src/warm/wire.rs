@@ -139,10 +139,14 @@ pub(crate) struct Status {
     pub(crate) rss_kib: u64,
 }
 
-/// Binds the listening socket at `path` (replacing a stale one).
+/// Binds the listening socket at `path` (replacing a stale one), usable
+/// by its owner only: what a daemon answers is the project's code.
 pub(crate) fn listen(path: &Path) -> std::io::Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::remove_file(path);
-    reachable(path, |address| UnixListener::bind(address))
+    let listener = reachable(path, |address| UnixListener::bind(address))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
 }
 
 /// Sends `request` to the daemon at `socket` and waits up to `timeout` for
