@@ -24,7 +24,7 @@ use crate::exec::Silent;
 use crate::outcome::{ErrorKind, GateResult};
 use crate::report::RunReport;
 use crate::run::{self, DaemonUse, RunOptions};
-use crate::violation::{Fingerprint, Violation};
+use crate::violation::{BaselineState, Fingerprint, Violation};
 use crate::warm::control::{self, StartRequest};
 use filter::Filter;
 
@@ -58,9 +58,10 @@ pub(crate) struct Pass<'a> {
     pub(crate) report: &'a RunReport,
     /// The root-relative files whose change started it (empty for the first).
     pub(crate) changed: &'a [String],
-    /// Findings of the pass before that this one no longer has.
+    /// Findings of the pass before that this one no longer has (those the
+    /// baseline knows aside).
     pub(crate) fixed: Vec<Finding>,
-    /// Findings the pass before did not have.
+    /// Findings the pass before did not have (likewise).
     pub(crate) new: Vec<Finding>,
 }
 
@@ -273,14 +274,17 @@ impl Passes {
 
 type Findings = BTreeMap<(String, Fingerprint), Violation>;
 
-/// Every fingerprinted finding of a run, by gate and fingerprint.
+/// Every fingerprinted finding of a run that the baseline does not know,
+/// by gate and fingerprint: a known finding is neither fixed nor new
+/// because a pass did or did not look at its file.
 fn findings(gates: &[GateResult]) -> Findings {
     gates
         .iter()
         .flat_map(|g| {
             g.violations.iter().filter_map(move |v| {
                 let fingerprint = v.tracking.fingerprint?;
-                Some(((g.id.clone(), fingerprint), v.clone()))
+                let known = v.tracking.baseline_state == Some(BaselineState::Unchanged);
+                (!known).then(|| ((g.id.clone(), fingerprint), v.clone()))
             })
         })
         .collect()
@@ -369,4 +373,51 @@ fn verify_in_background(
         };
         let _ = report.send(message);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(findings: &[(&str, &str, Option<&str>)]) -> GateResult {
+        let violations: Vec<serde_json::Value> = findings
+            .iter()
+            .map(|(file, fingerprint, state)| {
+                let mut v = serde_json::json!({"file": file, "line": 1, "column": 1,
+                    "message": "m", "severity": "error", "fingerprint": fingerprint});
+                if let Some(state) = state {
+                    v["baseline_state"] = serde_json::json!(state);
+                }
+                v
+            })
+            .collect();
+        serde_json::from_value(
+            serde_json::json!({"id": "g", "name": "G", "status": "failed",
+            "duration_ms": 0, "files_checked": 1, "fail_on": "warning", "violations": violations}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn fixed_and_new_leave_out_what_the_baseline_knows() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let c = "c".repeat(40);
+        let k = "d".repeat(40);
+        let before = findings(&[gate(&[("x.py", &a, Some("new")), ("x.py", &b, None)])]);
+        // A known finding appears (its file was checked this time): not new.
+        let after = findings(&[gate(&[
+            ("x.py", &b, None),
+            ("y.py", &c, None),
+            ("z.py", &k, Some("unchanged")),
+        ])]);
+        let names = |found: Vec<Finding>| {
+            found
+                .iter()
+                .map(|f| f.violation.file.clone().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(difference(&after, &before)), ["y.py"], "new");
+        assert_eq!(names(difference(&before, &after)), ["x.py"], "fixed");
+    }
 }
