@@ -927,7 +927,16 @@ fn fake_run(dir: &Path, extra: &[&str]) -> Run {
 fn fake_start(dir: &Path) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
     cmd.args(["daemon", "start"]).current_dir(dir);
-    Run::from(cmd.output().unwrap()).assert_code(0);
+    let run = Run::from(cmd.output().unwrap());
+    if run.code != 0 {
+        let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log"));
+        panic!(
+            "qg daemon start: {}{}\ndaemon.log:\n{}",
+            run.stdout,
+            run.stderr,
+            log.unwrap_or_default()
+        );
+    }
 }
 
 const COMMAND_DAEMON: &str = r#"    daemon:
@@ -1172,7 +1181,7 @@ fn the_generic_lsp_client_speaks_the_protocol_with_a_fake_server() {
             .unwrap()
             .ends_with("/b.py")));
     // A server that crashes, or answers garbage, mid-check: answered cold.
-    for mode in ["garbage", "crash"] {
+    for mode in ["garbage", "crash", "hang"] {
         let stop = Command::new(env!("CARGO_BIN_EXE_qg"))
             .args(["daemon", "stop"])
             .current_dir(dir)

@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use super::engine::{Context, Launch, Process};
+use super::engine::{Context, Process};
 use super::program::Program;
 use super::wire::{Bytes, CommandOutput, Reply};
 use crate::config::CommandSpec;
@@ -27,21 +27,13 @@ impl CommandDaemon {
         spec: &CommandSpec,
         deadline: Instant,
     ) -> Result<CommandDaemon, String> {
-        let command: Vec<String> = ctx.spec.command.iter().map(|a| ctx.expand(a)).collect();
         let ready_file = spec.ready_file.as_deref().map(|f| ctx.expand(f));
         if let Some(file) = &ready_file {
             // A file left by an earlier daemon must not pass for this one's.
             let _ = std::fs::remove_file(file);
         }
-        let (program, env) = ctx.resolve(&command[0])?;
-        let launch = Launch {
-            program: &program,
-            args: command[1..].to_vec(),
-            cwd: ctx.cwd(),
-            env,
-            piped: false,
-        };
-        let (process, _, _) = Process::spawn(ctx, launch)?;
+        let (process, _, _) = Process::spawn_daemon(ctx, false)?;
+        let command = ctx.spec.command.join(" ");
         let mut daemon = CommandDaemon {
             process,
             spec: spec.clone(),
@@ -50,14 +42,12 @@ impl CommandDaemon {
             while !std::path::Path::new(&file).exists() {
                 if !daemon.process.running() {
                     return Err(format!(
-                        "`{}` exited before it was ready (its log: daemon.log)",
-                        command.join(" ")
+                        "`{command}` exited before it was ready (its log: daemon.log)"
                     ));
                 }
                 if Instant::now() > deadline {
                     return Err(format!(
-                        "`{}` was not ready in time: {file} never appeared",
-                        command.join(" ")
+                        "`{command}` was not ready in time: {file} never appeared"
                     ));
                 }
                 std::thread::sleep(Duration::from_millis(20));

@@ -264,11 +264,18 @@ fn stop_slot(slot: &Slot) {
         return;
     }
     if let Some(record) = record {
-        // SAFETY: kill only sends a signal.
-        unsafe {
-            libc::kill(record.pid as libc::pid_t, libc::SIGKILL);
+        // Only what is still that daemon and its guard: pids are reused.
+        let daemon = format!("daemon serve --gate {}", slot.gate);
+        if super::procfs::is_qg(record.pid, &daemon) {
+            // SAFETY: kill only sends a signal.
+            unsafe {
+                libc::kill(record.pid as libc::pid_t, libc::SIGKILL);
+            }
         }
-        if let Some(group) = record.engine_group {
+        let guard = record
+            .engine_group
+            .filter(|g| super::procfs::is_qg(*g, "daemon guard"));
+        if let Some(group) = guard {
             super::procfs::signal_group(group, libc::SIGKILL);
         }
     }

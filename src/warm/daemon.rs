@@ -416,7 +416,10 @@ fn restart(shared: &Arc<Shared>, why: &str) {
         }
         live.restarts.push(now);
     }
-    set_phase(shared, Phase::Restarting, |_| {});
+    // The old tool's group is about to go: the record must not name it.
+    set_phase(shared, Phase::Restarting, |record| {
+        record.engine_group = None
+    });
     let shared = Arc::clone(shared);
     let why = why.to_string();
     std::thread::spawn(move || start_engine(&shared, &why));

@@ -196,6 +196,24 @@ pub(crate) struct Launch<'a> {
 }
 
 impl Process {
+    /// Starts the gate's `daemon.command` (placeholders expanded, resolved
+    /// as the gate's tools are) under a guard; see [`Process::spawn`].
+    pub(crate) fn spawn_daemon(
+        ctx: &Context<'_>,
+        piped: bool,
+    ) -> Result<(Process, Option<ChildStdin>, Option<ChildStdout>), String> {
+        let command: Vec<String> = ctx.spec.command.iter().map(|a| ctx.expand(a)).collect();
+        let (program, env) = ctx.resolve(&command[0])?;
+        let launch = Launch {
+            program: &program,
+            args: command[1..].to_vec(),
+            cwd: ctx.cwd(),
+            env,
+            piped,
+        };
+        Process::spawn(ctx, launch)
+    }
+
     /// Starts `launch` under a guard; with `piped`, returns its stdin and
     /// stdout. Its stderr (and the guard's) go to the daemon's log.
     pub(crate) fn spawn(

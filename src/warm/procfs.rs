@@ -50,6 +50,19 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// The command line of `pid`, its arguments joined by spaces.
+pub(crate) fn cmdline(pid: u32) -> Option<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(String::from_utf8_lossy(&bytes).replace('\0', " "))
+}
+
+/// Whether `pid` is still the qg process whose command line holds `words`
+/// (`daemon serve --gate mypy`): a process id read from a record may have
+/// been given to another process since — never kill that one.
+pub(crate) fn is_qg(pid: u32, words: &str) -> bool {
+    cmdline(pid).is_some_and(|line| line.contains(words))
+}
+
 /// Sends `signal` to every process of group `group`.
 pub(crate) fn signal_group(group: u32, signal: i32) {
     // SAFETY: killpg only sends a signal; ESRCH (group gone) is fine.

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use lsp_types::Diagnostic;
 use serde_json::{json, Value};
 
-use super::engine::{Context, Launch, Process};
+use super::engine::{Context, Process};
 use super::program::Program;
 use super::snapshot::Snapshot;
 use super::wire::Reply;
@@ -44,16 +44,7 @@ impl Server {
         spec: &LspSpec,
         deadline: Instant,
     ) -> Result<Server, String> {
-        let command: Vec<String> = ctx.spec.command.iter().map(|a| ctx.expand(a)).collect();
-        let (program, env) = ctx.resolve(&command[0])?;
-        let launch = Launch {
-            program: &program,
-            args: command[1..].to_vec(),
-            cwd: ctx.cwd(),
-            env,
-            piped: true,
-        };
-        let (process, stdin, stdout) = Process::spawn(ctx, launch)?;
+        let (process, stdin, stdout) = Process::spawn_daemon(ctx, true)?;
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
             return Err("the language server's pipes could not be opened".into());
         };
