@@ -127,33 +127,48 @@ fn file_stamp(now: SystemTime) -> String {
         .replace(['-', ':'], "")
 }
 
-/// Keeps the newest `max_files` logs and reports of the project: once
-/// per run, after its gates (a directory read per gate cost a run a few
-/// milliseconds once it held its 200 files).
-pub(crate) fn rotate_logs(root: &Path, settings: &ArtifactLogging) {
+/// The moment a run's logs start: every log it writes sorts after it.
+pub(crate) fn run_started() -> String {
+    file_stamp(SystemTime::now())
+}
+
+/// Keeps the project's newest logs and reports, leaving room for the
+/// `room` logs a run that started at `started` ([`run_started`]) is
+/// writing: once per run, beside its gates (a directory read and a few
+/// deletions cost a run a millisecond once it held its 200 files). Only
+/// files older than the run are counted or removed.
+pub(crate) fn rotate_logs(root: &Path, settings: &ArtifactLogging, started: &str, room: usize) {
     if settings.enabled {
-        rotate(&root.join(&settings.output_dir), settings.max_files);
+        let dir = root.join(&settings.output_dir);
+        rotate_older(&dir, settings.max_files.saturating_sub(room), started);
     }
 }
 
 /// Keeps the newest `max_files` logs and reports (names sort by time).
 fn rotate(dir: &Path, max_files: usize) {
+    rotate_older(dir, max_files, "~");
+}
+
+/// Keeps the newest `keep` logs and reports among those whose names sort
+/// before `before`.
+fn rotate_older(dir: &Path, keep: usize, before: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
+    let before = before.as_bytes();
     let mut logs: Vec<std::ffi::OsString> = entries
         .flatten()
         .map(|e| e.file_name())
         .filter(|name| {
             let name = name.as_encoded_bytes();
-            name.ends_with(b".log") || name.ends_with(b".json")
+            (name.ends_with(b".log") || name.ends_with(b".json")) && name < before
         })
         .collect();
-    if logs.len() <= max_files {
+    if logs.len() <= keep {
         return;
     }
     logs.sort_unstable();
-    let excess = logs.len() - max_files;
+    let excess = logs.len() - keep;
     for old in &logs[..excess] {
         // Another qg may have removed it already; that is fine.
         let _ = fs::remove_file(dir.join(old));
@@ -184,5 +199,27 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, ["20260103-x.log", "20260104-x.log", "keep.txt"]);
+    }
+
+    #[test]
+    fn a_runs_rotation_leaves_room_and_spares_newer_logs() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            fs::write(tmp.path().join(format!("2026010{i}-x.log")), "").unwrap();
+        }
+        let settings = ArtifactLogging {
+            enabled: true,
+            output_dir: tmp.path().to_path_buf(),
+            max_files: 3,
+        };
+        // A run started on the 3rd writing two logs: one of the three older
+        // logs may stay; the 3rd's and the 4th's, newer, are not counted.
+        rotate_logs(tmp.path(), &settings, "20260103", 2);
+        let mut left: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["20260102-x.log", "20260103-x.log", "20260104-x.log"]);
     }
 }

@@ -197,10 +197,16 @@ pub(crate) fn run_all<'a, R: Send>(
             Err(why) => early[index] = Some(judge.not_run(plan, why)),
         }
     }
-    let mut combined = runner.run_units(&units, &launches, jobs);
-    if !units.is_empty() {
-        artifacts::rotate_logs(ctx.tools.root, ctx.logging);
-    }
+    let started = artifacts::run_started();
+    let mut combined = std::thread::scope(|threads| {
+        // Beside the tools, not after them: a run waits for its slowest tool anyway.
+        if !units.is_empty() {
+            threads.spawn(|| {
+                artifacts::rotate_logs(ctx.tools.root, ctx.logging, &started, units.len())
+            });
+        }
+        runner.run_units(&units, &launches, jobs)
+    });
     early
         .into_iter()
         .enumerate()

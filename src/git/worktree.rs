@@ -428,12 +428,16 @@ pub(crate) struct Walked {
 pub(crate) fn walk(root: &Path, ignores: &Ignores, index: &Index, threads: usize) -> Vec<Walked> {
     let found = Mutex::new(Vec::new());
     let groups = top_level_groups(root, index, workers(index, threads));
-    std::thread::scope(|scope| {
-        for group in &groups {
-            let found = &found;
-            scope.spawn(move || walk_group(root, ignores, group, found));
-        }
-    });
+    match groups.as_slice() {
+        // A small tree: a thread would cost more than the whole walk.
+        [group] => walk_group(root, ignores, group, &found),
+        _ => std::thread::scope(|scope| {
+            for group in &groups {
+                let found = &found;
+                scope.spawn(move || walk_group(root, ignores, group, found));
+            }
+        }),
+    }
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
     found.sort_unstable();
     found

@@ -204,11 +204,13 @@ impl StateStore {
 }
 
 /// What qg writes to `.st3/.gitignore`; the first line marks it as qg's.
-const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.*.tmp\ntool-versions.json\nhistory.jsonl\nfindings.json\nimport-graph.json\ndaemons/\n";
+const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.*.tmp\ntool-versions.json\nhistory.jsonl\nfindings.json\nimport-graph.json\ndaemons/\nlogs/\n";
 
 /// State is per machine, never source: a `.st3/.gitignore` keeps it (and
 /// its lock, temp and corrupt copies, and itself) out of commits and out of
-/// `git status`, so switching branches never trips over it. A file of
+/// `git status`, so switching branches never trips over it. The default
+/// log directory is named too, although it ignores itself: a walk then
+/// skips it instead of matching each of its hundreds of logs. A file of
 /// qg's own from an older version is brought up to date; a user's own file
 /// is left alone.
 pub(crate) fn ignore_state_files(dir: &Path) {
