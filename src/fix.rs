@@ -292,9 +292,22 @@ fn run_fixer(
     files: &[String],
     diff: bool,
 ) -> Result<Vec<Finished>, String> {
-    let fix = gate.fix.as_ref().expect("targets are gates with a fixer");
     let runs = exec::run_on_files(ctx, gate, argv, files)?;
-    for run in &runs {
+    fixer_succeeded(gate, argv, &runs, diff)?;
+    Ok(runs)
+}
+
+/// Whether every run of a fixer did its job: an exit code it does not
+/// list as success, a signal or a timeout is a failure described by its
+/// stderr.
+pub(crate) fn fixer_succeeded(
+    gate: &Gate,
+    argv: &[String],
+    runs: &[Finished],
+    diff: bool,
+) -> Result<(), String> {
+    let fix = gate.fix.as_ref().expect("targets are gates with a fixer");
+    for run in runs {
         let ok = match run.termination {
             // A diff exits 1 when it has something to show.
             Termination::Exited(code) => fix.exit_codes_ok.contains(&code) || (diff && code == 1),
@@ -316,7 +329,7 @@ fn run_fixer(
             ));
         }
     }
-    Ok(runs)
+    Ok(())
 }
 
 fn stdout_of(runs: &[Finished]) -> String {

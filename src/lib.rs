@@ -21,6 +21,7 @@ pub mod git;
 pub mod globs;
 pub mod graph;
 pub mod init;
+pub mod lsp;
 pub mod mcp;
 pub mod merge;
 pub mod outcome;

@@ -87,6 +87,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<RunReport, QgError> {
         baseline,
         since_last_run,
         shard: None,
+        covered: Default::default(),
         total_ms: parts
             .iter()
             .map(|p| p.report.timings.total_ms)

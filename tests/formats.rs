@@ -126,6 +126,7 @@ gates:
             baseline: Default::default(),
             shard: None,
             cancel: Default::default(),
+            report_covered: false,
             daemons: Default::default(),
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();

@@ -59,6 +59,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         baseline,
         shard: None,
         cancel: Default::default(),
+        report_covered: false,
         daemons: Default::default(),
     })
 }

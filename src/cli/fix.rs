@@ -49,6 +49,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             baseline: BaselineUse::Ratchet,
             shard: None,
             cancel: Default::default(),
+            report_covered: false,
             daemons: Default::default(),
         },
         unsafe_fixes: args.unsafe_fixes,

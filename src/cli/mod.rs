@@ -18,6 +18,7 @@ mod fix;
 mod history;
 mod init;
 mod interrupt;
+mod lsp;
 mod mcp;
 mod merge;
 mod output;
@@ -76,6 +77,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Serve the gates to coding agents: a Model Context Protocol server on stdio.
     Mcp(mcp::McpArgs),
+    /// Show every gate's findings in the editor as CI will judge them: a
+    /// Language Server Protocol server on stdio.
+    Lsp(lsp::LspArgs),
     /// Run the gates on every save: one screen redrawn per pass (or one
     /// JSON report per line), the type checkers kept warm meanwhile.
     Watch(watch::WatchArgs),
@@ -134,6 +138,7 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::command(args),
         Command::Explain(args) => explain::command(args),
         Command::Mcp(args) => mcp::command(args),
+        Command::Lsp(args) => lsp::command(args),
         Command::Daemon { action } => daemon::command(action),
         Command::Watch(args) => watch::command(args),
         Command::Completions { shell } => {

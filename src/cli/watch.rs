@@ -87,6 +87,7 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
             baseline: BaselineUse::Ratchet,
             shard: None,
             cancel: cancel.clone(),
+            report_covered: false,
             daemons: match args.no_daemon {
                 true => DaemonUse::Ignore,
                 false => DaemonUse::Use,

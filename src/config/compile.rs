@@ -329,6 +329,8 @@ impl Compiler<'_> {
                 exit_codes_ok: f.exit_codes_ok,
                 unsafe_args: f.unsafe_args,
                 diff_args: f.diff_args,
+                rule_args: f.rule_args,
+                config_files: f.config_files,
             }),
             selection: raw.selection.map(|s| {
                 let key = |k: schema::RawSelectionKey| SelectionKey {

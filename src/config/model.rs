@@ -168,6 +168,18 @@ pub(crate) enum Protocol {
     Command(CommandSpec),
 }
 
+impl Gate {
+    /// What a column in the gate's findings counts: its language server's
+    /// command-line units when its daemon section says, else characters
+    /// (as ruff counts them).
+    pub(crate) fn column_units(&self) -> PositionEncoding {
+        match self.daemon.as_ref().map(|d| &d.protocol) {
+            Some(Protocol::Lsp(spec)) => spec.position_encoding,
+            _ => PositionEncoding::Utf32,
+        }
+    }
+}
+
 /// How qg's LSP client talks to a gate's language server.
 #[derive(Debug, Clone)]
 pub(crate) struct LspSpec {
@@ -206,6 +218,10 @@ pub(crate) struct FixSpec {
     pub(crate) unsafe_args: Vec<String>,
     /// Added for `--diff`.
     pub(crate) diff_args: Vec<String>,
+    /// Added to fix one rule (`{code}`).
+    pub(crate) rule_args: Vec<String>,
+    /// Names of the files the fixer reads its settings from.
+    pub(crate) config_files: Vec<String>,
 }
 
 /// How a tool picks its own files (the selection module reads it).

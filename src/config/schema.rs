@@ -213,7 +213,7 @@ pub(crate) enum DaemonProtocol {
 }
 
 /// How an LSP server counts columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 pub(crate) enum PositionEncoding {
     /// Code units of UTF-16 (the protocol's default).
     #[default]
@@ -261,6 +261,15 @@ pub(crate) struct RawFix {
     /// Added for `qg fix --diff`: the tool prints the change, writes nothing.
     #[serde(default)]
     pub(crate) diff_args: Vec<String>,
+    /// Added to fix one rule only (`{code}`: the rule), for an editor's
+    /// "Fix <rule>" action; without them, only whole-file fixes are offered.
+    #[serde(default)]
+    pub(crate) rule_args: Vec<String>,
+    /// Names of the files the fixer reads its settings from, looked up in
+    /// a file's directory and each one above it: an editor's fix runs on a
+    /// temporary copy of the file that has them beside it, as the file has.
+    #[serde(default)]
+    pub(crate) config_files: Vec<String>,
 }
 
 fn default_fix_ok() -> Vec<i32> {

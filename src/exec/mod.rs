@@ -514,18 +514,32 @@ pub(crate) fn run_on_files(
     argv: &[String],
     files: &[String],
 ) -> Result<Vec<process::Finished>, String> {
+    run_on_copies(ctx, gate, argv, files, ctx.tools.root)
+}
+
+/// [`run_on_files`] on the files under `tree`: the project's root, or a
+/// temporary directory laid out as the project holding copies (an
+/// editor's fix of unsaved text) — the tool is the project's, the files
+/// and the working directory are the tree's.
+pub(crate) fn run_on_copies(
+    ctx: &ExecContext<'_>,
+    gate: &Gate,
+    argv: &[String],
+    files: &[String],
+    tree: &Path,
+) -> Result<Vec<process::Finished>, String> {
     let tool = ctx.tools.resolve_program(&argv[0]).map_err(|e| match e {
         ResolveError::NotFound { .. } => format!("`{}` is not installed", argv[0]),
         ResolveError::NotExecutable(path) => {
             format!("{} is not executable", path.display())
         }
     })?;
-    let cwd = process::working_dir(ctx.tools.root, gate.working_dir.as_deref());
+    let cwd = process::working_dir(tree, gate.working_dir.as_deref());
     let env = environment(gate, &tool, ctx);
     let mut runs = Vec::new();
     for group in files.chunks(FILES_PER_FIX_COMMAND) {
         let mut args: Vec<OsString> = argv[1..].iter().map(OsString::from).collect();
-        args.extend(group.iter().map(|f| file_argument(gate, f, ctx.tools.root)));
+        args.extend(group.iter().map(|f| file_argument(gate, f, tree)));
         let invocation = process::Invocation {
             label: &gate.id,
             program: &tool.path,

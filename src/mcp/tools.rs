@@ -315,6 +315,7 @@ fn run_options(
         baseline: BaselineUse::Ratchet,
         shard: None,
         cancel: call.cancel.clone(),
+        report_covered: false,
         daemons: Default::default(),
     }
 }

@@ -88,6 +88,9 @@ pub struct RunReport {
     pub(crate) since_last_run: Option<crate::outcome::Progress>,
     /// This run's share of a sharded run (`--shard I/N`).
     pub(crate) shard: Option<crate::shard::ShardInfo>,
+    /// Gate id → the root-relative files it checked and reports on (what a
+    /// baseline may call fixed; what an editor clears when they pass).
+    pub(crate) covered: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl RunReport {

@@ -53,6 +53,9 @@ pub struct RunOptions {
     pub cancel: Cancel,
     /// Whether live daemons answer the gates they keep warm.
     pub daemons: DaemonUse,
+    /// Whether the report lists the files each gate covered
+    /// ([`RunReport::covered`]): an editor clears the ones that passed.
+    pub report_covered: bool,
 }
 
 /// How a run uses the gates' live daemons (`qg daemon`, `qg watch`).
@@ -184,6 +187,13 @@ pub fn run(
         baseline,
         since_last_run,
         shard,
+        covered: match options.report_covered {
+            true => covered
+                .iter()
+                .map(|(gate, files)| (gate.clone(), files.iter().map(|f| f.to_string()).collect()))
+                .collect(),
+            false => Default::default(),
+        },
         total_ms: started.elapsed().as_millis() as u64,
     };
     record::record(

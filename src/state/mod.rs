@@ -32,6 +32,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "history.jsonl"
         || name == "findings.json"
         || name == "import-graph.json"
+        || name == "lsp-findings.json"
         || name.starts_with("daemons/")
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }

@@ -22,7 +22,7 @@ pub(crate) mod daemon;
 mod engine;
 pub(crate) mod guard;
 pub(crate) mod key;
-mod lsp;
+pub(crate) mod lsp;
 mod procfs;
 mod program;
 pub(crate) mod slot;

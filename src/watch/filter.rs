@@ -13,7 +13,7 @@ use crate::globs::GlobFilter;
 use crate::workspace::Workspace;
 
 /// Decides which changed paths matter.
-pub(super) struct Filter {
+pub(crate) struct Filter {
     project: GlobFilter,
     configs: BTreeSet<String>,
     repo: Option<Repo>,
@@ -21,7 +21,7 @@ pub(super) struct Filter {
 
 impl Filter {
     /// The filter of a project, with its config (`explicit`: `--config`).
-    pub(super) fn new(workspace: &Workspace, config: &Config, explicit: Option<&Path>) -> Filter {
+    pub(crate) fn new(workspace: &Workspace, config: &Config, explicit: Option<&Path>) -> Filter {
         let mut configs: BTreeSet<String> = config
             .gates
             .values()
@@ -78,7 +78,7 @@ impl Filter {
     /// The root-relative path of `path` when its change should make a
     /// pass; a directory counts only when it was `moved` (or created or
     /// removed) as a whole.
-    fn relevant(&self, root: &Path, path: &Path, moved: bool) -> Option<String> {
+    pub(crate) fn relevant(&self, root: &Path, path: &Path, moved: bool) -> Option<String> {
         let relative = crate::paths::to_slash(path.strip_prefix(root).ok()?);
         if relative.is_empty() || relative == ".git" || relative.starts_with(".git/") {
             return None;

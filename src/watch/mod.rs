@@ -8,7 +8,7 @@
 //! against a cold run in the background. A change made while a pass runs
 //! is never lost: it makes the next pass.
 
-mod filter;
+pub(crate) mod filter;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -104,7 +104,7 @@ fn recount(
 }
 
 /// How many units of `encoding` the character `c` takes.
-fn width(c: char, encoding: PositionEncoding) -> u32 {
+pub(crate) fn width(c: char, encoding: PositionEncoding) -> u32 {
     match encoding {
         PositionEncoding::Utf16 => c.len_utf16() as u32,
         PositionEncoding::Utf32 => 1,

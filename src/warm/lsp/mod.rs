@@ -7,8 +7,8 @@
 //! (`textDocument/diagnostic`, LSP 3.17), which the server computes on the
 //! current content before it replies.
 
-mod diagnostics;
-mod rpc;
+pub(crate) mod diagnostics;
+pub(crate) mod rpc;
 
 use std::io::Write;
 use std::path::Path;
@@ -341,9 +341,9 @@ fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
             let answers = items
                 .map(|items| items.iter().map(|item| section(&settings, item)).collect())
                 .unwrap_or_default();
-            Some(Value::Array(answers))
+            Some(Ok(Value::Array(answers)))
         }
-        Incoming::Request("workspace/workspaceFolders", _) => Some(folder.clone()),
+        Incoming::Request("workspace/workspaceFolders", _) => Some(Ok(folder.clone())),
         Incoming::Request(
             "client/registerCapability"
             | "client/unregisterCapability"
@@ -354,7 +354,7 @@ fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
             | "workspace/inlayHint/refresh"
             | "workspace/codeLens/refresh",
             _,
-        ) => Some(Value::Null),
+        ) => Some(Ok(Value::Null)),
         Incoming::Request(..) => None,
         Incoming::Notification("window/logMessage" | "window/showMessage", params) => {
             let serious = params
@@ -398,7 +398,8 @@ fn dir_uri(dir: &Path) -> String {
     path_uri(dir)
 }
 
-fn path_uri(path: &Path) -> String {
+/// The `file://` URI of a path (percent-encoded bytes).
+pub(crate) fn path_uri(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
         .remove(b'/')

@@ -49,16 +49,20 @@ pub(crate) const SERVER_CANCELLED: i64 = -32802;
 /// `MethodNotFound`: what qg answers to a request it does not serve.
 const METHOD_NOT_FOUND: i64 = -32601;
 
-/// What the server asked of qg, or told it.
+/// What the peer asked of qg, or told it.
 pub(crate) enum Incoming<'a> {
-    /// A request: the handler's value is the result, `None` an error.
+    /// A request: the handler's answer is the result or an error (code and
+    /// message); `None` says qg does not serve the method.
     Request(&'a str, &'a Value),
     /// A notification (nothing is answered).
     Notification(&'a str, &'a Value),
 }
 
-/// Answers the server's requests and hears its notifications.
-pub(crate) type Handler = Box<dyn Fn(Incoming<'_>) -> Option<Value> + Send>;
+/// A request's answer: its result, or an error's code and message.
+pub(crate) type Answer = Result<Value, (i64, String)>;
+
+/// Answers the peer's requests and hears its notifications.
+pub(crate) type Handler = Box<dyn Fn(Incoming<'_>) -> Option<Answer> + Send>;
 
 type Reply = Result<Value, CallError>;
 
@@ -169,7 +173,11 @@ impl Reader {
         match (method, id) {
             (Some(method), Some(id)) => {
                 let reply = match (self.handler)(Incoming::Request(method, params)) {
-                    Some(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Some(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Some(Err((code, message))) => json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": code,
+                        "message": message,
+                    }}),
                     None => json!({"jsonrpc": "2.0", "id": id, "error": {
                         "code": METHOD_NOT_FOUND,
                         "message": format!("qg does not serve `{method}`"),
@@ -272,7 +280,7 @@ mod tests {
         let heard = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&heard);
         let handler: Handler = Box::new(move |incoming| match incoming {
-            Incoming::Request("workspace/configuration", _) => Some(json!([{"a": 1}])),
+            Incoming::Request("workspace/configuration", _) => Some(Ok(json!([{"a": 1}]))),
             Incoming::Request(..) => None,
             Incoming::Notification(method, _) => {
                 lock(&seen).push(method.to_string());

@@ -1,0 +1,110 @@
+//! The editor's side of the files: `file://` URIs to root-relative paths
+//! and back, and the documents it has open, with their unsaved text.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A document the editor has open.
+#[derive(Debug, Clone)]
+pub(crate) struct Document {
+    /// Its URI, exactly as the editor spelled it (diagnostics go back to it).
+    pub(crate) uri: String,
+    /// Its text in the editor, saved or not.
+    pub(crate) text: String,
+    /// The editor's version of it.
+    pub(crate) version: i32,
+}
+
+/// The open documents, by root-relative path.
+#[derive(Debug, Default)]
+pub(crate) struct Documents {
+    open: BTreeMap<String, Document>,
+}
+
+impl Documents {
+    /// Opens (or reopens) a document.
+    pub(crate) fn open(&mut self, file: String, document: Document) {
+        self.open.insert(file, document);
+    }
+
+    /// Replaces a document's text.
+    pub(crate) fn change(&mut self, file: &str, text: String, version: i32) {
+        if let Some(document) = self.open.get_mut(file) {
+            document.text = text;
+            document.version = version;
+        }
+    }
+
+    /// Closes a document.
+    pub(crate) fn close(&mut self, file: &str) {
+        self.open.remove(file);
+    }
+
+    /// An open document.
+    pub(crate) fn get(&self, file: &str) -> Option<&Document> {
+        self.open.get(file)
+    }
+
+    /// Whether `file` is open.
+    pub(crate) fn is_open(&self, file: &str) -> bool {
+        self.open.contains_key(file)
+    }
+}
+
+/// The path of a `file://` URI, percent-decoded; `None` for another scheme.
+pub(crate) fn uri_path(uri: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let rest = uri.strip_prefix("file://")?;
+    // `file://host/path`: only the local host (empty or `localhost`).
+    let path = match rest.strip_prefix("localhost") {
+        Some(path) => path,
+        None => rest,
+    };
+    if !path.starts_with('/') {
+        return None;
+    }
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(path).collect();
+    Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+pub(crate) use crate::warm::lsp::path_uri;
+
+/// The root-relative path of a URI inside `root` (`None` outside it, or
+/// for a URI that is not a file's).
+pub(crate) fn relative(root: &Path, uri: &str) -> Option<String> {
+    let path = uri_path(uri)?;
+    // An editor may name the file through a symlinked directory.
+    let path = path.canonicalize().unwrap_or(path);
+    let relative = path.strip_prefix(root).ok()?;
+    let text = crate::paths::to_slash(relative);
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_with_encoded_bytes() {
+        let path = Path::new("/work/my project/pkg/a b#1é.py");
+        let uri = path_uri(path);
+        assert_eq!(uri, "file:///work/my%20project/pkg/a%20b%231%C3%A9.py");
+        assert_eq!(uri_path(&uri).unwrap(), path);
+        assert_eq!(
+            uri_path("file://localhost/tmp/x.py").unwrap(),
+            Path::new("/tmp/x.py")
+        );
+        assert!(uri_path("untitled:Untitled-1").is_none());
+        assert_eq!(
+            relative(
+                Path::new("/nonexistent/root"),
+                "file:///nonexistent/root/a/b.py"
+            ),
+            Some("a/b.py".to_string())
+        );
+        assert_eq!(
+            relative(Path::new("/nonexistent/root"), "file:///elsewhere/b.py"),
+            None
+        );
+    }
+}

@@ -1,0 +1,425 @@
+//! The session's runs of the gates, one at a time on a worker thread:
+//! what is asked while a run is under way waits for it — or, when the run
+//! is a check the new request makes stale (a save after a save), cancels
+//! it — and queued requests are merged, so the last save always wins.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use lsp_types::MessageType;
+use serde_json::{json, Value};
+
+use super::session::Session;
+use crate::baseline::BaselineUse;
+use crate::config::Gate;
+use crate::error::QgError;
+use crate::exec::Observer;
+use crate::outcome::{GateResult, GateStatus};
+use crate::process::Cancel;
+use crate::report::RunReport;
+use crate::run::{self, DaemonUse, RunOptions};
+use crate::scope::{ScopeMode, ScopeRequest};
+
+/// Something to do on the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Job {
+    /// Check what changed (the `auto` scope, importers included).
+    Auto,
+    /// Check a file just opened whose findings are not known.
+    Open(String),
+    /// Check the whole project (`qg.runProject`).
+    Project,
+    /// Write the baseline, then check the project against it.
+    BaselineWrite,
+    /// Start the warm gates' daemons.
+    StartDaemons,
+}
+
+/// Waiting work, merged.
+#[derive(Debug, Default)]
+struct Pending {
+    auto: bool,
+    open: BTreeSet<String>,
+    project: bool,
+    baseline_write: bool,
+    start_daemons: bool,
+    closed: bool,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        !(self.auto
+            || self.project
+            || self.baseline_write
+            || self.start_daemons
+            || !self.open.is_empty())
+    }
+}
+
+/// The queue between the reader thread and the worker.
+#[derive(Default)]
+pub(crate) struct Queue {
+    pending: Mutex<Pending>,
+    wake: Condvar,
+    /// The run under way, and whether a new request makes it stale.
+    current: Mutex<Option<(Cancel, bool)>>,
+}
+
+impl Queue {
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn current(&self) -> MutexGuard<'_, Option<(Cancel, bool)>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a job; a save or a change cancels a check under way that it
+    /// makes stale (the merged run that follows covers both).
+    pub(crate) fn push(&self, job: Job) {
+        let stales = matches!(job, Job::Auto);
+        {
+            let mut pending = self.pending();
+            match job {
+                Job::Auto => pending.auto = true,
+                Job::Open(file) => {
+                    pending.open.insert(file);
+                }
+                Job::Project => pending.project = true,
+                Job::BaselineWrite => pending.baseline_write = true,
+                Job::StartDaemons => pending.start_daemons = true,
+            }
+        }
+        if stales {
+            if let Some((cancel, true)) = self.current().as_ref() {
+                cancel.cancel();
+            }
+        }
+        self.wake.notify_all();
+    }
+
+    /// Cancels the run under way, whatever it is.
+    pub(crate) fn cancel_current(&self) {
+        if let Some((cancel, _)) = self.current().as_ref() {
+            cancel.cancel();
+        }
+    }
+
+    /// Stops the worker (after cancelling its run).
+    pub(crate) fn close(&self) {
+        self.pending().closed = true;
+        self.cancel_current();
+        self.wake.notify_all();
+    }
+
+    /// The next merged batch of work, after a short quiet spell (an
+    /// editor's save and its file-change notice arrive together); `None`
+    /// once closed.
+    fn next(&self) -> Option<Pending> {
+        let mut pending = self.pending();
+        loop {
+            if pending.closed {
+                return None;
+            }
+            if !pending.is_empty() {
+                break;
+            }
+            pending = self.wake.wait(pending).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(pending);
+        std::thread::sleep(Duration::from_millis(30));
+        let mut pending = self.pending();
+        if pending.closed {
+            return None;
+        }
+        Some(std::mem::take(&mut *pending))
+    }
+}
+
+/// Starts the worker.
+pub(crate) fn start(session: Arc<Session>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while let Some(work) = session.queue.next() {
+            do_work(&session, work);
+        }
+    })
+}
+
+fn do_work(session: &Session, work: Pending) {
+    if work.start_daemons {
+        start_daemons(session);
+    }
+    if work.baseline_write {
+        write_baseline(session);
+    }
+    let project = work.project || work.baseline_write;
+    if project {
+        check(session, Kind::Project);
+    }
+    if work.auto && !project {
+        check(session, Kind::Auto);
+    }
+    let open: Vec<String> = {
+        let state = session.state();
+        let root = state.root.clone().unwrap_or_default();
+        work.open
+            .into_iter()
+            .filter(|f| state.store.current(&root, f).is_none())
+            .collect()
+    };
+    if !open.is_empty() {
+        check(session, Kind::Files(open));
+    }
+}
+
+/// What a check covers.
+enum Kind {
+    Auto,
+    Project,
+    Files(Vec<String>),
+}
+
+/// Runs the gates and shows what they found; a run a newer save made
+/// stale ends quietly (the next one follows).
+fn check(session: &Session, kind: Kind) {
+    if !session.reload_config() {
+        return;
+    }
+    let Some(options) = run_options(session, &kind) else {
+        return;
+    };
+    let stale_by_saves = !matches!(kind, Kind::Project);
+    *session.queue.current() = Some((options.cancel.clone(), stale_by_saves));
+    let title = match kind {
+        Kind::Auto => "checking what changed",
+        Kind::Project => "checking the project",
+        Kind::Files(_) => "checking the opened file",
+    };
+    let progress = Progress::begin(session, title);
+    let started = SystemTime::now();
+    let outcome = run::run(&options, &progress);
+    *session.queue.current() = None;
+    match outcome {
+        Ok(report) => {
+            progress.end(session, &crate::report::summary::summary_line(&report));
+            show_report(session, &report, started);
+        }
+        Err(QgError::Cancelled) => progress.end(session, "cancelled: a newer change"),
+        Err(e) => {
+            progress.end(session, "could not run");
+            session.show(MessageType::ERROR, &format!("qg: {e}"));
+        }
+    }
+}
+
+fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
+    let root = session.state().root.clone()?;
+    let (mode, paths, no_state) = match kind {
+        Kind::Auto => (ScopeMode::Auto, Vec::new(), false),
+        Kind::Project => (ScopeMode::Project, Vec::new(), false),
+        // Opening a file is looking, not a run to remember.
+        Kind::Files(files) => (
+            ScopeMode::Files,
+            files.iter().map(|f| root.join(f)).collect(),
+            true,
+        ),
+    };
+    Some(RunOptions {
+        cwd: root,
+        config: session.options.config.clone(),
+        scope: ScopeRequest {
+            mode: Some(mode),
+            paths,
+            parent: None,
+        },
+        gates: Vec::new(),
+        jobs: crate::process::cores(),
+        no_state,
+        baseline: BaselineUse::Ratchet,
+        shard: None,
+        cancel: Cancel::default(),
+        report_covered: true,
+        daemons: match session.options.no_daemon {
+            true => DaemonUse::Ignore,
+            false => DaemonUse::Use,
+        },
+    })
+}
+
+/// Takes in a run's findings, shows the files whose findings it replaced
+/// (clearing those now clean) and the gates that could not give a verdict.
+fn show_report(session: &Session, report: &RunReport, started: SystemTime) {
+    let touched: Vec<String> = {
+        let mut state = session.state();
+        let Some(root) = state.root.clone() else {
+            return;
+        };
+        let Some(config) = state.config.clone() else {
+            return;
+        };
+        let mut touched = state.store.apply(&root, &config, report, started);
+        touched.extend(state.store.prune(&root));
+        if let Err(e) = state.store.save(&root) {
+            drop(state);
+            session.show(
+                MessageType::WARNING,
+                &format!("qg: cannot keep the findings for the next session: {e}"),
+            );
+            return;
+        }
+        touched.into_iter().collect()
+    };
+    session.publish(&touched);
+    let mut errors = BTreeMap::new();
+    for gate in &report.gates {
+        if let (GateStatus::Error, Some(error)) = (&gate.status, &gate.error) {
+            errors.insert(gate.id.clone(), gate_error_message(gate, &error.message));
+        }
+    }
+    let ran: Vec<String> = report.gates.iter().map(|g| g.id.clone()).collect();
+    session.report_gate_errors(errors, &ran);
+}
+
+/// `qg: mypy could not give a verdict: … fix: …` — with the gate's own hint.
+fn gate_error_message(gate: &GateResult, message: &str) -> String {
+    let hint = gate
+        .fix_hint
+        .as_deref()
+        .or(gate.rerun_hint.as_deref())
+        .map(|h| format!(" (then: {h})"))
+        .unwrap_or_default();
+    format!("qg: {} could not give a verdict: {message}{hint}", gate.id)
+}
+
+fn write_baseline(session: &Session) {
+    if !session.reload_config() {
+        return;
+    }
+    let Some(mut options) = run_options(session, &Kind::Project) else {
+        return;
+    };
+    options.report_covered = false;
+    *session.queue.current() = Some((options.cancel.clone(), false));
+    let progress = Progress::begin(session, "writing the baseline");
+    let written = run::write_baseline(&options, &progress);
+    *session.queue.current() = None;
+    match written {
+        Ok(written) => {
+            let line = format!(
+                "qg: baseline written: {} of {} gates",
+                crate::report::summary::plural(written.entries, "finding"),
+                written.gates
+            );
+            progress.end(session, &line);
+            session.show(MessageType::INFO, &line);
+        }
+        Err(e) => {
+            progress.end(session, "baseline not written");
+            session.show(MessageType::ERROR, &format!("qg: {e}"));
+        }
+    }
+}
+
+fn start_daemons(session: &Session) {
+    let Some(root) = session.state().root.clone() else {
+        return;
+    };
+    let Some(config) = session.state().config.clone() else {
+        return;
+    };
+    let gates: Vec<String> = crate::warm::control::warm_gates(&config, &[])
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.id.clone())
+        .collect();
+    if gates.is_empty() {
+        return;
+    }
+    let progress = Progress::begin(session, "starting the daemons");
+    let request = crate::warm::control::StartRequest {
+        cwd: root,
+        config: session.options.config.clone(),
+        gates,
+        owner: Some(std::process::id()),
+        idle_timeout: None,
+    };
+    let mut owned = Vec::new();
+    match crate::warm::control::start(&request) {
+        Ok(started) => {
+            for started in started {
+                match started.outcome {
+                    Ok(ready) if !ready.already => owned.push(started.gate),
+                    Ok(_) => {}
+                    Err(why) => session.show(
+                        MessageType::WARNING,
+                        &format!("qg: {}: no daemon ({why}); answered cold", started.gate),
+                    ),
+                }
+            }
+        }
+        Err(e) => session.show(MessageType::WARNING, &format!("qg: no daemons: {e}")),
+    }
+    progress.end(session, &format!("{} daemons started", owned.len()));
+    session.state().owned_daemons.extend(owned);
+}
+
+/// `$/progress` of one run, when the client shows the server's progress.
+struct Progress<'s> {
+    session: &'s Session,
+    token: Option<String>,
+    finished: AtomicUsize,
+}
+
+/// Tokens are unique in a session.
+static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
+
+impl<'s> Progress<'s> {
+    fn begin(session: &'s Session, title: &str) -> Progress<'s> {
+        let token = session
+            .state()
+            .progress
+            .then(|| format!("qg-{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)));
+        // The client must accept the token before it is used.
+        let token = token.filter(|token| {
+            session
+                .ask("window/workDoneProgress/create", json!({"token": token}))
+                .is_some()
+        });
+        let progress = Progress {
+            session,
+            token,
+            finished: AtomicUsize::new(0),
+        };
+        progress
+            .send(json!({"kind": "begin", "title": format!("qg: {title}"), "cancellable": false}));
+        progress
+    }
+
+    fn send(&self, value: Value) {
+        if let Some(token) = &self.token {
+            self.session
+                .notify("$/progress", json!({"token": token, "value": value}));
+        }
+    }
+
+    fn end(&self, session: &Session, message: &str) {
+        let _ = session;
+        self.send(json!({"kind": "end", "message": message}));
+    }
+}
+
+impl Observer<GateResult> for Progress<'_> {
+    fn gate_started(&self, gate: &Gate, files: usize, _argv: &[String]) {
+        self.send(json!({"kind": "report", "message": format!("{} on {}", gate.id, crate::report::summary::plural(files, "file"))}));
+    }
+
+    fn gate_finished(&self, result: &GateResult) {
+        let done = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        self.send(json!({
+            "kind": "report",
+            "message": format!("{} {} ({done} done)", result.id, result.status.as_str()),
+        }));
+    }
+}

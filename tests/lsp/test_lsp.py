@@ -1,0 +1,262 @@
+"""`qg lsp` driven by a real LSP client: pytest-lsp (the pygls project's).
+
+Each test gets a fresh git repository with a small package (a module and
+an importer of it) and the default gates, which run for real (ruff, mypy,
+pyright from the project's .venv). Run by tests/lsp.rs with QG_BIN set.
+"""
+
+import asyncio
+import os
+import pathlib
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+QG = os.environ["QG_BIN"]
+VENV = os.environ["QG_TOOLS_VENV"]
+WAIT = 120
+
+SHAPES = '''\
+"""Shapes."""
+
+
+def area(side: float) -> float:
+    """The area of a square."""
+    return side * side
+'''
+
+GEOMETRY = '''\
+"""Sums."""
+
+from app.shapes import area
+
+
+def total(sides: list[float]) -> float:
+    """The total area."""
+    return sum(area(side) for side in sides)
+'''
+
+
+def git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "__init__.py").write_text('"""App."""\n')
+    (root / "app" / "shapes.py").write_text(SHAPES)
+    (root / "app" / "geometry.py").write_text(GEOMETRY)
+    (root / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """\
+            [project]
+            name = "app"
+            version = "0"
+
+            [tool.ruff.lint]
+            select = ["E", "F", "I"]
+            """
+        )
+    )
+    # The tools come from the project's virtualenv, as in a real project.
+    os.symlink(VENV, root / ".venv")
+    (root / ".gitignore").write_text(".venv\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return root.resolve()
+
+
+def server_env():
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[QG, "lsp"], server_env=server_env()))
+async def client(lsp_client: LanguageClient, project):
+    registrations = []
+    lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)(lambda params: registrations.append(params))
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=project.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="proj")],
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def uri(project, relative):
+    return (project / relative).as_uri()
+
+
+async def wait_until(condition, what):
+    for _ in range(WAIT * 10):
+        if condition():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def codes(client, project, relative):
+    return sorted(
+        (d.source, str(d.code), d.severity) for d in client.diagnostics.get(uri(project, relative), [])
+    )
+
+
+def open_file(client, project, relative):
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri(project, relative),
+                language_id="python",
+                version=1,
+                text=(project / relative).read_text(),
+            )
+        )
+    )
+
+
+def save(client, project, relative, text, version=2):
+    (project / relative).write_text(text)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri(project, relative), version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(project, relative)))
+    )
+
+
+def progress_ended(client):
+    return [
+        report
+        for reports in client.progress_reports.values()
+        for report in reports
+        if isinstance(report, types.WorkDoneProgressEnd)
+    ]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_save_that_breaks_an_importer_shows_there_and_a_revert_clears_it(client, project):
+    open_file(client, project, "app/shapes.py")
+    # The first check (what changed since the last run: everything) ends.
+    await wait_until(lambda: progress_ended(client), "the first run")
+    assert codes(client, project, "app/geometry.py") == []
+    # A return type change: geometry.py, never opened, is now wrong.
+    save(client, project, "app/shapes.py", SHAPES.replace("-> float:\n    \"\"\"The area", "-> str:\n    \"\"\"The area"))
+    await wait_until(lambda: codes(client, project, "app/geometry.py"), "diagnostics in the importer")
+    found = codes(client, project, "app/geometry.py")
+    assert ("mypy", "arg-type", types.DiagnosticSeverity.Error) in found or any(
+        source == "mypy" for source, _, _ in found
+    ), found
+    assert any(source == "pyright" for source, _, _ in found), found
+    shapes = client.diagnostics[uri(project, "app/shapes.py")]
+    assert any(d.source == "mypy" for d in shapes), shapes
+    for d in shapes:
+        assert d.range.start.line >= 0 and d.message
+    # Revert: both files are cleared.
+    save(client, project, "app/shapes.py", SHAPES, version=3)
+    await wait_until(
+        lambda: not codes(client, project, "app/geometry.py") and not codes(client, project, "app/shapes.py"),
+        "cleared diagnostics",
+    )
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_known_findings_are_hints_new_ones_errors(client, project):
+    (project / "app" / "legacy.py").write_text('"""Old."""\n\nimport os\n')
+    subprocess.run([QG, "baseline", "write"], cwd=project, check=True, capture_output=True, env=server_env())
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "legacy")
+    open_file(client, project, "app/legacy.py")
+    await wait_until(lambda: codes(client, project, "app/legacy.py"), "the known finding")
+    assert codes(client, project, "app/legacy.py") == [("ruff_check", "F401", types.DiagnosticSeverity.Hint)]
+    known = client.diagnostics[uri(project, "app/legacy.py")][0]
+    assert known.data["baseline"] == "known" and known.message.endswith("[known]")
+    save(client, project, "app/legacy.py", '"""Old."""\n\nimport os\nimport sys\n')
+    await wait_until(lambda: len(codes(client, project, "app/legacy.py")) == 2, "the new finding")
+    assert codes(client, project, "app/legacy.py") == [
+        ("ruff_check", "F401", types.DiagnosticSeverity.Error),
+        ("ruff_check", "F401", types.DiagnosticSeverity.Hint),
+    ]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_fix_action_edit_applied_and_saved_leaves_no_finding(client, project):
+    text = '"""Fixable."""\n\nimport os\nimport sys\n\nprint(sys.argv)\n'
+    (project / "app" / "fixable.py").write_text(text)
+    open_file(client, project, "app/fixable.py")
+    await wait_until(lambda: codes(client, project, "app/fixable.py"), "the finding")
+    diagnostic = next(d for d in client.diagnostics[uri(project, "app/fixable.py")] if d.code == "F401")
+    assert diagnostic.code_description and "ruff" in diagnostic.code_description.href
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri(project, "app/fixable.py")),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    titles = [a.title for a in actions]
+    assert "Fix F401 (ruff_check)" in titles, titles
+    assert "Fix all ruff_check findings in this file" in titles, titles
+    action = next(a for a in actions if a.title == "Fix F401 (ruff_check)")
+    if action.edit is None:
+        action = await client.code_action_resolve_async(action)
+    edits = action.edit.changes[uri(project, "app/fixable.py")]
+    fixed = apply_edits(text, edits)
+    assert fixed == '"""Fixable."""\n\nimport sys\n\nprint(sys.argv)\n', fixed
+    save(client, project, "app/fixable.py", fixed)
+    await wait_until(lambda: not codes(client, project, "app/fixable.py"), "no finding left")
+
+
+def apply_edits(text, edits):
+    lines = text.splitlines(keepends=True)
+
+    def offset(position):
+        return sum(len(line) for line in lines[: position.line]) + position.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_malformed_config_is_shown_and_unknown_requests_are_errors(client, project):
+    (project / ".st3").mkdir(exist_ok=True)
+    (project / ".st3" / "quality.yaml").write_text("version: [\n")
+    open_file(client, project, "app/shapes.py")
+    save(client, project, "app/shapes.py", SHAPES + "\n")
+    await wait_until(
+        lambda: any(m.type == types.MessageType.Error and "quality.yaml" in m.message for m in client.messages),
+        "an error message",
+    )
+    with pytest.raises(Exception, match="does not serve"):
+        await client.protocol.send_request_async("qg/unknown", {})
+    with pytest.raises(Exception, match="no command"):
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(command="qg.nothing"))
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_save_during_a_run_cancels_it_and_the_last_save_wins(client, project):
+    open_file(client, project, "app/shapes.py")
+    await wait_until(lambda: progress_ended(client), "the first run")
+    broken = SHAPES.replace("return side * side", "return side * undefined_name")
+    save(client, project, "app/shapes.py", broken)
+    await asyncio.sleep(0.3)
+    save(client, project, "app/shapes.py", SHAPES, version=3)
+    await wait_until(lambda: len(progress_ended(client)) >= 3, "the last run")
+    await asyncio.sleep(1)
+    assert codes(client, project, "app/shapes.py") == []
+    messages = [e.message for e in progress_ended(client)]
+    assert any("cancelled" in (m or "") for m in messages) or len(messages) >= 2, messages
