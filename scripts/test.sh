@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned ruff, mypy,
-# pyright, ty, pyrefly and the MCP Python SDK into the project-local virtualenv .venv,
-# then runs every test.
+# pyright, ty, pyrefly, the MCP Python SDK and pytest-lsp into the
+# project-local virtualenv .venv, then runs every test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ echo "test.sh: installing pinned tools from requirements-tools.txt"
 .venv/bin/ty --version
 .venv/bin/pyrefly --version
 .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
+.venv/bin/python -c 'import importlib.metadata as m; print("pytest-lsp", m.version("pytest-lsp"))'
 
 # Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
 # Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux

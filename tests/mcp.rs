@@ -538,13 +538,7 @@ fn run_gates_is_answered_by_live_daemons() {
     let stopped = qg(&["daemon", "stop"]);
     assert!(stopped.status.success());
     let report = fitting(&answers[0]);
-    let warm: Vec<&str> = report["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["warm"] == true)
-        .map(|g| g["id"].as_str().unwrap())
-        .collect();
+    let warm = common::warm_gate_ids(report);
     assert_eq!(warm, ["mypy", "pyright"], "{report}");
     assert_eq!(report["overall_pass"], true, "{report}");
 }

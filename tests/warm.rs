@@ -155,13 +155,7 @@ fn verdicts(run: &Run) -> Vec<(String, String, Vec<Value>)> {
 }
 
 fn warm_gates(run: &Run) -> Vec<String> {
-    run.json()["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["warm"] == true)
-        .map(|g| g["id"].as_str().unwrap().to_string())
-        .collect()
+    common::warm_gate_ids(&run.json())
 }
 
 /// A warm `qg run` (must be answered warm by mypy and pyright) and a cold
@@ -304,15 +298,9 @@ fn daemons_start_answer_runs_warm_and_stop_leaving_nothing() {
     // `qg fix` checks with the same daemons.
     let fixed = qg(dir, &["fix", "--format", "json"]);
     fixed.assert_code(0);
-    let gates = fixed.json()["report"]["gates"].clone();
-    let warm_in_fix: Vec<&str> = gates
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["warm"] == true)
-        .map(|g| g["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(warm_in_fix, ["mypy", "pyright"], "{gates}");
+    let report = fixed.json()["report"].clone();
+    let warm_in_fix = common::warm_gate_ids(&report);
+    assert_eq!(warm_in_fix, ["mypy", "pyright"], "{}", report["gates"]);
     // A second start starts nothing.
     let pids = (daemon_pid(dir, "mypy"), daemon_pid(dir, "pyright"));
     let again = start(dir, &[]);

@@ -374,7 +374,7 @@ impl<R: Send> Runner<'_, R> {
         request: &WarmPlan,
         took: Duration,
     ) -> Result<R, String> {
-        let run = match answer {
+        let (finished, argv) = match answer {
             WarmAnswer::Diagnostics(violations) => {
                 return self
                     .judge
@@ -382,7 +382,6 @@ impl<R: Send> Runner<'_, R> {
             }
             WarmAnswer::Output { finished, argv } => (finished, argv),
         };
-        let (finished, argv) = run;
         let program = PathBuf::from(argv.first().map(String::as_str).unwrap_or(""));
         let log = write_log(plan.gate, &argv, &program, &launch.cwd, &finished, self.ctx);
         let run = UnitRun {

@@ -260,11 +260,7 @@ fn edits(before: &str, after: &str, encoding: crate::config::PositionEncoding) -
     let end = match replaced_end {
         // The replaced lines run to the end of a text without a final newline.
         n if n > 0 && n == old.len() && !old[n - 1].ends_with('\n') => {
-            let last = old[n - 1];
-            let units: u32 = last
-                .chars()
-                .map(|c| crate::warm::lsp::diagnostics::width(c, encoding))
-                .sum();
+            let units = crate::warm::lsp::diagnostics::units(old[n - 1], encoding);
             json!({"line": n - 1, "character": units})
         }
         n => json!({"line": n, "character": 0}),

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::config::PositionEncoding;
 use crate::violation::{BaselineState, Severity, Violation};
-use crate::warm::lsp::diagnostics::width;
+use crate::warm::lsp::diagnostics::{recount_column, units};
 
 /// How a finding the baseline knows is shown (`qg lsp --known`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -126,27 +126,10 @@ fn recount(
     if from == to {
         return column;
     }
-    let Some(text) = line_text(line) else {
-        return column;
-    };
-    if text.is_ascii() {
-        return column;
+    match line_text(line) {
+        Some(text) => recount_column(&text, column, from, to),
+        None => column,
     }
-    let (mut seen, mut counted) = (0u32, 0u32);
-    for c in text.chars() {
-        if seen >= column {
-            break;
-        }
-        seen += width(c, from);
-        counted += width(c, to);
-    }
-    // A column past the line's end (ruff's end of a line, say) keeps its excess.
-    counted + column.saturating_sub(seen)
-}
-
-/// The length of `text` in `encoding` units.
-fn units(text: &str, encoding: PositionEncoding) -> u32 {
-    text.chars().map(|c| width(c, encoding)).sum()
 }
 
 #[cfg(test)]

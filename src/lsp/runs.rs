@@ -203,12 +203,12 @@ fn check(session: &Session, kind: Kind) {
     *session.queue.current() = None;
     match outcome {
         Ok(report) => {
-            progress.end(session, &crate::report::summary::summary_line(&report));
+            progress.end(&crate::report::summary::summary_line(&report));
             show_report(session, &report, started);
         }
-        Err(QgError::Cancelled) => progress.end(session, "cancelled: a newer change"),
+        Err(QgError::Cancelled) => progress.end("cancelled: a newer change"),
         Err(e) => {
-            progress.end(session, "could not run");
+            progress.end("could not run");
             session.show(MessageType::ERROR, &format!("qg: {e}"));
         }
     }
@@ -312,11 +312,11 @@ fn write_baseline(session: &Session) {
                 crate::report::summary::plural(written.entries, "finding"),
                 written.gates
             );
-            progress.end(session, &line);
+            progress.end(&line);
             session.show(MessageType::INFO, &line);
         }
         Err(e) => {
-            progress.end(session, "baseline not written");
+            progress.end("baseline not written");
             session.show(MessageType::ERROR, &format!("qg: {e}"));
         }
     }
@@ -345,24 +345,21 @@ fn start_daemons(session: &Session) {
         owner: Some(std::process::id()),
         idle_timeout: None,
     };
-    let mut owned = Vec::new();
-    match crate::warm::control::start(&request) {
-        Ok(started) => {
-            for started in started {
-                match started.outcome {
-                    Ok(ready) if !ready.already => owned.push(started.gate),
-                    Ok(_) => {}
-                    Err(why) => session.show(
-                        MessageType::WARNING,
-                        &format!("qg: {}: no daemon ({why}); answered cold", started.gate),
-                    ),
-                }
-            }
+    let owned = match crate::warm::control::start_owned(&request) {
+        Ok(owned) => owned,
+        Err(e) => {
+            session.show(MessageType::WARNING, &format!("qg: no daemons: {e}"));
+            Default::default()
         }
-        Err(e) => session.show(MessageType::WARNING, &format!("qg: no daemons: {e}")),
+    };
+    for (gate, why) in &owned.without {
+        session.show(
+            MessageType::WARNING,
+            &format!("qg: {gate}: no daemon ({why}); answered cold"),
+        );
     }
-    progress.end(session, &format!("{} daemons started", owned.len()));
-    session.state().owned_daemons.extend(owned);
+    progress.end(&format!("{} daemons started", owned.started.len()));
+    session.state().owned_daemons.extend(owned.started);
 }
 
 /// `$/progress` of one run, when the client shows the server's progress.
@@ -404,8 +401,7 @@ impl<'s> Progress<'s> {
         }
     }
 
-    fn end(&self, session: &Session, message: &str) {
-        let _ = session;
+    fn end(&self, message: &str) {
         self.send(json!({"kind": "end", "message": message}));
     }
 }

@@ -178,7 +178,8 @@ impl Session {
             "textDocument/didClose" => self.did_close(params),
             "textDocument/didSave" => self.did_save(params),
             "workspace/didChangeWatchedFiles" => self.did_change_watched_files(params),
-            "$/cancelRequest" | "$/setTrace" | "workspace/didChangeConfiguration" => {}
+            // `$/cancelRequest` among them: a request is answered as soon as
+            // it is read, before any cancellation of it can be.
             _ => {}
         }
     }

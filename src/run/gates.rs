@@ -111,7 +111,15 @@ pub(super) fn run_gates<'a>(
         let verdicts = Verdicts { tools: &ctx.tools };
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
         if let (DaemonUse::Verify, Some(warm)) = (options.daemons, &ctx.warm) {
-            verify(workspace, config, &plans, warm, &mut results, options);
+            verify(
+                workspace,
+                config,
+                &plans,
+                &selections,
+                warm,
+                &mut results,
+                options,
+            );
         }
         (results, versions.join().unwrap_or_default())
     });
@@ -181,6 +189,7 @@ fn verify(
     workspace: &Workspace,
     config: &Config,
     plans: &[GatePlan<'_>],
+    selections: &BTreeMap<String, ToolSelection>,
     warm: &WarmRequests<'_>,
     results: &mut [GateResult],
     options: &RunOptions,
@@ -189,15 +198,13 @@ fn verify(
     if answered.is_empty() {
         return;
     }
-    let (selections, _) =
-        tool_selections(workspace, &plans.iter().map(|p| p.gate).collect::<Vec<_>>());
     let cold_plans: Vec<GatePlan<'_>> = answered
         .iter()
         .map(|i| {
             cold_equivalent(
                 &plans[*i],
                 &warm.plans[&plans[*i].gate.id],
-                &selections,
+                selections,
                 config,
             )
         })

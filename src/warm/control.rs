@@ -235,6 +235,31 @@ pub(crate) struct Stopped {
     pub(crate) was_running: bool,
 }
 
+/// The daemons a process started for itself ([`StartRequest::owner`]),
+/// and the gates left without one.
+#[derive(Debug, Default)]
+pub(crate) struct Owned {
+    /// Gates whose daemon this start launched (one already running is
+    /// not the process's to stop).
+    pub(crate) started: Vec<String>,
+    /// Gate → why it has no daemon (it is answered cold).
+    pub(crate) without: Vec<(String, String)>,
+}
+
+/// [`start`] for a process that owns the daemons it starts (`qg watch`,
+/// `qg lsp`).
+pub(crate) fn start_owned(request: &StartRequest) -> Result<Owned, QgError> {
+    let mut owned = Owned::default();
+    for started in start(request)? {
+        match started.outcome {
+            Ok(ready) if !ready.already => owned.started.push(started.gate),
+            Ok(_) => {}
+            Err(why) => owned.without.push((started.gate, why)),
+        }
+    }
+    Ok(owned)
+}
+
 /// Stops the daemons of `gates` (empty: every daemon of the project).
 pub(crate) fn stop(root: &Path, gates: &[String]) -> Vec<Stopped> {
     slot::all(root)

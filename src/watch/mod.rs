@@ -115,18 +115,11 @@ fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<
         owner: Some(std::process::id()),
         idle_timeout: options.idle_timeout,
     };
-    let mut owned = Vec::new();
-    for started in control::start(&request)? {
-        match started.outcome {
-            Ok(ready) if !ready.already => owned.push(started.gate),
-            Ok(_) => {}
-            Err(why) => screen.note(&format!(
-                "{}: no daemon ({why}); answered cold",
-                started.gate
-            )),
-        }
+    let owned = control::start_owned(&request)?;
+    for (gate, why) in &owned.without {
+        screen.note(&format!("{gate}: no daemon ({why}); answered cold"));
     }
-    Ok(owned)
+    Ok(owned.started)
 }
 
 fn watch_loop(

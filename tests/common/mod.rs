@@ -266,6 +266,17 @@ gates:
 }
 
 /// The `path` of each entry of a `qg files --format json` listing.
+/// The ids of a report's gates that a daemon answered (`"warm": true`).
+pub fn warm_gate_ids(report: &Value) -> Vec<String> {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["warm"] == true)
+        .map(|g| g["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn scope_paths(files: &Value) -> Vec<String> {
     files["files"]
         .as_array()

@@ -73,7 +73,8 @@ fn summary(message: &str) -> &str {
 }
 
 /// The column of `position` counted in `wanted` units instead of the
-/// server's: the same for an ASCII line, else recounted from the text.
+/// server's: the same for an ASCII line, else recounted from the text (a
+/// position past the line's end means its end, as the protocol says).
 fn recount(
     position: lsp_types::Position,
     server: PositionEncoding,
@@ -89,22 +90,38 @@ fn recount(
     let Some(line) = text.lines().nth(position.line as usize) else {
         return position.character;
     };
-    if line.is_ascii() {
-        return position.character;
+    recount_column(line, position.character, server, wanted).min(units(line, wanted))
+}
+
+/// `column` of `line`, counted in `from` units, in `to` units; a column
+/// past the line's end keeps its excess.
+pub(crate) fn recount_column(
+    line: &str,
+    column: u32,
+    from: PositionEncoding,
+    to: PositionEncoding,
+) -> u32 {
+    if from == to || line.is_ascii() {
+        return column;
     }
-    let (mut units, mut counted) = (0u32, 0u32);
+    let (mut seen, mut counted) = (0u32, 0u32);
     for c in line.chars() {
-        if units >= position.character {
+        if seen >= column {
             break;
         }
-        units += width(c, server);
-        counted += width(c, wanted);
+        seen += width(c, from);
+        counted += width(c, to);
     }
-    counted
+    counted + column.saturating_sub(seen)
+}
+
+/// The length of `text` in `encoding` units.
+pub(crate) fn units(text: &str, encoding: PositionEncoding) -> u32 {
+    text.chars().map(|c| width(c, encoding)).sum()
 }
 
 /// How many units of `encoding` the character `c` takes.
-pub(crate) fn width(c: char, encoding: PositionEncoding) -> u32 {
+fn width(c: char, encoding: PositionEncoding) -> u32 {
     match encoding {
         PositionEncoding::Utf16 => c.len_utf16() as u32,
         PositionEncoding::Utf32 => 1,
