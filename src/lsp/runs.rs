@@ -190,7 +190,9 @@ fn check(session: &Session, kind: Kind) {
     let Some(options) = run_options(session, &kind) else {
         return;
     };
-    let stale_by_saves = !matches!(kind, Kind::Project);
+    // A save makes a check of what changed stale, not a look at an opened
+    // file (the run after the save would not cover an unchanged file).
+    let stale_by_saves = matches!(kind, Kind::Auto);
     *session.queue.current() = Some((options.cancel.clone(), stale_by_saves));
     let title = match kind {
         Kind::Auto => "checking what changed",

@@ -19,7 +19,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 QG = os.environ["QG_BIN"]
 VENV = os.environ["QG_TOOLS_VENV"]
-WAIT = 120
+WAIT = int(os.environ.get("QG_LSP_WAIT", "120"))
 
 SHAPES = '''\
 """Shapes."""
@@ -260,3 +260,22 @@ async def test_a_save_during_a_run_cancels_it_and_the_last_save_wins(client, pro
     assert codes(client, project, "app/shapes.py") == []
     messages = [e.message for e in progress_ended(client)]
     assert any("cancelled" in (m or "") for m in messages) or len(messages) >= 2, messages
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_save_while_an_opened_file_is_checked_leaves_its_findings_shown(client, project):
+    open_file(client, project, "app/shapes.py")
+    await wait_until(lambda: progress_ended(client), "the first run")
+    # A file the server has never checked, green for the last run (the run
+    # after a save does not cover it).
+    (project / "app" / "legacy.py").write_text('"""Old."""\n\nimport os\n')
+    subprocess.run([QG, "baseline", "write"], cwd=project, check=True, capture_output=True, env=server_env())
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "legacy")
+    subprocess.run([QG, "run"], cwd=project, check=True, capture_output=True, env=server_env())
+    # Opened, it is checked; a save of another file comes while that check runs.
+    open_file(client, project, "app/legacy.py")
+    await asyncio.sleep(0.5)
+    save(client, project, "app/shapes.py", SHAPES + "\n\n")
+    await wait_until(lambda: codes(client, project, "app/legacy.py"), "the opened file's findings")
+    assert codes(client, project, "app/legacy.py") == [("ruff_check", "F401", types.DiagnosticSeverity.Hint)]
