@@ -205,8 +205,10 @@ fn check(session: &Session, kind: Kind) {
     *session.queue.current() = None;
     match outcome {
         Ok(report) => {
-            progress.end(&crate::report::summary::summary_line(&report));
+            // Ended once the editor has the findings: a client (or a test)
+            // that waits for the end sees them.
             show_report(session, &report, started);
+            progress.end(&crate::report::summary::summary_line(&report));
         }
         Err(QgError::Cancelled) => progress.end("cancelled: a newer change"),
         Err(e) => {
