@@ -12,18 +12,21 @@ pub(crate) fn alive(pid: u32) -> bool {
 
 /// The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`…).
 fn state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: read after it.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().next()?.chars().next()
+    stat_field(pid, 0)?.chars().next()
 }
 
 /// The process group of `pid`.
 fn group_of(pid: u32) -> Option<u32> {
+    // Fields after the name: state, ppid, pgrp.
+    stat_field(pid, 2)?.parse().ok()
+}
+
+/// Field `index` of `/proc/<pid>/stat` counted after the command name
+/// (which is in parentheses and may hold spaces).
+fn stat_field(pid: u32, index: usize) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 1..];
-    // Fields after the name: state, ppid, pgrp.
-    after.split_whitespace().nth(2)?.parse().ok()
+    after.split_whitespace().nth(index).map(str::to_string)
 }
 
 /// Every process in process group `group`.
