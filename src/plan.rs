@@ -120,7 +120,7 @@ pub(crate) fn plan<'a>(
             let mut plan = plan_gate(gate, scope);
             let selection = context.selections.get(&gate.id);
             let accepts = |path: &str| {
-                has_file_type(gate, path)
+                gate.handles_file_type(path)
                     && gate.scope.matches(path)
                     && selection.is_none_or(|s| s.checks(path, context.root))
             };
@@ -249,7 +249,7 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         .iter()
         .filter(|f| gate.importers || !f.only_imports_changed())
         .map(|f| f.path.as_str())
-        .filter(|p| has_file_type(gate, p))
+        .filter(|p| gate.handles_file_type(p))
         .collect();
     let files: Vec<&str> = typed
         .iter()
@@ -284,12 +284,4 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         note: None,
         extra_args: Vec::new(),
     }
-}
-
-fn has_file_type(gate: &Gate, path: &str) -> bool {
-    gate.file_types.is_empty()
-        || gate
-            .file_types
-            .iter()
-            .any(|suffix| path.ends_with(suffix.as_str()))
 }

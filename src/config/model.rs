@@ -178,6 +178,16 @@ impl Gate {
             _ => PositionEncoding::Utf32,
         }
     }
+
+    /// Whether the gate checks files like `path` (`capabilities.file_types`;
+    /// none listed: every file).
+    pub(crate) fn handles_file_type(&self, path: &str) -> bool {
+        self.file_types.is_empty()
+            || self
+                .file_types
+                .iter()
+                .any(|suffix| path.ends_with(suffix.as_str()))
+    }
 }
 
 /// How qg's LSP client talks to a gate's language server.

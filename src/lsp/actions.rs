@@ -52,7 +52,7 @@ pub(crate) fn code_actions(session: &Session, params: &Value) -> Value {
         actions.extend(quick_fixes(&config, params, uri));
     }
     if wants(FIX_ALL_KIND) && !only.is_empty() {
-        let gates = fixing_gates(session, &config, &file);
+        let gates = fixing_gates(&config, &file);
         if !gates.is_empty() {
             actions.push(action(
                 "Fix all qg findings in this file",
@@ -120,21 +120,16 @@ fn quick_fixes(config: &Config, params: &Value, uri: &str) -> Vec<Value> {
     actions
 }
 
-/// The gates with a fixer that found something in `file`.
-fn fixing_gates(session: &Session, config: &Config, file: &str) -> Vec<String> {
-    let state = session.state();
-    let Some(found) = state.store.get(file) else {
-        return Vec::new();
-    };
+/// The active gates with a fixer for files like `file`. Not only those
+/// that found something: fix-on-save asks about the editor's unsaved
+/// text, which no run has seen.
+fn fixing_gates(config: &Config, file: &str) -> Vec<String> {
     config
         .active_gates
         .iter()
-        .filter(|id| config.gates[*id].fix.is_some())
         .filter(|id| {
-            found
-                .gates
-                .get(*id)
-                .is_some_and(|g| !g.violations.is_empty())
+            let gate = &config.gates[*id];
+            gate.fix.is_some() && gate.handles_file_type(file)
         })
         .cloned()
         .collect()

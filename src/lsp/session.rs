@@ -63,6 +63,9 @@ pub(crate) struct State {
     published: BTreeSet<String>,
     /// Each erroring gate's last message (shown once, not on every save).
     gate_errors: BTreeMap<String, String>,
+    /// The client was shown that an opened file is outside the project
+    /// (once: later ones go to its log).
+    told_outside: bool,
     /// `shutdown` was received.
     shut_down: bool,
     /// Gates whose daemons this session started.
@@ -311,6 +314,7 @@ impl Session {
 
     fn did_open(&self, params: &Value) {
         let Some((uri, file)) = self.document_file(params) else {
+            self.tell_outside(params["textDocument"]["uri"].as_str().unwrap_or(""));
             return;
         };
         let document = Document {
@@ -329,6 +333,28 @@ impl Session {
         match known {
             true => self.publish(&[file]),
             false => self.queue.push(Job::Open(file)),
+        }
+    }
+
+    /// Says that an opened document is not one qg checks: a warning the
+    /// first time, a log line after (jumping into a library's sources
+    /// should not pop up a message each time).
+    fn tell_outside(&self, uri: &str) {
+        let (root, told) = {
+            let mut state = self.state();
+            let told = std::mem::replace(&mut state.told_outside, true);
+            (state.root.clone().unwrap_or_default(), told)
+        };
+        let message = format!(
+            "qg: {uri} is outside the project {}; qg shows findings for the project's files only",
+            root.display()
+        );
+        match told {
+            false => self.show(MessageType::WARNING, &message),
+            true => self.notify(
+                "window/logMessage",
+                json!({"type": MessageType::LOG, "message": message}),
+            ),
         }
     }
 

@@ -26,7 +26,10 @@ pub(crate) fn whole_program(
     gate: &Gate,
 ) -> Result<Program, String> {
     let files = crate::scope::project_files(ws, config).map_err(|e| e.to_string())?;
-    let listing: Vec<String> = files.into_iter().filter(|f| has_type(gate, f)).collect();
+    let listing: Vec<String> = files
+        .into_iter()
+        .filter(|f| gate.handles_file_type(f))
+        .collect();
     let selection = gate
         .selection
         .as_ref()
@@ -73,8 +76,4 @@ fn own_args(selection: &ToolSelection, project_args: &[String], listing: &[Strin
         args.extend(listing.iter().filter(|f| matcher.is_match(f)).cloned());
     }
     args
-}
-
-fn has_type(gate: &Gate, path: &str) -> bool {
-    gate.file_types.is_empty() || gate.file_types.iter().any(|t| path.ends_with(t.as_str()))
 }

@@ -48,6 +48,10 @@ pub(crate) const CONTENT_MODIFIED: i64 = -32801;
 pub(crate) const SERVER_CANCELLED: i64 = -32802;
 /// `MethodNotFound`: what qg answers to a request it does not serve.
 const METHOD_NOT_FOUND: i64 = -32601;
+/// `ParseError`: what qg answers to a frame whose body is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// `InvalidRequest`: what qg answers to JSON that is no JSON-RPC message.
+const INVALID_REQUEST: i64 = -32600;
 
 /// What the peer asked of qg, or told it.
 pub(crate) enum Incoming<'a> {
@@ -158,8 +162,19 @@ struct Reader {
 
 impl Reader {
     fn run(self, mut output: impl BufRead) {
-        while let Some(message) = read_message(&mut output) {
-            self.route(message);
+        while let Some(frame) = read_message(&mut output) {
+            match frame {
+                Frame::Message(message) => self.route(message),
+                // JSON-RPC answers what it cannot read with an error whose
+                // id is null; the connection goes on with the next frame.
+                Frame::Unreadable(code, why) => {
+                    let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+                        "code": code,
+                        "message": why,
+                    }});
+                    let _ = send(&self.writer, &error);
+                }
+            }
         }
         self.closed.store(true, Ordering::SeqCst);
         // Dropping the senders wakes every waiting caller with `Closed`.
@@ -206,41 +221,57 @@ impl Reader {
                 };
                 let _ = caller.send(reply);
             }
-            (None, None) => {}
+            (None, None) => {
+                let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+                    "code": INVALID_REQUEST,
+                    "message": "a message with neither a method nor an id",
+                }});
+                let _ = send(&self.writer, &error);
+            }
         }
     }
 }
 
+/// One frame read from the peer.
+enum Frame {
+    /// A JSON object.
+    Message(Value),
+    /// A body that is no JSON object: the JSON-RPC error code and why.
+    Unreadable(i64, String),
+}
+
 /// Reads one framed message; `None` at the end of the output (or on a
-/// frame that cannot be read, which ends the connection too).
-fn read_message(output: &mut impl BufRead) -> Option<Value> {
+/// frame whose headers or length cannot be read, which ends the connection
+/// too: where the next frame starts is unknown).
+fn read_message(output: &mut impl BufRead) -> Option<Frame> {
+    let mut length: Option<usize> = None;
+    let mut line = String::new();
     loop {
-        let mut length: Option<usize> = None;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if output.read_line(&mut line).ok()? == 0 {
-                return None;
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.trim().eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().ok();
-                }
-            }
+        line.clear();
+        if output.read_line(&mut line).ok()? == 0 {
+            return None;
         }
-        let length = length?;
-        let mut body = vec![0; length];
-        output.read_exact(&mut body).ok()?;
-        // A body that is not JSON is skipped, not fatal: the next frame
-        // may be fine, and a reply that never comes times out.
-        if let Ok(message) = serde_json::from_slice(&body) {
-            return Some(message);
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().ok();
+            }
         }
     }
+    let length = length?;
+    let mut body = vec![0; length];
+    output.read_exact(&mut body).ok()?;
+    Some(match serde_json::from_slice::<Value>(&body) {
+        Ok(message) if message.is_object() => Frame::Message(message),
+        Ok(_) => Frame::Unreadable(
+            INVALID_REQUEST,
+            "a message that is not a JSON object".into(),
+        ),
+        Err(e) => Frame::Unreadable(PARSE_ERROR, format!("the message is not JSON: {e}")),
+    })
 }
 
 fn send(writer: &Mutex<Box<dyn Write + Send>>, message: &Value) -> std::io::Result<()> {
@@ -271,6 +302,53 @@ mod tests {
         let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
         out.extend(body);
         out
+    }
+
+    fn next_message(written: &mut impl BufRead) -> Value {
+        match read_message(written) {
+            Some(Frame::Message(message)) => message,
+            _ => panic!("qg wrote no message"),
+        }
+    }
+
+    #[test]
+    fn unreadable_frames_are_answered_with_errors_and_the_next_one_is_served() {
+        let (to_peer_r, to_peer_w) = pipe();
+        let (from_peer_r, mut from_peer_w) = pipe();
+        let handler: Handler = Box::new(|_| Some(Ok(json!("served"))));
+        let rpc = Rpc::start(Box::new(to_peer_w), Box::new(from_peer_r), handler);
+        let garbage = b"{not json";
+        from_peer_w
+            .write_all(format!("Content-Length: {}\r\n\r\n", garbage.len()).as_bytes())
+            .unwrap();
+        from_peer_w.write_all(garbage).unwrap();
+        from_peer_w.write_all(&frame(json!([1, 2]))).unwrap();
+        from_peer_w
+            .write_all(&frame(json!({"jsonrpc": "2.0"})))
+            .unwrap();
+        from_peer_w
+            .write_all(&frame(json!({"jsonrpc": "2.0", "id": 7, "method": "a/b"})))
+            .unwrap();
+        let mut written = BufReader::new(to_peer_r);
+        let codes: Vec<Value> = (0..3)
+            .map(|_| next_message(&mut written))
+            .inspect(|reply| assert_eq!(reply["id"], Value::Null))
+            .map(|reply| reply["error"]["code"].clone())
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                json!(PARSE_ERROR),
+                json!(INVALID_REQUEST),
+                json!(INVALID_REQUEST)
+            ]
+        );
+        assert_eq!(
+            next_message(&mut written),
+            json!({"jsonrpc": "2.0", "id": 7, "result": "served"})
+        );
+        drop(from_peer_w);
+        drop(rpc);
     }
 
     #[test]
@@ -314,9 +392,7 @@ mod tests {
         assert_eq!(*lock(&heard), ["window/logMessage"]);
         // What qg wrote: the request, the answer, the refusal.
         let mut written = BufReader::new(to_server_r);
-        let sent: Vec<Value> = (0..3)
-            .map(|_| read_message(&mut written).unwrap())
-            .collect();
+        let sent: Vec<Value> = (0..3).map(|_| next_message(&mut written)).collect();
         assert_eq!(sent[0]["method"], "initialize");
         assert_eq!(
             sent[1],
