@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned ruff, mypy,
-# pyright, ty, pyrefly, the MCP Python SDK and pytest-lsp into the
+# pyright, ty, pyrefly, the MCP Python SDK, pytest-lsp and Neovim into the
 # project-local virtualenv .venv, then runs every test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 set -euo pipefail
@@ -20,6 +20,7 @@ echo "test.sh: installing pinned tools from requirements-tools.txt"
 .venv/bin/pyrefly --version
 .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
 .venv/bin/python -c 'import importlib.metadata as m; print("pytest-lsp", m.version("pytest-lsp"))'
+.venv/bin/nvim --version | head -1
 
 # Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
 # Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux

