@@ -83,7 +83,8 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
     input.extend(frame(b"[1, 2]"));
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-               "params": {"rootUri": root, "capabilities": {}}}),
+               "params": {"rootUri": root, "capabilities": {},
+                          "initializationOptions": {"known": "loud"}}}),
         json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
         json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument":
                {"uri": outside, "languageId": "python", "version": 1, "text": "x\n"}}}),
@@ -137,6 +138,14 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
                 .as_str()
                 .unwrap()
                 .contains("/etc/hostname is outside the project")),
+        "{messages:#?}"
+    );
+    assert!(
+        shown.iter().any(|m| m["params"]["type"] == 1
+            && m["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("initializationOptions.known must be")),
         "{messages:#?}"
     );
 }

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::current_dir;
 use crate::error::QgError;
-use crate::lsp::{self, KnownSeverity, ServeOptions};
+use crate::lsp::{self, KnownSeverity, ServeOptions, Settings};
 
 #[derive(Debug, Args)]
 pub(super) struct LspArgs {
@@ -37,9 +37,11 @@ pub(super) fn command(args: LspArgs) -> Result<i32, QgError> {
         ServeOptions {
             cwd: current_dir()?,
             config: args.config,
-            known: args.known,
-            start_daemons: args.start_daemons,
-            no_daemon: args.no_daemon,
+            settings: Settings {
+                known: args.known,
+                start_daemons: args.start_daemons,
+                no_daemon: args.no_daemon,
+            },
         },
     )
 }

@@ -245,7 +245,7 @@ fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
         shard: None,
         cancel: Cancel::default(),
         report_covered: true,
-        daemons: match session.options.no_daemon {
+        daemons: match session.state().settings.no_daemon {
             true => DaemonUse::Ignore,
             false => DaemonUse::Use,
         },

@@ -15,7 +15,7 @@ use super::diagnostics::{self, Origin};
 use super::documents::{self, Document, Documents};
 use super::runs::{Job, Queue};
 use super::store::Store;
-use super::ServeOptions;
+use super::{ServeOptions, Settings};
 use crate::config::{Config, PositionEncoding};
 use crate::warm::lsp::rpc::{Answer, Incoming, Rpc};
 use crate::watch::filter::Filter;
@@ -66,6 +66,8 @@ pub(crate) struct State {
     /// The client was shown that an opened file is outside the project
     /// (once: later ones go to its log).
     told_outside: bool,
+    /// The user's choices (command line, then `initializationOptions`).
+    pub(crate) settings: Settings,
     /// `shutdown` was received.
     shut_down: bool,
     /// Gates whose daemons this session started.
@@ -77,9 +79,12 @@ impl Session {
     pub(crate) fn new(options: ServeOptions) -> (Arc<Session>, Receiver<()>) {
         let (ended, heard) = mpsc::channel();
         let session = Session {
-            options,
             rpc: OnceLock::new(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                settings: options.settings,
+                ..State::default()
+            }),
+            options,
             queue: Queue::default(),
             ended: Mutex::new(ended),
         };
@@ -124,15 +129,21 @@ impl Session {
 
     /// Sends a notification (a closed connection drops it: the client is gone).
     pub(crate) fn notify(&self, method: &str, params: Value) {
-        if let Some(rpc) = self.rpc.get() {
-            let _ = rpc.notify(method, params);
-        }
+        let _ = self.connection().notify(method, params);
+    }
+
+    /// The connection. The reader thread may hand over the client's first
+    /// message before [`Session::attach`] has run: waiting for it here
+    /// keeps an early message (a config error at `initialize`) from being
+    /// dropped.
+    fn connection(&self) -> &Rpc {
+        self.rpc.wait()
     }
 
     /// Sends a request and waits (briefly) for the client's reply.
     pub(crate) fn ask(&self, method: &str, params: Value) -> Option<Value> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        self.rpc.get()?.call(method, params, deadline).ok()
+        self.connection().call(method, params, deadline).ok()
     }
 
     /// `window/showMessage`.
@@ -209,8 +220,16 @@ impl Session {
             ["properties"]
             .as_array()
             .is_some_and(|p| p.iter().any(|p| p == "edit"));
+        let (settings, errors) = self
+            .state()
+            .settings
+            .with_client_options(&params["initializationOptions"]);
+        for error in errors {
+            self.show(MessageType::ERROR, &format!("qg: {error}"));
+        }
         {
             let mut state = self.state();
+            state.settings = settings;
             state.encoding = encoding;
             state.progress = capabilities["window"]["workDoneProgress"] == json!(true);
             state.resolve_edits = resolves_edits;
@@ -284,7 +303,8 @@ impl Session {
     /// daemons when asked to, and checks what changed since the last run.
     fn initialized(&self) {
         self.register_file_watching();
-        if self.options.start_daemons && !self.options.no_daemon {
+        let settings = self.state().settings;
+        if settings.start_daemons && !settings.no_daemon {
             self.queue.push(Job::StartDaemons);
         }
         self.queue.push(Job::Auto);
@@ -299,10 +319,10 @@ impl Session {
             "method": "workspace/didChangeWatchedFiles",
             "registerOptions": {"watchers": [{"globPattern": "**/*"}]},
         }]});
-        if let Some(rpc) = self.rpc.get() {
-            // The reply is not awaited: this is the reader thread.
-            let _ = rpc.request("client/registerCapability", registration);
-        }
+        // The reply is not awaited: this is the reader thread.
+        let _ = self
+            .connection()
+            .request("client/registerCapability", registration);
     }
 
     fn document_file(&self, params: &Value) -> Option<(String, String)> {
@@ -442,7 +462,7 @@ impl Session {
             return;
         };
         for file in files {
-            let diagnostics = file_diagnostics(&state, &root, file, self.options.known);
+            let diagnostics = file_diagnostics(&state, &root, file, state.settings.known);
             let was_shown = state.published.contains(file);
             if diagnostics.is_empty() && !was_shown {
                 continue;
