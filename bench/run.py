@@ -613,8 +613,10 @@ def baseline_matching(runs, tmp: Path):
     return [
         (
             f"matching 100,000 violations against a 100,000-entry baseline ({size / 1e6:.1f} MB)",
-            f"`qg run --locked` {sec(m['with'])} vs `--no-baseline` {sec(m['without'])}; "
-            f"peak RSS {rss_with / 1e6:.0f} MB vs {rss_without / 1e6:.0f} MB",
+            (
+                f"`qg run --locked` {sec(m['with'])} vs `--no-baseline` {sec(m['without'])}; "
+                f"peak RSS {rss_with / 1e6:.0f} MB vs {rss_without / 1e6:.0f} MB"
+            ),
             f"+{extra_ms:.0f} ms; +{extra_rss / 1e6:.0f} MB = {ratio:.2f}x the two lists",
             "<= 200 ms; <= 2x",
             extra_ms <= 200 and ratio <= 2,
@@ -753,7 +755,6 @@ def mcp_server(runs, tmp: Path):
     return rows
 
 
-
 class Daemons:
     """`qg daemon start` in a project; stopped by `stop()` (always called)."""
 
@@ -799,7 +800,9 @@ def compare_findings(warm, cold):
     """Per gate: identical, or what only one side reported."""
     w, c = findings_by_gate(warm), findings_by_gate(cold)
     same = [g for g in w if w[g] == c.get(g)]
-    differ = {g: (len(set(w[g]) - set(c.get(g, []))), len(set(c.get(g, [])) - set(w[g]))) for g in w if w[g] != c.get(g)}
+    differ = {
+        g: (len(set(w[g]) - set(c.get(g, []))), len(set(c.get(g, [])) - set(w[g]))) for g in w if w[g] != c.get(g)
+    }
     return same, differ
 
 
@@ -842,12 +845,12 @@ def warm_figures(root: Path, label: str, edits, runs: int):
         for name, module, old, new, goal_s, goal_ratio in edits:
             edit, restore = edit_loop(root / module, old, new)
 
-            def warm():
+            def warm(edit=edit):
                 edit()
                 report = report_json(root)
                 assert all(g["warm"] for g in report["gates"] if g["id"] in ("mypy", "pyright")), report["summary_line"]
 
-            def cold():
+            def cold(edit=edit):
                 edit()
                 report_json(root, "--no-daemon")
 
@@ -856,9 +859,17 @@ def warm_figures(root: Path, label: str, edits, runs: int):
             warm_report = report_json(root)
             cold_report = report_json(root, "--no-daemon")
             verified = subprocess.run(
-                [QG, "run", "--no-state", "--verify", "--format", "json"], cwd=root, env=ENV, capture_output=True
+                [QG, "run", "--no-state", "--verify", "--format", "json"],
+                cwd=root,
+                env=ENV,
+                capture_output=True,
+                check=False,
             )
-            drift = [g["id"] for g in json.loads(verified.stdout)["gates"] if (g.get("error") or {}).get("kind") == "warm_drift"]
+            drift = [
+                g["id"]
+                for g in json.loads(verified.stdout)["gates"]
+                if (g.get("error") or {}).get("kind") == "warm_drift"
+            ]
             same, differ = compare_findings(warm_report, cold_report)
             restore()
             ratio = m["warm"] / m["cold"]
@@ -871,8 +882,10 @@ def warm_figures(root: Path, label: str, edits, runs: int):
             rows.append(
                 (
                     f"{label}, warm daemons: `qg run` (auto) after {name}",
-                    f"warm {sec(m['warm'])}, cold {sec(m['cold'])}; findings ({counts}); "
-                    f"{found}; `--verify`: {'drift in ' + ', '.join(drift) if drift else 'no drift'}",
+                    (
+                        f"warm {sec(m['warm'])}, cold {sec(m['cold'])}; findings ({counts}); "
+                        f"{found}; `--verify`: {'drift in ' + ', '.join(drift) if drift else 'no drift'}"
+                    ),
                     f"{ratio:.2f}x",
                     goal,
                     met,
@@ -922,6 +935,15 @@ def watch_latency(root: Path, label: str, module: str, old: str, new: str, runs:
         daemons.stop()
 
 
+# A return-type change to rich's filesize.decimal, which one module imports:
+# the module, what it says before and after.
+RICH_DECIMAL = (
+    "rich/filesize.py",
+    '    separator: Optional[str] = " ",\n) -> str:',
+    '    separator: Optional[str] = " ",\n) -> int:',
+)
+
+
 def warm_rich(runs, tmp: Path):
     """Issue 24: rich with warm daemons after a return-type change with one
     importer (`filesize.decimal`) and one imported everywhere (`cells.cell_len`)."""
@@ -929,8 +951,12 @@ def warm_rich(runs, tmp: Path):
     sh([QG, "baseline", "write", "--no-progress"], root, check=False)  # rich's own findings, known
     git_commit_all(root, "baseline")
     sh([QG, "run"], root, check=False)  # green against the baseline: auto baseline = HEAD
-    decimal = ("rich/filesize.py", "    separator: Optional[str] = \" \",\n) -> str:", "    separator: Optional[str] = \" \",\n) -> int:")
-    cell_len = ("rich/cells.py", "def cell_len(text: str, unicode_version: str = \"auto\") -> int:", "def cell_len(text: str, unicode_version: str = \"auto\") -> str:")
+    decimal = RICH_DECIMAL
+    cell_len = (
+        "rich/cells.py",
+        'def cell_len(text: str, unicode_version: str = "auto") -> int:',
+        'def cell_len(text: str, unicode_version: str = "auto") -> str:',
+    )
     rows = warm_figures(
         root,
         "rich",
@@ -965,6 +991,182 @@ def warm_package(runs, tmp: Path):
     return rows
 
 
+class LspServer:
+    """`qg lsp` on pipes, spoken to in raw LSP frames (no client library in
+    the timing), with `$/progress` on so a run's end is seen."""
+
+    def __init__(self, root: Path, *args):
+        self.root = root
+        self.proc = subprocess.Popen(
+            [QG, "lsp", *args],
+            cwd=root,
+            env=ENV,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.begun = set()
+        self.diagnostics = {}
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {"window": {"workDoneProgress": True}},
+            },
+        )
+        self.notify("initialized", {})
+
+    def write(self, message):
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method, params):
+        self.write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if message.get("id") == self.next_id and "method" not in message:
+                return message.get("result")
+
+    def read(self):
+        length = None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("qg lsp closed stdout")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        message = json.loads(self.proc.stdout.read(length))
+        if message.get("method") == "textDocument/publishDiagnostics":
+            self.diagnostics[message["params"]["uri"]] = message["params"]["diagnostics"]
+        if message.get("method") == "window/workDoneProgress/create":
+            self.write({"jsonrpc": "2.0", "id": message["id"], "result": None})
+        return message
+
+    def run_end(self, title="qg: checking what changed"):
+        """Reads until a run of what changed, begun after this call, ends
+        (a check of an opened file, which an open may start, is passed
+        over); returns when its last diagnostics arrived (its end if it
+        published none), how many files it published and its end message."""
+        began = None
+        last_publish = None
+        published = 0
+        while True:
+            message = self.read()
+            now = time.perf_counter()
+            if message.get("method") == "textDocument/publishDiagnostics" and began:
+                last_publish, published = now, published + 1
+            if message.get("method") != "$/progress":
+                continue
+            value = message["params"]["value"]
+            if value["kind"] == "begin" and value["title"] == title and message["params"]["token"] not in self.begun:
+                self.begun.add(message["params"]["token"])
+                began = message["params"]["token"]
+            elif value["kind"] == "end" and message["params"]["token"] == began:
+                return (last_publish or now), published, value.get("message", "")
+
+    def open(self, relative):
+        path = self.root / relative
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": path.read_text()}},
+        )
+        self.version = 1
+
+    def save(self, relative):
+        """didChange (the saved text) and didSave; returns the seconds from
+        didSave to the last publishDiagnostics of the run it started."""
+        path = self.root / relative
+        self.version += 1
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": path.as_uri(), "version": self.version},
+                "contentChanges": [{"text": path.read_text()}],
+            },
+        )
+        started = time.perf_counter()
+        self.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+        last, published, summary = self.run_end()
+        self.last_run = (published, summary)
+        return last - started
+
+    def new_findings(self):
+        """The diagnostics shown as new (not known to the baseline)."""
+        return sum(d["data"]["baseline"] != "known" for ds in self.diagnostics.values() for d in ds)
+
+    def close(self):
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def lsp_rich(runs, tmp: Path):
+    """Issue 25: `qg lsp` on rich, from didSave to the last
+    publishDiagnostics after the filesize.decimal return-type change, with
+    the warm daemons and without, next to the same edit through `qg run`."""
+    root = sdist(RICH, tmp / "rich-lsp")
+    sh([QG, "baseline", "write", "--no-progress"], root, check=False)
+    git_commit_all(root, "baseline")
+    sh([QG, "run"], root, check=False)
+    module, old, new = RICH_DECIMAL
+    edit, restore = edit_loop(root / module, old, new)
+    daemons = Daemons(root)
+    servers = {"warm": LspServer(root), "cold": LspServer(root, "--no-daemon")}
+    try:
+        for server in servers.values():
+            server.run_end()  # the first check after initialize
+            server.open(module)
+        samples = {name: [] for name in ("lsp warm", "lsp cold", "run warm", "run cold")}
+        for _ in range(runs + 1):
+            for name, server in servers.items():
+                edit()
+                samples[f"lsp {name}"].append(server.save(module))
+            for name, extra in (("run warm", ()), ("run cold", ("--no-daemon",))):
+                edit()
+                samples[name].append(timed(lambda extra=extra: report_json(root, *extra)))
+        m = {name: statistics.median(values[1:]) for name, values in samples.items()}
+        edit()
+        new_in_run = report_json(root)["baseline"]["new"]
+        published = {name: (*server.last_run, server.new_findings()) for name, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.close()
+        daemons.stop()
+        restore()
+    ratio = m["lsp warm"] / m["lsp cold"]
+    return [
+        (
+            (
+                "rich, `qg lsp`: from `didSave` to the last `publishDiagnostics` after a return-type change "
+                "with one importer (filesize.decimal), warm daemons and cold, next to `qg run` of the same edit"
+            ),
+            (
+                f"lsp warm {sec(m['lsp warm'])}, lsp cold {sec(m['lsp cold'])}; `qg run` warm {sec(m['run warm'])}, "
+                f"cold {sec(m['run cold'])}; each save published {published['warm'][0]} files (warm) / "
+                f"{published['cold'][0]} (cold); new findings shown: {published['warm'][2]} warm, "
+                f"{published['cold'][2]} cold, `qg run`: {new_in_run}; verdict: {published['warm'][1]}"
+            ),
+            f"{ratio:.2f}x",
+            "warm <= 1.0 s; the editor's new findings = `qg run`'s",
+            m["lsp warm"] <= 1.0 and published["warm"][2] == published["cold"][2] == new_in_run,
+        )
+    ]
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -984,7 +1186,7 @@ def versions():
                 .stdout.strip()
                 .splitlines()[0]
             )
-        except Exception as e:  # noqa: BLE001 - reported, not fatal
+        except Exception as e:
             return f"unavailable ({e})"
 
     return {
@@ -1015,7 +1217,7 @@ def scale_figures(runs, tmp: Path):
     """qg's own cost on generated repositories of 10,000 to 100,000 files,
     next to git's commands on the same trees (bench/scale.py)."""
     sys.path.insert(0, str(HERE / "bench"))
-    import scale  # noqa: PLC0415 - a sibling script, loaded on demand
+    import scale
 
     return scale.scale(max(runs * 2, 7), tmp)
 
@@ -1034,6 +1236,7 @@ FIGURES = {
     "scale": scale_figures,
     "warm-rich": warm_rich,
     "warm-package": warm_package,
+    "lsp-rich": lsp_rich,
 }
 
 
@@ -1070,32 +1273,60 @@ def main():
             print(f"bench: {name} ...", file=sys.stderr, flush=True)
             try:
                 rows += FIGURES[name](args.runs, Path(tmp))
-            except Exception as e:  # noqa: BLE001 - a broken figure is reported, the rest still run
+            except Exception as e:
                 rows.append((f"{name}: could not be measured", f"{type(e).__name__}: {e}", "-", "-", False))
+    output = Path(args.output)
+    previous = output.read_text() if output.exists() else ""
+    table = [
+        f"| {figure} | {detail} | {result} | {goal} | {'yes' if met else '**no**'} |"
+        for figure, detail, result, goal, met in rows
+    ]
+    measured = f"by `bench/run.py --runs {args.runs}" + (f" --only {' '.join(args.only)}`" if args.only else "`")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if args.only and previous:
+        # A partial run updates its own rows and keeps the others.
+        rerun = f"Rows of {', '.join(args.only)} measured"
+        header, table = merge_rows(previous, table)
+        header = [line for line in header if not line.startswith(rerun)]
+        header.append(f"{rerun} {when} {measured} on the same machine.")
+    else:
+        header = [f"Measured {when} {measured}.", f"Machine: {machine()}."]
     lines = [
         "# qg benchmark results",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `bench/run.py --runs {args.runs}`"
-        + (f" --only {' '.join(args.only)}" if args.only else "")
-        + ".",
-        "",
-        f"Machine: {machine()}.",
-        "",
+        *(line for paragraph in header for line in (paragraph, "")),
         "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()) + ".",
         "",
         "Medians of interleaved runs after warm-up; each ratio compares two commands measured in the same run.",
         "",
         "| figure | medians | result | goal | met |",
         "|---|---|---|---|---|",
+        *table,
     ]
-    for figure, detail, result, goal, met in rows:
-        lines.append(f"| {figure} | {detail} | {result} | {goal} | {'yes' if met else '**no**'} |")
     # Hand-written sections (the profiles) follow the table and are kept.
-    output = Path(args.output)
-    previous = output.read_text() if output.exists() else ""
     kept = previous[previous.index(KEPT_FROM) :] if KEPT_FROM in previous else ""
     output.write_text("\n".join(lines) + "\n" + ("\n" + kept.lstrip("\n") if kept else ""))
     print("\n".join(lines))
+
+
+def merge_rows(previous: str, table: list):
+    """The previous results' header paragraphs (up to the versions) and its table
+    with the rows of the same figures replaced by `table`'s, new ones last."""
+    old_lines = previous.split(KEPT_FROM)[0].splitlines()
+    header = []
+    for line in old_lines[2:]:
+        if line.startswith("Versions:"):
+            break
+        if line:
+            header.append(line)
+
+    def figure(row):
+        return row.split(" | ")[0]
+
+    fresh = {figure(row): row for row in table}
+    old_rows = [line for line in old_lines if line.startswith("| ") and not line.startswith("| figure |")]
+    merged = [fresh.pop(figure(row), row) for row in old_rows]
+    return header, merged + list(fresh.values())
 
 
 if __name__ == "__main__":
