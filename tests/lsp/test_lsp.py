@@ -428,3 +428,36 @@ async def test_a_save_while_an_opened_file_is_checked_leaves_its_findings_shown(
     save(client, project, "app/shapes.py", SHAPES + "\n\n")
     await wait_until(lambda: codes(client, project, "app/legacy.py"), "the opened file's findings")
     assert codes(client, project, "app/legacy.py") == [("ruff_check", "F401", types.DiagnosticSeverity.Hint)]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_gate_whose_tool_is_missing_is_a_warning_with_its_install_hint(client, project):
+    await wait_until(lambda: progress_ended(client), "the first run")
+    (project / ".st3").mkdir(exist_ok=True)
+    (project / ".st3" / "quality.yaml").write_text(
+        textwrap.dedent(
+            """\
+            version: "1"
+            active_gates: [ghost]
+            gates:
+              ghost:
+                execution:
+                  command: ["qg-no-such-tool"]
+                install_hint: "pip install qg-no-such-tool"
+                parsing:
+                  strategy: exit_code
+            """
+        )
+    )
+    save(client, project, "app/shapes.py", SHAPES + "\n")
+    await wait_until(
+        lambda: any(m.type == types.MessageType.Warning and "ghost" in m.message for m in client.messages),
+        "the gate's warning",
+    )
+    warning = next(m for m in client.messages if m.type == types.MessageType.Warning and "ghost" in m.message)
+    assert "qg-no-such-tool" in warning.message and "pip install qg-no-such-tool" in warning.message, warning
+    # Shown once, not on every save.
+    ended = len(progress_ended(client))
+    save(client, project, "app/shapes.py", SHAPES + "\n\n", version=3)
+    await wait_until(lambda: len(progress_ended(client)) > ended, "the second run")
+    assert sum(m.type == types.MessageType.Warning for m in client.messages) == 1, client.messages
