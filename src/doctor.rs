@@ -1,7 +1,9 @@
 //! `qg doctor`: is everything qg needs in place? For each active gate, the
 //! executable it resolves to and its version; whether the config is valid;
 //! the git repository and the state file. Everything missing comes with the
-//! exact command that fixes it. Read-only: it changes nothing.
+//! exact command that fixes it. Read-only: it changes nothing (but for
+//! remembering what the project's package manager named as its
+//! environment, as any run does).
 
 use std::path::Path;
 
@@ -9,6 +11,7 @@ use serde::Serialize;
 
 use crate::config::{self, Config};
 use crate::state::StateStore;
+use crate::tools::environment::{self, Origin};
 use crate::tools::resolve::ResolveError;
 use crate::tools::Toolbox;
 use crate::workspace::Workspace;
@@ -81,6 +84,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
                 config.gates.len()
             );
             checks.push(Check::new("config", Health::Ok, detail, None));
+            checks.push(environment_check(&workspace.root));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.extend(import_checks(&workspace.root, &config));
@@ -102,6 +106,51 @@ fn finish(root: String, checks: Vec<Check>) -> Diagnosis {
         ok: checks.iter().all(|c| c.status != Health::Error),
         root,
         checks,
+    }
+}
+
+/// Which Python environment the tools come from, and why that one.
+fn environment_check(root: &Path) -> Check {
+    let ctx = Toolbox::from_env(root);
+    let detected = environment::detect(root);
+    let managed_by = detected
+        .as_ref()
+        .map(|d| format!("; {} project ({})", d.manager.program(), d.marker))
+        .unwrap_or_default();
+    match (ctx.environment(), detected) {
+        (Some(env), _) => {
+            let also = match env.origin {
+                Origin::Manager { .. } => String::new(),
+                _ => managed_by,
+            };
+            Check::new("environment", Health::Ok, format!("{}{also}", env.describe(root)), None)
+        }
+        (None, Some(detected)) => Check::new(
+            "environment",
+            Health::Warning,
+            format!(
+                "a {} project ({}) without an environment qg can find ($VIRTUAL_ENV, .venv, venv, or {}'s own): tools come from PATH",
+                detected.manager.program(),
+                detected.marker,
+                detected.manager.program()
+            ),
+            Some(
+                match environment::program_on_path(detected.manager.program(), ctx.path_var.as_ref()) {
+                    Some(_) => ctx.expand_hint("{install_project}"),
+                    None => format!(
+                        "install {}, then: {}",
+                        detected.manager.program(),
+                        ctx.expand_hint("{install_project}")
+                    ),
+                },
+            ),
+        ),
+        (None, None) => Check::new(
+            "environment",
+            Health::Ok,
+            "no virtualenv ($VIRTUAL_ENV, .venv, venv): tools come from PATH".to_string(),
+            None,
+        ),
     }
 }
 
@@ -182,7 +231,7 @@ fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
                         "the last run ({}) reported {} unresolved imports among {} findings",
                         last.at, record.unresolved_imports, record.violations
                     ),
-                    Some(ctx.expand_venv_bin(&unresolved.advice)),
+                    Some(ctx.expand_hint(&unresolved.advice)),
                 )
             })
         })

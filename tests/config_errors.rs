@@ -112,7 +112,7 @@ fn cases() -> Vec<Case> {
         case("unknown fix_hint placeholder", format!("{BASE}    fix_hint: \"fix {{file}}\"\n"), 14,
              "gates.fake.fix_hint", "only `{files}`"),
         case("unknown install_hint placeholder", format!("{BASE}    install_hint: \"{{pip}} install x\"\n"), 14,
-             "gates.fake.install_hint", "only `{venv_bin}`"),
+             "gates.fake.install_hint", "known: `{venv_bin}`, `{install}`, `{install_project}`"),
         case("working_dir outside the root", BASE.replace("command: [\"bin/marker\"]", "command: [\"bin/marker\"]\n      working_dir: ../x"), 8,
              "gates.fake.execution.working_dir", "without `..`"),
         case("zero max_files", format!("{BASE}artifact_logging: {{max_files: 0}}\n"), 14,

@@ -103,7 +103,7 @@ impl Compiler<'_> {
             .transpose()
             .map_err(|m| self.error(&key("unreadable_pattern"), m))?;
         if let Some(hint) = &raw.install_hint {
-            check_placeholders(hint, "{venv_bin}")
+            check_placeholders(hint, INSTALL_PLACEHOLDERS)
                 .map_err(|m| self.error(&key("install_hint"), m))?;
         }
         Ok(ImportGraph {
@@ -265,14 +265,14 @@ impl Compiler<'_> {
             _ => {}
         }
         let hints = [
-            ("fix_hint", &raw.fix_hint, "{files}"),
-            ("rule_url", &raw.rule_url, "{code}"),
-            ("rerun_hint", &raw.rerun_hint, "{files}"),
-            ("install_hint", &raw.install_hint, "{venv_bin}"),
+            ("fix_hint", &raw.fix_hint, &["{files}"][..]),
+            ("rule_url", &raw.rule_url, &["{code}"]),
+            ("rerun_hint", &raw.rerun_hint, &["{files}"]),
+            ("install_hint", &raw.install_hint, INSTALL_PLACEHOLDERS),
             (
                 "unresolved_imports.advice",
                 &raw.unresolved_imports.as_ref().map(|u| u.advice.clone()),
-                "{venv_bin}",
+                INSTALL_PLACEHOLDERS,
             ),
         ];
         for (name, hint, known) in hints {
@@ -404,12 +404,12 @@ impl Compiler<'_> {
             ("stop", raw.stop.as_ref()),
         ] {
             for (index, arg) in argv.into_iter().flatten().enumerate() {
-                check_placeholders(arg, "{daemon_dir}")
+                check_placeholders(arg, &["{daemon_dir}"])
                     .map_err(|m| self.error(&key(&format!("{sub}[{index}]")), m))?;
             }
         }
         if let Some(file) = &raw.ready_file {
-            check_placeholders(file, "{daemon_dir}")
+            check_placeholders(file, &["{daemon_dir}"])
                 .map_err(|m| self.error(&key("ready_file"), m))?;
         }
         let protocol = match raw.protocol {
@@ -595,14 +595,22 @@ fn check_template(template: &str, known: &[&str]) -> Result<(), String> {
 }
 
 /// A hint may hold only its one `{placeholder}`.
-fn check_placeholders(hint: &str, known: &str) -> Result<(), String> {
+/// What an install hint or an unresolved-imports advice may say.
+const INSTALL_PLACEHOLDERS: &[&str] = &["{venv_bin}", "{install}", "{install_project}"];
+
+fn check_placeholders(hint: &str, known: &[&str]) -> Result<(), String> {
     let placeholders = hint.match_indices('{').map(|(i, _)| &hint[i..]);
     for rest in placeholders {
-        if !rest.starts_with(known) {
+        if !known.iter().any(|k| rest.starts_with(k)) {
             let shown: String = rest.chars().take_while(|c| *c != '}').collect();
-            return Err(format!(
-                "unknown placeholder `{shown}}}`; only `{known}` is known"
-            ));
+            let names: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+            return Err(match names.as_slice() {
+                [only] => format!("unknown placeholder `{shown}}}`; only {only} is known"),
+                _ => format!(
+                    "unknown placeholder `{shown}}}`; known: {}",
+                    names.join(", ")
+                ),
+            });
         }
     }
     Ok(())

@@ -29,7 +29,7 @@ pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers
         let install = spec
             .install_hint
             .as_deref()
-            .map(|h| format!(" (install: {})", ctx.expand_venv_bin(h)))
+            .map(|h| format!(" (install: {})", ctx.expand_hint(h)))
             .unwrap_or_default();
         format!("the import analyzer `{program}` is not installed{install}")
     })?;

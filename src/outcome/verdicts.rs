@@ -153,7 +153,7 @@ impl Verdicts<'_> {
     /// Says so when most findings are unresolved imports.
     fn advise(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
         if let Some(unresolved) = &plan.gate.unresolved_imports {
-            let advice = self.tools.expand_venv_bin(&unresolved.advice);
+            let advice = self.tools.expand_hint(&unresolved.advice);
             advise_on_unresolved_imports(result, &unresolved.codes, &advice);
         }
     }

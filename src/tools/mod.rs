@@ -2,6 +2,7 @@
 //! program resolves, the environment that activates its virtualenv, the
 //! install command when it is missing, and which version it is.
 
+pub(crate) mod environment;
 pub(crate) mod resolve;
 pub(crate) mod version;
 
@@ -48,24 +49,43 @@ impl Toolbox<'_> {
 }
 
 impl Toolbox<'_> {
-    /// The gate's install command, with `{venv_bin}` naming the project's
-    /// virtualenv (`.venv/bin/pip install mypy`) when there is one, so the
-    /// tool lands where qg looks first; without one it is dropped (`pip
-    /// install mypy`).
+    /// The gate's install command, as the project's manager spells it
+    /// (`uv add --dev mypy`, `poetry add --group dev mypy`, or pip into the
+    /// project's virtualenv: `.venv/bin/pip install mypy`), so the tool
+    /// lands where qg looks first.
     pub(crate) fn install_hint(&self, gate: &Gate) -> Option<String> {
-        Some(self.expand_venv_bin(gate.install_hint.as_deref()?))
+        Some(self.expand_hint(gate.install_hint.as_deref()?))
     }
 
-    /// `{venv_bin}` of a hint: the project virtualenv's `bin/`, root-relative
-    /// when inside the root, or nothing when there is no virtualenv.
-    pub(crate) fn expand_venv_bin(&self, hint: &str) -> String {
-        let bin = resolve::project_venv_bin(self.root, self.virtual_env.clone())
-            .map(|bin| {
-                let shown = bin.strip_prefix(self.root).unwrap_or(&bin);
+    /// The project's environment, and why it is the one.
+    pub(crate) fn environment(&self) -> Option<environment::Environment> {
+        environment::find(self.root, self.virtual_env.clone(), self.path_var.as_ref())
+    }
+
+    /// A hint's placeholders: `{venv_bin}` (the project virtualenv's `bin/`,
+    /// root-relative when inside the root, or nothing without one),
+    /// `{install}` (what installs a tool: `uv add --dev`, `poetry add
+    /// --group dev`, `.venv/bin/pip install`, …) and `{install_project}`
+    /// (what installs the project: `uv sync`, `poetry install`, `pip
+    /// install -e .`, …).
+    pub(crate) fn expand_hint(&self, hint: &str) -> String {
+        let environment = self.environment();
+        let bin = environment
+            .as_ref()
+            .map(|e| {
+                let shown = e.bin.strip_prefix(self.root).unwrap_or(&e.bin);
                 format!("{}/", shown.display())
             })
             .unwrap_or_default();
+        let commands = environment::install_commands(
+            self.root,
+            environment.as_ref(),
+            &bin,
+            self.path_var.as_ref(),
+        );
         hint.replace("{venv_bin}", &bin)
+            .replace("{install_project}", &commands.install_project)
+            .replace("{install}", &commands.install)
     }
 
     /// The variables that run `tool` as if its virtualenv were activated:

@@ -3,6 +3,8 @@
 
 use std::ffi::OsString;
 
+use super::environment;
+
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -54,10 +56,12 @@ pub(crate) fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> ToolStamp 
     }
 }
 
+/// A virtualenv's directory of programs.
 #[cfg(windows)]
-const VENV_BIN: &str = "Scripts";
+pub(crate) const VENV_BIN: &str = "Scripts";
+/// A virtualenv's directory of programs.
 #[cfg(not(windows))]
-const VENV_BIN: &str = "bin";
+pub(crate) const VENV_BIN: &str = "bin";
 
 /// Resolves `program` for a project rooted at `root`.
 ///
@@ -76,7 +80,7 @@ pub(crate) fn resolve(
             venv_bin: None,
         });
     }
-    let venv_bins = venv_bin_dirs(root, virtual_env);
+    let venv_bins = venv_bin_dirs(root, virtual_env, path_var.as_ref());
     let path_dirs: Vec<PathBuf> = path_var
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
@@ -109,27 +113,27 @@ pub(crate) fn resolve(
     })
 }
 
-/// The `bin` directory of the project's virtualenv — the first that exists
-/// of `$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv` — where tools are
-/// looked for first and should be installed.
-pub(crate) fn project_venv_bin(root: &Path, virtual_env: Option<OsString>) -> Option<PathBuf> {
-    venv_bin_dirs(root, virtual_env).into_iter().next()
+/// The `bin` directory of the project's virtualenv — the first of
+/// `$VIRTUAL_ENV`, `<root>/.venv`, `<root>/venv`, the project manager's
+/// environment ([`environment::find`]) — where tools are looked for first
+/// and should be installed.
+pub(crate) fn project_venv_bin(
+    root: &Path,
+    virtual_env: Option<OsString>,
+    path_var: Option<&OsString>,
+) -> Option<PathBuf> {
+    environment::find(root, virtual_env, path_var).map(|e| e.bin)
 }
 
-fn venv_bin_dirs(root: &Path, virtual_env: Option<OsString>) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = virtual_env
-        .filter(|v| !v.is_empty())
-        .map(|v| PathBuf::from(v).join(VENV_BIN))
+fn venv_bin_dirs(
+    root: &Path,
+    virtual_env: Option<OsString>,
+    path_var: Option<&OsString>,
+) -> Vec<PathBuf> {
+    environment::find_all(root, virtual_env, path_var)
         .into_iter()
-        .collect();
-    for name in [".venv", "venv"] {
-        let dir = root.join(name).join(VENV_BIN);
-        if !dirs.contains(&dir) {
-            dirs.push(dir);
-        }
-    }
-    dirs.retain(|d| d.is_dir());
-    dirs
+        .map(|e| e.bin)
+        .collect()
 }
 
 #[cfg(windows)]

@@ -57,9 +57,13 @@ impl DaemonKey {
             program: resolve::stamp(&tools.resolve_program(program)),
             checker: resolve::stamp(&tools.resolve(gate)),
             config: config.hash.clone(),
-            virtualenv: resolve::project_venv_bin(root, tools.virtual_env.clone())
-                .and_then(|bin| bin.parent().map(Path::to_path_buf))
-                .map(|venv| describe_virtualenv(&venv)),
+            virtualenv: resolve::project_venv_bin(
+                root,
+                tools.virtual_env.clone(),
+                tools.path_var.as_ref(),
+            )
+            .and_then(|bin| bin.parent().map(Path::to_path_buf))
+            .map(|venv| describe_virtualenv(&venv)),
             tool_config,
         }
     }

@@ -1,0 +1,468 @@
+//! The project's Python environment, found the way its package manager
+//! finds it — `$VIRTUAL_ENV`, an in-project `.venv`/`venv`, then the
+//! environment uv, Poetry, PDM or Hatch keeps for the project (asked of the
+//! manager only when its lock or config file is there and it is installed,
+//! and remembered in `.st3/environment.json`) — and the commands that
+//! install into it, as the manager spells them.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::VENV_BIN;
+
+/// Where a manager's answer is remembered.
+pub(crate) const CACHE_FILE: &str = ".st3/environment.json";
+
+/// How long a manager may take to name its environment.
+const ASK_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A package manager qg knows the commands of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Manager {
+    /// uv (`uv.lock`, `[tool.uv]`).
+    Uv,
+    /// Poetry (`poetry.lock`, `[tool.poetry]`).
+    Poetry,
+    /// PDM (`pdm.lock`, `[tool.pdm]`).
+    Pdm,
+    /// Hatch (`hatch.toml`, `[tool.hatch]`).
+    Hatch,
+}
+
+impl Manager {
+    /// Its command's name.
+    pub(crate) fn program(self) -> &'static str {
+        match self {
+            Manager::Uv => "uv",
+            Manager::Poetry => "poetry",
+            Manager::Pdm => "pdm",
+            Manager::Hatch => "hatch",
+        }
+    }
+
+    /// The files that mark a project it manages, and the `pyproject.toml`
+    /// table that does.
+    fn markers(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            Manager::Uv => (&["uv.lock"], "tool.uv"),
+            Manager::Poetry => (&["poetry.lock"], "tool.poetry"),
+            Manager::Pdm => (&["pdm.lock"], "tool.pdm"),
+            Manager::Hatch => (&["hatch.toml"], "tool.hatch"),
+        }
+    }
+
+    /// What installs a development tool into the project (`{install}`,
+    /// followed by the package).
+    fn add_dev(self) -> &'static str {
+        match self {
+            Manager::Uv => "uv add --dev",
+            Manager::Poetry => "poetry add --group dev",
+            Manager::Pdm => "pdm add -dG dev",
+            // Hatch declares dependencies in pyproject.toml only; its
+            // environments have pip.
+            Manager::Hatch => "hatch run pip install",
+        }
+    }
+
+    /// What installs the project and its dependencies (`{install_project}`).
+    fn sync(self) -> &'static str {
+        match self {
+            Manager::Uv => "uv sync",
+            Manager::Poetry => "poetry install",
+            Manager::Pdm => "pdm install",
+            Manager::Hatch => "hatch env create",
+        }
+    }
+}
+
+/// The project's manager, and the file that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Detected {
+    /// The manager.
+    pub(crate) manager: Manager,
+    /// Why: `uv.lock`, or `[tool.poetry] in pyproject.toml`.
+    pub(crate) marker: String,
+}
+
+/// The manager of the project at `root`: a lock file first (what was used
+/// last), then a `pyproject.toml` table, then `hatch.toml`.
+pub(crate) fn detect(root: &Path) -> Option<Detected> {
+    const ALL: [Manager; 4] = [Manager::Uv, Manager::Poetry, Manager::Pdm, Manager::Hatch];
+    for manager in ALL {
+        let (files, _) = manager.markers();
+        if let Some(file) = files.iter().find(|f| root.join(f).is_file()) {
+            return Some(Detected {
+                manager,
+                marker: (*file).to_string(),
+            });
+        }
+    }
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    ALL.into_iter().find_map(|manager| {
+        let (_, table) = manager.markers();
+        has_table(&pyproject, table).then(|| Detected {
+            manager,
+            marker: format!("[{table}] in pyproject.toml"),
+        })
+    })
+}
+
+/// Whether a TOML document has the table `name` or one below it (a header
+/// line `[name]`, `[name.sub]` or `[[name.sub]]`).
+fn has_table(toml: &str, name: &str) -> bool {
+    toml.lines().any(|line| {
+        let header = line.trim().trim_start_matches('[').trim_end_matches(']');
+        line.trim_start().starts_with('[')
+            && (header.trim() == name || header.trim().starts_with(&format!("{name}.")))
+    })
+}
+
+/// Why the environment is the one used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// `$VIRTUAL_ENV`.
+    Activated,
+    /// `<root>/.venv` or `<root>/venv`.
+    InProject(&'static str),
+    /// The manager's answer (`poetry env info -p`, `UV_PROJECT_ENVIRONMENT`).
+    Manager {
+        /// The manager and why.
+        detected: Detected,
+        /// What qg asked.
+        asked: String,
+    },
+}
+
+/// The project's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Environment {
+    /// Its `bin` directory.
+    pub(crate) bin: PathBuf,
+    /// Why this one.
+    pub(crate) origin: Origin,
+}
+
+impl Environment {
+    /// One line for `qg doctor`: where, and why.
+    pub(crate) fn describe(&self, root: &Path) -> String {
+        let dir = self.bin.parent().unwrap_or(&self.bin);
+        let shown = dir.strip_prefix(root).unwrap_or(dir).display();
+        match &self.origin {
+            Origin::Activated => format!("{shown} ($VIRTUAL_ENV)"),
+            Origin::InProject(name) => format!("{shown} (the project's {name})"),
+            Origin::Manager { detected, asked } => format!(
+                "{shown} ({} project, from {}: `{asked}`)",
+                detected.manager.program(),
+                detected.marker
+            ),
+        }
+    }
+}
+
+/// Every environment qg looks in, in order: `$VIRTUAL_ENV`, then `.venv`
+/// and `venv` in the project, and — only when none of those exists — the
+/// environment the project's manager keeps for it.
+pub(crate) fn find_all(
+    root: &Path,
+    virtual_env: Option<OsString>,
+    path_var: Option<&OsString>,
+) -> Vec<Environment> {
+    let mut found: Vec<Environment> = Vec::new();
+    let mut add = |bin: PathBuf, origin: Origin| {
+        if bin.is_dir() && !found.iter().any(|e| e.bin == bin) {
+            found.push(Environment { bin, origin });
+        }
+    };
+    if let Some(env) = virtual_env.filter(|v| !v.is_empty()) {
+        add(PathBuf::from(env).join(VENV_BIN), Origin::Activated);
+    }
+    add(
+        root.join(".venv").join(VENV_BIN),
+        Origin::InProject(".venv"),
+    );
+    add(root.join("venv").join(VENV_BIN), Origin::InProject("venv"));
+    if found.is_empty() {
+        if let Some(env) = detect(root).and_then(|d| manager_environment(root, d, path_var)) {
+            found.push(env);
+        }
+    }
+    found
+}
+
+/// The first environment of [`find_all`].
+pub(crate) fn find(
+    root: &Path,
+    virtual_env: Option<OsString>,
+    path_var: Option<&OsString>,
+) -> Option<Environment> {
+    find_all(root, virtual_env, path_var).into_iter().next()
+}
+
+/// What the manager says the project's environment is: remembered while
+/// the manager and the files that mark the project are unchanged.
+fn manager_environment(
+    root: &Path,
+    detected: Detected,
+    path_var: Option<&OsString>,
+) -> Option<Environment> {
+    let (asked, dir) = match detected.manager {
+        // uv's project environment is `.venv` unless this says otherwise.
+        Manager::Uv => {
+            let named = std::env::var_os("UV_PROJECT_ENVIRONMENT")?;
+            ("UV_PROJECT_ENVIRONMENT".to_string(), root.join(named))
+        }
+        manager => {
+            let program = program_on_path(manager.program(), path_var)?;
+            let args = ask_args(manager);
+            let asked = format!("{} {}", manager.program(), args.join(" "));
+            let key = cache_key(root, &detected, &program);
+            let dir = remembered(root, &key).or_else(|| {
+                let dir = ask(&program, &args, root, manager)?;
+                write_cache(root, &key, &dir);
+                Some(dir)
+            })?;
+            (asked, dir)
+        }
+    };
+    // A manager without an environment may name the system's Python: only
+    // a virtualenv is taken.
+    if !dir.join("pyvenv.cfg").is_file() {
+        return None;
+    }
+    Some(Environment {
+        bin: dir.join(VENV_BIN),
+        origin: Origin::Manager { detected, asked },
+    })
+}
+
+/// The arguments that make a manager print its environment (or its
+/// interpreter).
+fn ask_args(manager: Manager) -> Vec<&'static str> {
+    match manager {
+        Manager::Poetry => vec!["env", "info", "--path"],
+        Manager::Pdm => vec!["info", "--python"],
+        Manager::Hatch => vec!["env", "find", "default"],
+        Manager::Uv => vec![],
+    }
+}
+
+/// Runs the manager and reads the environment's directory from its output.
+fn ask(program: &Path, args: &[&str], root: &Path, manager: Manager) -> Option<PathBuf> {
+    let output = duct::cmd(program, args)
+        .dir(root)
+        .stdin_null()
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .env_remove("VIRTUAL_ENV");
+    let handle = output.start().ok()?;
+    let finished = handle.wait_timeout(ASK_TIMEOUT).ok().flatten();
+    let Some(finished) = finished else {
+        let _ = handle.kill();
+        return None;
+    };
+    if !finished.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&finished.stdout);
+    let line = PathBuf::from(text.lines().last()?.trim());
+    match manager {
+        // The interpreter: its environment is two levels up.
+        Manager::Pdm => line.parent()?.parent().map(Path::to_path_buf),
+        _ => Some(line),
+    }
+}
+
+/// `program` in one of `path_var`'s directories.
+pub(crate) fn program_on_path(program: &str, path_var: Option<&OsString>) -> Option<PathBuf> {
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// What the remembered answer depends on: the manager's program and the
+/// files that configure the project's environment.
+fn cache_key(root: &Path, detected: &Detected, program: &Path) -> String {
+    let (files, _) = detected.manager.markers();
+    let mut parts = vec![format!("{}={}", detected.manager.program(), stamp(program))];
+    for file in files.iter().chain(["pyproject.toml", "poetry.toml"].iter()) {
+        parts.push(format!("{file}={}", stamp(&root.join(file))));
+    }
+    parts.join(";")
+}
+
+fn stamp(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return "-".to_string();
+    };
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{}:{mtime}", meta.len())
+}
+
+/// `.st3/environment.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Remembered {
+    key: String,
+    environment: PathBuf,
+}
+
+/// Answers already given to this process (every gate resolves its tool,
+/// and `.st3` may not exist yet to remember them in).
+static ANSWERS: std::sync::Mutex<Vec<(PathBuf, String, PathBuf)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The manager's answer for this key, from this process or `.st3`.
+fn remembered(root: &Path, key: &str) -> Option<PathBuf> {
+    let answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+    let known = answers
+        .iter()
+        .find(|(r, k, _)| r == root && k == key)
+        .map(|(_, _, dir)| dir.clone());
+    drop(answers);
+    known.or_else(|| read_cache(root, key))
+}
+
+fn read_cache(root: &Path, key: &str) -> Option<PathBuf> {
+    let bytes = std::fs::read(root.join(CACHE_FILE)).ok()?;
+    let remembered: Remembered = serde_json::from_slice(&bytes).ok()?;
+    (remembered.key == key && remembered.environment.join("pyvenv.cfg").is_file())
+        .then_some(remembered.environment)
+}
+
+/// Remembered in this process, and in `.st3` where it exists (best
+/// effort: unwritable, the manager is asked again next time).
+fn write_cache(root: &Path, key: &str, environment: &Path) {
+    ANSWERS.lock().unwrap_or_else(|e| e.into_inner()).push((
+        root.to_path_buf(),
+        key.to_string(),
+        environment.to_path_buf(),
+    ));
+    let remembered = Remembered {
+        key: key.to_string(),
+        environment: environment.to_path_buf(),
+    };
+    let path = root.join(CACHE_FILE);
+    if path.parent().is_some_and(Path::is_dir) {
+        if let Ok(bytes) = serde_json::to_vec_pretty(&remembered) {
+            let _ = crate::atomic_file::write_cache(&path, &bytes);
+        }
+    }
+}
+
+/// The commands a hint's `{install}` and `{install_project}` stand for, as
+/// the project's manager (or pip, in `environment`) spells them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InstallCommands {
+    /// Followed by a package: installs a development tool.
+    pub(crate) install: String,
+    /// Installs the project itself with its dependencies.
+    pub(crate) install_project: String,
+}
+
+/// The install commands for the project at `root` whose environment is
+/// `environment` (`{venv_bin}` already expanded to `venv_bin`).
+pub(crate) fn install_commands(
+    root: &Path,
+    environment: Option<&Environment>,
+    venv_bin: &str,
+    path_var: Option<&OsString>,
+) -> InstallCommands {
+    if let Some(detected) = detect(root) {
+        return InstallCommands {
+            install: detected.manager.add_dev().to_string(),
+            install_project: detected.manager.sync().to_string(),
+        };
+    }
+    let pip = |rest: &str| InstallCommands {
+        install: format!("{venv_bin}pip install{rest}"),
+        install_project: format!("{venv_bin}pip install{rest} -e ."),
+    };
+    let Some(environment) = environment else {
+        return pip("");
+    };
+    if environment.bin.join("pip").is_file() {
+        return pip("");
+    }
+    // A virtualenv made by `uv venv` has no pip.
+    let python = format!("{venv_bin}python");
+    match program_on_path("uv", path_var) {
+        Some(_) => InstallCommands {
+            install: format!("uv pip install --python {python}"),
+            install_project: format!("uv pip install --python {python} -e ."),
+        },
+        None => InstallCommands {
+            install: format!("{python} -m ensurepip && {venv_bin}pip install"),
+            install_project: format!("{python} -m ensurepip && {venv_bin}pip install -e ."),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_lock_file_names_the_manager_before_a_pyproject_table() {
+        let both = project(&[
+            ("poetry.lock", ""),
+            ("pyproject.toml", "[tool.uv]\ndev-dependencies = []\n"),
+        ]);
+        let found = detect(both.path()).unwrap();
+        assert_eq!(
+            (found.manager, found.marker.as_str()),
+            (Manager::Poetry, "poetry.lock")
+        );
+        let table = project(&[(
+            "pyproject.toml",
+            "[project]\nname = 'x'\n\n[tool.pdm.dev-dependencies]\n",
+        )]);
+        let found = detect(table.path()).unwrap();
+        assert_eq!(found.manager, Manager::Pdm);
+        assert_eq!(found.marker, "[tool.pdm] in pyproject.toml");
+        let plain = project(&[(
+            "pyproject.toml",
+            "[project]\nname = 'x'\n# [tool.uv] in a comment\n",
+        )]);
+        assert_eq!(detect(plain.path()), None);
+    }
+
+    #[test]
+    fn hints_follow_the_manager_and_pip_only_where_pip_is() {
+        let uv = project(&[("uv.lock", "")]);
+        let commands = install_commands(uv.path(), None, ".venv/bin/", None);
+        assert_eq!(commands.install, "uv add --dev");
+        assert_eq!(commands.install_project, "uv sync");
+        let plain = project(&[]);
+        let bin = plain.path().join(".venv/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let env = Environment {
+            bin: bin.clone(),
+            origin: Origin::InProject(".venv"),
+        };
+        let no_uv = Some(OsString::from("/nonexistent"));
+        let commands = install_commands(plain.path(), Some(&env), ".venv/bin/", no_uv.as_ref());
+        assert_eq!(
+            commands.install,
+            ".venv/bin/python -m ensurepip && .venv/bin/pip install"
+        );
+        std::fs::write(bin.join("pip"), "").unwrap();
+        let commands = install_commands(plain.path(), Some(&env), ".venv/bin/", no_uv.as_ref());
+        assert_eq!(commands.install, ".venv/bin/pip install");
+        assert_eq!(commands.install_project, ".venv/bin/pip install -e .");
+    }
+}
