@@ -8,7 +8,8 @@
 # there, else with pip from the package index into a virtualenv of its own
 # (~/.local/share/qg/venv). The project gets a .venv (if it has none)
 # with ruff, mypy and pyright, and its own dependencies (`pip install -e .`,
-# or `-r requirements.txt`), so the type checkers resolve its imports; then
+# or `-r requirements.txt`) — a uv or Poetry project gets them in its
+# manager's environment instead — so the type checkers resolve its imports; then
 # `qg run --scope project` checks it as the tools' own runs would.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,9 +47,32 @@ demo_project() {
   echo "$dir"
 }
 
+# The tools and the project's own dependencies in the environment of a uv
+# or Poetry project, without editing the project's files.
+prepare_managed_project() {
+  local dir=$1
+  local tools=("$(grep '^ruff==' "$repo/requirements-tools.txt")"
+    "$(grep '^mypy==' "$repo/requirements-tools.txt")"
+    "$(grep '^pyright' "$repo/requirements-tools.txt")")
+  if { [ -f "$dir/uv.lock" ] || grep -q '^\[tool\.uv' "$dir/pyproject.toml" 2>/dev/null; } \
+    && command -v uv >/dev/null; then
+    say "a uv project: uv sync, then ruff, mypy and pyright into its .venv"
+    (cd "$dir" && uv sync --quiet && uv pip install --quiet --python .venv/bin/python "${tools[@]}")
+  elif { [ -f "$dir/poetry.lock" ] || grep -q '^\[tool\.poetry' "$dir/pyproject.toml" 2>/dev/null; } \
+    && command -v poetry >/dev/null; then
+    say "a Poetry project: poetry install, then ruff, mypy and pyright into its environment"
+    (cd "$dir" && poetry install --quiet && poetry run python -m pip install --quiet "${tools[@]}")
+  else
+    return 1
+  fi
+}
+
 # The project's .venv with the tools and the project's own dependencies.
 prepare_project() {
   local dir=$1
+  if prepare_managed_project "$dir"; then
+    return
+  fi
   if [ ! -x "$dir/.venv/bin/python" ]; then
     say "creating $dir/.venv"
     "$python" -m venv "$dir/.venv"
