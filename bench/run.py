@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -301,6 +302,72 @@ def django_noop(runs, tmp: Path):
             "<= 1.5x",
             r <= 1.5,
         ),
+    ]
+
+
+def managed_noop(runs, tmp: Path):
+    """Issue 27: a no-op `qg run` in a Poetry project whose environment lives
+    outside it (found through `poetry env info --path`, then remembered in
+    .st3/environment.json), next to `git status` and to the same tree
+    without the lock file, in one run."""
+    root = sdist(DJANGO, tmp / "django-poetry")
+    (root / ".st3").mkdir(exist_ok=True)
+    (root / ".st3" / "quality.yaml").write_text(TRUE_CONFIG)
+    (root / "poetry.lock").write_text("# bench: marks a Poetry project\n")
+    # Poetry only manages the environment here (django's version is
+    # dynamic), on the bench's own Python.
+    pyproject = (root / "pyproject.toml").read_text()
+    pyproject = re.sub(r'requires-python\s*=\s*"[^"]*"', 'requires-python = ">=3.11"', pyproject)
+    (root / "pyproject.toml").write_text(pyproject + "\n[tool.poetry]\npackage-mode = false\n")
+    env = dict(ENV, POETRY_VIRTUALENVS_PATH=str(tmp / "poetry-venvs"), POETRY_VIRTUALENVS_IN_PROJECT="false")
+    env.pop("VIRTUAL_ENV", None)
+    subprocess.run([BIN / "poetry", "env", "use", "python3"], cwd=root, env=env, check=True, capture_output=True)
+    git_commit_all(root, "qg config, poetry.lock")
+    subprocess.run([QG, "run"], cwd=root, env=env, check=True, capture_output=True)
+    doctor = subprocess.run([QG, "doctor", "--format", "json"], cwd=root, env=env, capture_output=True, check=False)
+    environment = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "environment")
+    assert "poetry env info" in environment["detail"], environment
+    # A copy Poetry keeps no environment for (the answer "none" is
+    # remembered), and a plain copy (no manager at all).
+    no_env = tmp / "django-poetry-no-env"
+    shutil.copytree(root, no_env, symlinks=True)
+    shutil.rmtree(no_env / ".st3" / "logs", ignore_errors=True)
+    plain = tmp / "django-plain"
+    shutil.copytree(root, plain, symlinks=True)
+    (plain / "poetry.lock").unlink()
+    (plain / "pyproject.toml").write_text(pyproject)
+    git_commit_all(plain, "no manager")
+    for copy in (no_env, plain):
+        # A copied index's stat data is stale: refreshed, as in a checkout.
+        sh(["git", "update-index", "-q", "--refresh"], copy, check=False)
+        subprocess.run([QG, "run"], cwd=copy, env=env, check=True, capture_output=True)
+
+    def run_in(where):
+        return lambda: subprocess.run([QG, "run"], cwd=where, env=env, check=True, capture_output=True)
+
+    m = medians(
+        {
+            "lock": run_in(root),
+            "no env": run_in(no_env),
+            "plain": run_in(plain),
+            "git": cmd(["git", "status", "--porcelain"], root),
+        },
+        runs * 4,
+        warmup=2,
+    )
+    ratio = m["lock"] / m["git"]
+    return [
+        (
+            "django as a Poetry project (poetry.lock; its environment outside the tree, via `poetry env info "
+            "--path`, remembered): no-op `qg run` vs `git status --porcelain`; the same tree without an "
+            'environment ("none" remembered) and without a manager',
+            f"qg {ms(m['lock'])} (no environment {ms(m['no env'])}, no manager {ms(m['plain'])}), "
+            f"git {ms(m['git'])}; "
+            f"environment: {environment['detail']}",
+            f"{ratio:.2f}x",
+            "<= 1.2x",
+            ratio <= 1.2,
+        )
     ]
 
 
@@ -1237,6 +1304,7 @@ FIGURES = {
     "warm-rich": warm_rich,
     "warm-package": warm_package,
     "lsp-rich": lsp_rich,
+    "managed-noop": managed_noop,
 }
 
 

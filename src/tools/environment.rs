@@ -219,10 +219,15 @@ fn manager_environment(
             let args = ask_args(manager);
             let asked = format!("{} {}", manager.program(), args.join(" "));
             let key = cache_key(root, &detected, &program);
-            let dir = remembered(root, &key).or_else(|| {
-                let dir = ask(&program, &args, root, manager)?;
-                write_cache(root, &key, &dir);
-                Some(dir)
+            let dir = remembered(root, &key).unwrap_or_else(|| {
+                let dir = ask(&program, &args, root, manager)
+                    .filter(|dir| dir.join("pyvenv.cfg").is_file());
+                let watched = match dir {
+                    Some(_) => None,
+                    None => environments_dir(&program, manager, root),
+                };
+                remember(root, &key, dir.as_deref(), watched);
+                dir
             })?;
             (asked, dir)
         }
@@ -251,6 +256,16 @@ fn ask_args(manager: Manager) -> Vec<&'static str> {
 
 /// Runs the manager and reads the environment's directory from its output.
 fn ask(program: &Path, args: &[&str], root: &Path, manager: Manager) -> Option<PathBuf> {
+    let line = PathBuf::from(run_for_line(program, args, root)?);
+    match manager {
+        // The interpreter: its environment is two levels up.
+        Manager::Pdm => line.parent()?.parent().map(Path::to_path_buf),
+        _ => Some(line),
+    }
+}
+
+/// The last line a successful run of the manager printed.
+fn run_for_line(program: &Path, args: &[&str], root: &Path) -> Option<String> {
     let output = duct::cmd(program, args)
         .dir(root)
         .stdin_null()
@@ -268,12 +283,7 @@ fn ask(program: &Path, args: &[&str], root: &Path, manager: Manager) -> Option<P
         return None;
     }
     let text = String::from_utf8_lossy(&finished.stdout);
-    let line = PathBuf::from(text.lines().last()?.trim());
-    match manager {
-        // The interpreter: its environment is two levels up.
-        Manager::Pdm => line.parent()?.parent().map(Path::to_path_buf),
-        _ => Some(line),
-    }
+    Some(text.lines().last()?.trim().to_string())
 }
 
 /// `program` in one of `path_var`'s directories.
@@ -283,11 +293,15 @@ pub(crate) fn program_on_path(program: &str, path_var: Option<&OsString>) -> Opt
         .find(|candidate| candidate.is_file())
 }
 
-/// What the remembered answer depends on: the manager's program and the
-/// files that configure the project's environment.
+/// What the remembered answer depends on: where the project is (a copy
+/// has environments of its own), the manager's program and the files that
+/// configure the project's environment.
 fn cache_key(root: &Path, detected: &Detected, program: &Path) -> String {
     let (files, _) = detected.manager.markers();
-    let mut parts = vec![format!("{}={}", detected.manager.program(), stamp(program))];
+    let mut parts = vec![
+        root.display().to_string(),
+        format!("{}={}", detected.manager.program(), stamp(program)),
+    ];
     for file in files.iter().chain(["pyproject.toml", "poetry.toml"].iter()) {
         parts.push(format!("{file}={}", stamp(&root.join(file))));
     }
@@ -310,43 +324,96 @@ fn stamp(path: &Path) -> String {
 #[derive(Debug, Serialize, Deserialize)]
 struct Remembered {
     key: String,
-    environment: PathBuf,
+    /// `None`: the manager has no environment for the project.
+    environment: Option<PathBuf>,
+    /// For "none": where the manager makes its environments, and its
+    /// stamp then — a new environment there changes it.
+    #[serde(default)]
+    watched: Option<(PathBuf, String)>,
 }
 
-/// Answers already given to this process (every gate resolves its tool,
-/// and `.st3` may not exist yet to remember them in).
-static ANSWERS: std::sync::Mutex<Vec<(PathBuf, String, PathBuf)>> =
-    std::sync::Mutex::new(Vec::new());
+/// One answer given to this process.
+struct Answer {
+    root: PathBuf,
+    key: String,
+    environment: Option<PathBuf>,
+    at: std::time::Instant,
+}
 
-/// The manager's answer for this key, from this process or `.st3`.
-fn remembered(root: &Path, key: &str) -> Option<PathBuf> {
-    let answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+/// Answers already given to this process, "none" included (every gate
+/// resolves its tool, and `.st3` may not exist yet to remember them in) —
+/// for a while only: `qg lsp` or `qg watch` must see an environment made
+/// since.
+static ANSWERS: std::sync::Mutex<Vec<Answer>> = std::sync::Mutex::new(Vec::new());
+
+/// How long this process trusts an answer it was given.
+const ANSWER_LIFE: Duration = Duration::from_secs(30);
+
+/// The manager's answer for this key, from this process or `.st3`; `None`
+/// when it must be asked.
+fn remembered(root: &Path, key: &str) -> Option<Option<PathBuf>> {
+    let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+    answers.retain(|a| a.at.elapsed() < ANSWER_LIFE);
     let known = answers
         .iter()
-        .find(|(r, k, _)| r == root && k == key)
-        .map(|(_, _, dir)| dir.clone());
+        .find(|a| a.root == root && a.key == key)
+        .map(|a| a.environment.clone());
     drop(answers);
     known.or_else(|| read_cache(root, key))
 }
 
-fn read_cache(root: &Path, key: &str) -> Option<PathBuf> {
+/// The answer `.st3` holds for this key: an environment that still
+/// exists, or "none" while the manager's environments directory is as it
+/// was.
+fn read_cache(root: &Path, key: &str) -> Option<Option<PathBuf>> {
     let bytes = std::fs::read(root.join(CACHE_FILE)).ok()?;
     let remembered: Remembered = serde_json::from_slice(&bytes).ok()?;
-    (remembered.key == key && remembered.environment.join("pyvenv.cfg").is_file())
-        .then_some(remembered.environment)
+    if remembered.key != key {
+        return None;
+    }
+    match (remembered.environment, remembered.watched) {
+        (Some(dir), _) => dir.join("pyvenv.cfg").is_file().then_some(Some(dir)),
+        (None, Some((watched, was))) => (stamp(&watched) == was).then_some(None),
+        (None, None) => None,
+    }
 }
 
-/// Remembered in this process, and in `.st3` where it exists (best
-/// effort: unwritable, the manager is asked again next time).
-fn write_cache(root: &Path, key: &str, environment: &Path) {
-    ANSWERS.lock().unwrap_or_else(|e| e.into_inner()).push((
-        root.to_path_buf(),
-        key.to_string(),
-        environment.to_path_buf(),
-    ));
+/// Where a manager makes the environments it keeps outside projects.
+fn environments_dir(program: &Path, manager: Manager, root: &Path) -> Option<PathBuf> {
+    let args: &[&str] = match manager {
+        Manager::Poetry => &["config", "virtualenvs.path"],
+        Manager::Pdm => &["config", "venv.location"],
+        _ => return None,
+    };
+    run_for_line(program, args, root).map(PathBuf::from)
+}
+
+/// Remembered in this process, and in `.st3` where it exists (best effort:
+/// unwritable, the manager is asked again next run). "None" is written
+/// down with the stamp of the manager's environments directory, as
+/// `poetry install` makes an environment there without touching what the
+/// key stamps; without one it is not written down.
+fn remember(root: &Path, key: &str, environment: Option<&Path>, watched: Option<PathBuf>) {
+    ANSWERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Answer {
+            root: root.to_path_buf(),
+            key: key.to_string(),
+            environment: environment.map(Path::to_path_buf),
+            at: std::time::Instant::now(),
+        });
+    let watched = watched.map(|dir| {
+        let was = stamp(&dir);
+        (dir, was)
+    });
+    if environment.is_none() && watched.is_none() {
+        return;
+    }
     let remembered = Remembered {
         key: key.to_string(),
-        environment: environment.to_path_buf(),
+        environment: environment.map(Path::to_path_buf),
+        watched,
     };
     let path = root.join(CACHE_FILE);
     if path.parent().is_some_and(Path::is_dir) {
@@ -439,6 +506,96 @@ mod tests {
             "[project]\nname = 'x'\n# [tool.uv] in a comment\n",
         )]);
         assert_eq!(detect(plain.path()), None);
+    }
+
+    /// A fake `poetry` on a PATH of its own, logging each call to `calls`:
+    /// `env info --path` names `env` once `ready` exists; `config
+    /// virtualenvs.path` names `venvs`.
+    struct FakePoetry {
+        dir: tempfile::TempDir,
+    }
+
+    impl FakePoetry {
+        fn new() -> FakePoetry {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = tempfile::tempdir().unwrap();
+            let at = |name: &str| dir.path().join(name).display().to_string();
+            std::fs::create_dir_all(dir.path().join("venvs")).unwrap();
+            std::fs::create_dir(dir.path().join("bin")).unwrap();
+            let script = format!(
+                "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$1\" in\n  env) [ -f {ready} ] && echo {env} || exit 1;;\n  config) echo {venvs};;\nesac\n",
+                calls = at("calls"),
+                ready = at("ready"),
+                env = at("venvs/demo-py3"),
+                venvs = at("venvs"),
+            );
+            let poetry = dir.path().join("bin/poetry");
+            std::fs::write(&poetry, script).unwrap();
+            std::fs::set_permissions(&poetry, std::fs::Permissions::from_mode(0o755)).unwrap();
+            FakePoetry { dir }
+        }
+
+        fn path(&self) -> Option<OsString> {
+            Some(self.dir.path().join("bin").into_os_string())
+        }
+
+        fn calls(&self) -> Vec<String> {
+            std::fs::read_to_string(self.dir.path().join("calls"))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+
+        /// What `poetry install` does: an environment in the venvs dir.
+        fn install(&self) -> PathBuf {
+            let env = self.dir.path().join("venvs/demo-py3");
+            std::fs::create_dir_all(env.join(VENV_BIN)).unwrap();
+            std::fs::write(env.join("pyvenv.cfg"), "").unwrap();
+            std::fs::write(self.dir.path().join("ready"), "").unwrap();
+            env
+        }
+    }
+
+    /// A new process: nothing remembered but what `.st3` holds.
+    fn forget_this_process() {
+        ANSWERS.lock().unwrap().clear();
+    }
+
+    #[test]
+    fn the_managers_answer_is_asked_once_and_again_when_its_files_or_environments_change() {
+        let root = project(&[("poetry.lock", "")]);
+        std::fs::create_dir(root.path().join(".st3")).unwrap();
+        let poetry = FakePoetry::new();
+        let path = poetry.path();
+        // No environment yet: asked, and where Poetry makes them noted.
+        assert_eq!(find(root.path(), None, path.as_ref()), None);
+        assert_eq!(
+            poetry.calls(),
+            ["env info --path", "config virtualenvs.path"]
+        );
+        forget_this_process();
+        assert_eq!(find(root.path(), None, path.as_ref()), None);
+        assert_eq!(poetry.calls().len(), 2, "none is remembered");
+        // `poetry install`: the environments directory changed.
+        let env = poetry.install();
+        forget_this_process();
+        let found = find(root.path(), None, path.as_ref()).unwrap();
+        assert_eq!(found.bin, env.join(VENV_BIN));
+        assert!(matches!(found.origin, Origin::Manager { .. }));
+        assert_eq!(poetry.calls().len(), 3);
+        forget_this_process();
+        find(root.path(), None, path.as_ref()).unwrap();
+        assert_eq!(poetry.calls().len(), 3, "the environment is remembered");
+        // The lock file changed: asked again.
+        std::fs::write(root.path().join("poetry.lock"), "# changed\n").unwrap();
+        find(root.path(), None, path.as_ref()).unwrap();
+        assert_eq!(poetry.calls().len(), 4);
+        // An in-project .venv comes first: the manager is not asked.
+        std::fs::create_dir_all(root.path().join(".venv").join(VENV_BIN)).unwrap();
+        let found = find(root.path(), None, path.as_ref()).unwrap();
+        assert_eq!(found.origin, Origin::InProject(".venv"));
+        assert_eq!(poetry.calls().len(), 4);
     }
 
     #[test]
