@@ -120,6 +120,29 @@ fn has_table(toml: &str, name: &str) -> bool {
     })
 }
 
+/// Whether the project at `root` already declares `package` (`mypy`,
+/// `'pyright[nodejs]'`) as a dependency in `pyproject.toml` — a Poetry
+/// table key (`mypy = "^1.0"`) or a requirement string (`"mypy>=1"`): then
+/// installing the project's dependencies installs it, where adding it
+/// again may fail (a project supporting Pythons the newest release does
+/// not).
+pub(crate) fn declares(root: &Path, package: &str) -> bool {
+    let name: String = package
+        .trim_matches(|c| c == '\'' || c == '"')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    if name.is_empty() {
+        return false;
+    }
+    let Ok(pyproject) = std::fs::read_to_string(root.join("pyproject.toml")) else {
+        return false;
+    };
+    let escaped = regex::escape(&name);
+    let pattern = format!(r#"(?mi)(^\s*"?{escaped}"?\s*=)|(["']{escaped}\s*(\[|[<>=!~;@ ]|["']))"#);
+    regex::Regex::new(&pattern).is_ok_and(|re| re.is_match(&pyproject))
+}
+
 /// Why the environment is the one used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Origin {
@@ -596,6 +619,24 @@ mod tests {
         let found = find(root.path(), None, path.as_ref()).unwrap();
         assert_eq!(found.origin, Origin::InProject(".venv"));
         assert_eq!(poetry.calls().len(), 4);
+    }
+
+    #[test]
+    fn a_declared_dependency_is_found_in_a_poetry_table_or_a_requirement_string() {
+        let poetry = project(&[(
+            "pyproject.toml",
+            "[tool.poetry.dev-dependencies]\npytest = \"^7\"\nMyPy = \"^0.990\"\n",
+        )]);
+        assert!(declares(poetry.path(), "mypy"));
+        assert!(!declares(poetry.path(), "'pyright[nodejs]'"));
+        let uv = project(&[(
+            "pyproject.toml",
+            "[dependency-groups]\ndev = [\"pyright[nodejs]>=1.1\", \"ruff\"]\n",
+        )]);
+        assert!(declares(uv.path(), "'pyright[nodejs]'"));
+        assert!(declares(uv.path(), "ruff"));
+        assert!(!declares(uv.path(), "mypy"));
+        assert!(!declares(uv.path(), "ruff-lsp"));
     }
 
     #[test]

@@ -53,8 +53,17 @@ impl Toolbox<'_> {
     /// (`uv add --dev mypy`, `poetry add --group dev mypy`, or pip into the
     /// project's virtualenv: `.venv/bin/pip install mypy`), so the tool
     /// lands where qg looks first.
+    /// A tool the project already declares as a dependency of a managed
+    /// project is installed by installing the project (`poetry install`).
     pub(crate) fn install_hint(&self, gate: &Gate) -> Option<String> {
-        Some(self.expand_hint(gate.install_hint.as_deref()?))
+        let hint = gate.install_hint.as_deref()?;
+        if let Some(package) = hint.strip_prefix("{install} ") {
+            if environment::detect(self.root).is_some() && environment::declares(self.root, package)
+            {
+                return Some(self.expand_hint("{install_project}"));
+            }
+        }
+        Some(self.expand_hint(hint))
     }
 
     /// The project's environment, and why it is the one.
