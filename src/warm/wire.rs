@@ -141,11 +141,27 @@ pub(crate) struct Status {
 
 /// Binds the listening socket at `path` (replacing a stale one), usable
 /// by its owner only: what a daemon answers is the project's code.
+///
+/// The socket is made under a temporary name and renamed into place once
+/// it listens and has its permissions: binding creates the file before
+/// `listen`, and a client that saw it then (`qg daemon start` waits for
+/// it) had its connection refused — a start that failed now and then
+/// under load.
 pub(crate) fn listen(path: &Path) -> std::io::Result<UnixListener> {
     use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::remove_file(path);
-    let listener = reachable(path, |address| UnixListener::bind(address))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&temporary);
+    let listener = reachable(&temporary, |address| UnixListener::bind(address))?;
+    let placed = std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(e);
+    }
     Ok(listener)
 }
 
@@ -224,6 +240,16 @@ mod tests {
         let socket = deep.join("sock");
         assert!(socket.as_os_str().len() > MAX_SOCKET_PATH);
         let listener = listen(&socket).unwrap();
+        // In place under its own name only, for its owner only.
+        let names: Vec<_> = std::fs::read_dir(&deep)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["sock"]);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&socket).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             assert!(matches!(read_request(&stream).unwrap(), Request::Status));
