@@ -246,7 +246,8 @@ fn file_verdict(
     let now = index_stat(&metadata);
     let file = dir.root.join(bytes_path(path));
     let trusted = entry.stat.matches(&now, settings.stat)
-        && !entry.stat.is_racy(index.timestamp(), settings.stat);
+        && !entry.stat.is_racy(index.timestamp(), settings.stat)
+        && !is_smudged(entry);
     if trusted {
         return Verdict::Same;
     }
@@ -332,6 +333,15 @@ fn index_stat(metadata: &rustix::fs::Stat) -> Stat {
         gid: metadata.st_gid,
         size: metadata.st_size as u32,
     }
+}
+
+/// Whether git "smudged" the entry: writing an index, git and libgit2 set
+/// the size of a racily clean entry that changed to 0, so that its stat
+/// data no longer matches — except against a file that is now empty, whose
+/// mtime fell in the same second (git's `ce_match_stat_basic` checks the
+/// content of a size-0 entry that is not the empty blob, and so must we).
+fn is_smudged(entry: &gix_index::Entry) -> bool {
+    entry.stat.size == 0 && entry.id != gix_hash::ObjectId::empty_blob(entry.id.kind())
 }
 
 /// Whether `bytes` are the blob `id`.
