@@ -96,14 +96,7 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
     ] {
         input.extend(frame(&serde_json::to_vec(&message).unwrap()));
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qg"))
-        .arg("lsp")
-        .current_dir(project.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::qg_server(project.path(), "lsp");
     child.stdin.take().unwrap().write_all(&input).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
@@ -132,20 +125,18 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
         .iter()
         .filter(|m| m["method"] == "window/showMessage")
         .collect();
+    // Message types: 1 error, 2 warning.
+    let shows = |kind: i64, text: &str| {
+        shown.iter().any(|m| {
+            m["params"]["type"] == kind && m["params"]["message"].as_str().unwrap().contains(text)
+        })
+    };
     assert!(
-        shown.iter().any(|m| m["params"]["type"] == 2
-            && m["params"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("/etc/hostname is outside the project")),
+        shows(2, "/etc/hostname is outside the project"),
         "{messages:#?}"
     );
     assert!(
-        shown.iter().any(|m| m["params"]["type"] == 1
-            && m["params"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("initializationOptions.known must be")),
+        shows(1, "initializationOptions.known must be"),
         "{messages:#?}"
     );
 }

@@ -10,7 +10,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{repo_dir, tools_venv, Project};
@@ -409,14 +409,7 @@ fn stdout_is_the_protocol_alone() {
         ".st3/quality.yaml",
         &common::one_gate_config("[\"bin/noisy\"]", ""),
     );
-    let mut server = Command::new(env!("CARGO_BIN_EXE_qg"))
-        .arg("mcp")
-        .current_dir(project.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut server = common::qg_server(project.path(), "mcp");
     let mut input = server.stdin.take().unwrap();
     let messages = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -92,28 +92,23 @@ fn quick_fixes(config: &Config, params: &Value, uri: &str) -> Vec<Value> {
             continue;
         }
         let code = diagnostic["code"].as_str().map(str::to_string);
+        let quick_fix = |title: String, rule: Option<String>| {
+            let fix = Fix {
+                gates: vec![gate.id.clone()],
+                rule,
+            };
+            action(&title, "quickfix", uri, fix, vec![diagnostic.clone()])
+        };
         if let (Some(code), false) = (&code, fix.rule_args.is_empty()) {
-            actions.push(action(
-                &format!("Fix {code} ({})", gate.id),
-                "quickfix",
-                uri,
-                Fix {
-                    gates: vec![gate.id.clone()],
-                    rule: Some(code.clone()),
-                },
-                vec![diagnostic.clone()],
+            actions.push(quick_fix(
+                format!("Fix {code} ({})", gate.id),
+                Some(code.clone()),
             ));
         }
         if whole_file_offered.insert(gate.id.clone()) {
-            actions.push(action(
-                &format!("Fix all {} findings in this file", gate.id),
-                "quickfix",
-                uri,
-                Fix {
-                    gates: vec![gate.id.clone()],
-                    rule: None,
-                },
-                vec![diagnostic],
+            actions.push(quick_fix(
+                format!("Fix all {} findings in this file", gate.id),
+                None,
             ));
         }
     }

@@ -382,7 +382,24 @@ fn remembered(root: &Path, key: &str) -> Option<Option<PathBuf>> {
         .find(|a| a.root == root && a.key == key)
         .map(|a| a.environment.clone());
     drop(answers);
-    known.or_else(|| read_cache(root, key))
+    known.or_else(|| {
+        // Kept for this process too: every gate resolves its tool.
+        let on_disk = read_cache(root, key)?;
+        remember_here(root, key, on_disk.as_deref());
+        Some(on_disk)
+    })
+}
+
+fn remember_here(root: &Path, key: &str, environment: Option<&Path>) {
+    ANSWERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Answer {
+            root: root.to_path_buf(),
+            key: key.to_string(),
+            environment: environment.map(Path::to_path_buf),
+            at: std::time::Instant::now(),
+        });
 }
 
 /// The answer `.st3` holds for this key: an environment that still
@@ -417,15 +434,7 @@ fn environments_dir(program: &Path, manager: Manager, root: &Path) -> Option<Pat
 /// `poetry install` makes an environment there without touching what the
 /// key stamps; without one it is not written down.
 fn remember(root: &Path, key: &str, environment: Option<&Path>, watched: Option<PathBuf>) {
-    ANSWERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(Answer {
-            root: root.to_path_buf(),
-            key: key.to_string(),
-            environment: environment.map(Path::to_path_buf),
-            at: std::time::Instant::now(),
-        });
+    remember_here(root, key, environment);
     let watched = watched.map(|dir| {
         let was = stamp(&dir);
         (dir, was)

@@ -110,6 +110,18 @@ fn qg_command(cwd: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Starts `qg <server>` (`lsp`, `mcp`) in `dir` with piped stdio.
+pub fn qg_server(dir: &Path, server: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_qg"))
+        .arg(server)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs `qg args...` in `dir`, with the environment the test inherited.
 pub fn qg_in(dir: &Path, args: &[&str]) -> Run {
     Run::from(

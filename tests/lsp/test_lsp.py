@@ -139,22 +139,16 @@ def save(client, project, relative, text, version=2):
     )
 
 
+def progress_of(client, kind):
+    return [report for reports in client.progress_reports.values() for report in reports if isinstance(report, kind)]
+
+
 def progress_begun(client):
-    return [
-        report
-        for reports in client.progress_reports.values()
-        for report in reports
-        if isinstance(report, types.WorkDoneProgressBegin)
-    ]
+    return progress_of(client, types.WorkDoneProgressBegin)
 
 
 def progress_ended(client):
-    return [
-        report
-        for reports in client.progress_reports.values()
-        for report in reports
-        if isinstance(report, types.WorkDoneProgressEnd)
-    ]
+    return progress_of(client, types.WorkDoneProgressEnd)
 
 
 @pytest.mark.asyncio(loop_scope="function")
