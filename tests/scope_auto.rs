@@ -376,6 +376,39 @@ fn edit_pass_edit_back_uses_clean_blobs() {
     assert!(repo.checked().is_empty());
 }
 
+/// A file whose only difference from HEAD is its executable bit passed
+/// once: like any clean content it is not checked again until it changes,
+/// and committing the mode change leaves nothing to watch.
+#[test]
+fn a_mode_change_that_passed_is_not_checked_again() {
+    let repo = green_repo();
+    let chmod = |mode: u32| {
+        let path = repo.path().join("a.py");
+        fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    };
+    chmod(0o755);
+    assert_eq!(repo.run()["overall_pass"], true);
+    assert_eq!(repo.checked(), ["a.py"]);
+    repo.run();
+    assert_eq!(repo.checked(), [""; 0], "re-checked");
+    // Another commit moves HEAD while the mode change stays uncommitted.
+    repo.write("b.py", "b = 2\n");
+    repo.git(&["commit", "-q", "-m", "edit b", "--", "b.py"]);
+    repo.run();
+    assert_eq!(repo.checked(), ["b.py"]);
+    repo.run();
+    assert_eq!(repo.checked(), [""; 0], "re-checked");
+    // Committed: HEAD holds what passed, nothing is left to remember.
+    repo.commit("make a executable");
+    repo.run();
+    assert_eq!(repo.checked(), [""; 0], "re-checked");
+    assert_eq!(repo.state("main")["clean_blobs"], serde_json::json!({}));
+    // Back to HEAD's old mode: a change again.
+    chmod(0o644);
+    repo.run();
+    assert_eq!(repo.checked(), ["a.py"]);
+}
+
 #[test]
 fn switching_branches_keeps_both_baselines() {
     let repo = green_repo();

@@ -258,16 +258,43 @@ pub(crate) struct CommitBlobs<'r> {
     tree: Option<git2::Tree<'r>>,
 }
 
+/// A file as git records it: its content and its executable bit (the only
+/// mode git keeps for a regular file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TreeFile {
+    /// Blob id of the content.
+    pub(crate) blob: String,
+    /// Whether git records it as executable (mode 100755).
+    pub(crate) executable: bool,
+}
+
 impl CommitBlobs<'_> {
-    /// The blob id the commit holds at `path`, if it holds a file there.
-    pub(crate) fn get(&self, path: &str) -> Option<String> {
+    /// The file the commit holds at `path`, if it holds one there.
+    pub(crate) fn file(&self, path: &str) -> Option<TreeFile> {
         let entry = self
             .tree
             .as_ref()?
             .get_path(&file_name::to_path(path))
             .ok()?;
-        (entry.kind() == Some(git2::ObjectType::Blob)).then(|| entry.id().to_string())
+        (entry.kind() == Some(git2::ObjectType::Blob)).then(|| TreeFile {
+            blob: entry.id().to_string(),
+            executable: entry.filemode() == i32::from(git2::FileMode::BlobExecutable),
+        })
     }
+}
+
+/// The file on disk as git would record it (`None` when it cannot be read).
+pub(crate) fn worktree_file(path: &Path) -> Option<TreeFile> {
+    Some(TreeFile {
+        blob: blob_id(path)?,
+        executable: is_executable(path),
+    })
+}
+
+/// Git's rule for the executable bit of a file on disk: the owner may run it.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o100 != 0)
 }
 
 /// The blob id git would give the file's current content.

@@ -134,12 +134,13 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
                 .filter(|p| changes.changed.contains(*p) || changes.untracked.contains(*p))
                 .collect()
         };
-    // A file brought back to HEAD's content (a stash, a checkout) is not dirty.
+    // A file brought back to HEAD's content and mode (a stash, a checkout)
+    // is not dirty; one whose only change is its mode is, like any other.
     Ok(candidates
         .into_iter()
         .filter_map(|p| {
-            let blob = git::blob_id(&crate::file_name::join(&workspace.root, p))?;
-            (head_blobs.get(p).as_ref() != Some(&blob)).then(|| (p.to_string(), blob))
+            let file = git::worktree_file(&crate::file_name::join(&workspace.root, p))?;
+            (head_blobs.file(p).as_ref() != Some(&file)).then(|| (p.to_string(), file.blob))
         })
         .collect())
 }
@@ -176,10 +177,14 @@ fn record_state(
         in_project: &|path: &str| {
             config.project_scope.matches(path) && crate::file_name::join(root, path).is_file()
         },
+        // HEAD holds what passed only with the mode it passed with: a mode
+        // change is remembered until it is committed too.
         committed: &|path: &str, blob: &str| {
-            head_blobs
-                .as_ref()
-                .is_some_and(|h| h.get(path).as_deref() == Some(blob))
+            let Some(head) = head_blobs.as_ref().and_then(|h| h.file(path)) else {
+                return false;
+            };
+            head.blob == blob
+                && git::worktree_file(&crate::file_name::join(root, path)).as_ref() == Some(&head)
         },
     };
     let store = StateStore::new(root);
