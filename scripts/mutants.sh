@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Mutation testing of the code that decides pass or fail (RELIABILITY.md,
+# "Mutation testing"). Each part of the verdict path is mutated with the
+# tests that exercise it; a mutant those tests miss is a survivor.
+#
+#   scripts/mutants.sh                 every part, one after another
+#   scripts/mutants.sh baseline scope  some parts
+#   scripts/mutants.sh --in-diff       only code changed since origin/main
+#                                      (or $MUTANTS_BASE), every part's tests
+#
+# Output: mutants.out/<part>/mutants.out/{caught,missed,timeout,unviable}.txt.
+# $MUTANTS_ARGS goes to cargo mutants (e.g. "--baseline=skip", "--iterate").
+# Needs cargo-mutants and cargo-nextest; the end-to-end tests need the pinned
+# tools in .venv (scripts/test.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QG_TOOLS_VENV="$PWD/.venv"
+# One build directory for every mutant (cargo-mutants copies the source, not
+# target/): dependencies are built once.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/mutants}"
+# The property tests run 2,000 cases each in the suite; a mutant they catch
+# is caught within the first hundred.
+export PROPTEST_CASES="${PROPTEST_CASES:-100}"
+
+files_of() {
+  case "$1" in
+    baseline) echo "src/baseline/*.rs" ;;
+    outcome) echo "src/outcome/*.rs" ;;
+    transition) echo "src/state/transition.rs" ;;
+    scope) echo "src/scope/*.rs" ;;
+    graph) echo "src/graph/*.rs" ;;
+    parse) echo "src/parse/*.rs" ;;
+    shard) echo "src/shard.rs src/merge.rs" ;;
+    *) echo "mutants.sh: unknown part '$1' (baseline outcome transition scope graph parse shard)" >&2; exit 2 ;;
+  esac
+}
+
+tests_of() {
+  case "$1" in
+    baseline) echo "baseline verdicts scope_auto history shard fix json_contracts" ;;
+    outcome) echo "verdicts faults batching baseline e2e_real_tools parsers_recorded formats" ;;
+    transition) echo "scope_auto history verdicts" ;;
+    scope) echo "scope_auto scope_project importers batching" ;;
+    graph) echo "importers scope_auto properties" ;;
+    parse) echo "parsers_recorded faults properties formats e2e_real_tools" ;;
+    shard) echo "shard" ;;
+  esac
+}
+
+run_part() {
+  local part=$1 args=()
+  for f in $(files_of "$part"); do args+=(-f "$f"); done
+  local targets=(--lib)
+  for t in $(tests_of "$part"); do targets+=(--test "$t"); done
+  mkdir -p "mutants.out/$part"
+  cargo mutants --output "mutants.out/$part" --timeout 300 "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+}
+
+if [ "${1:-}" = "--in-diff" ]; then
+  diff=$(mktemp)
+  trap 'rm -f "$diff"' EXIT
+  git diff "${MUTANTS_BASE:-origin/main}" -- src > "$diff"
+  all=()
+  for part in baseline outcome transition scope graph parse shard; do
+    for t in $(tests_of "$part"); do all+=(--test "$t"); done
+  done
+  mapfile -t unique < <(printf '%s\n' "${all[@]}" | awk '!seen[$0]++ && $0 != "--test"')
+  targets=(--lib)
+  for t in "${unique[@]}"; do targets+=(--test "$t"); done
+  mkdir -p mutants.out/diff
+  exec cargo mutants --output mutants.out/diff --timeout 300 --in-diff "$diff" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+fi
+
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(baseline outcome transition scope graph parse shard)
+status=0
+for part in "${parts[@]}"; do
+  files_of "$part" >/dev/null
+  run_part "$part" || status=$?
+done
+exit $status
