@@ -407,6 +407,17 @@ fn a_mode_change_that_passed_is_not_checked_again() {
     chmod(0o644);
     repo.run();
     assert_eq!(repo.checked(), ["a.py"]);
+    // New content that passed as an executable has not passed as a plain
+    // file: the mode alone changing back is checked.
+    repo.write("a.py", "a = 'v2'\n");
+    chmod(0o755);
+    repo.run();
+    assert_eq!(repo.checked(), ["a.py"]);
+    chmod(0o644);
+    repo.run();
+    assert_eq!(repo.checked(), ["a.py"]);
+    repo.run();
+    assert_eq!(repo.checked(), [""; 0], "re-checked");
 }
 
 #[test]

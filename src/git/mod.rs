@@ -283,6 +283,19 @@ impl CommitBlobs<'_> {
     }
 }
 
+impl TreeFile {
+    /// What `clean_blobs` remembers of a file that passed: its blob id, with
+    /// `+x` when it is executable — the mode can decide a verdict (a rule
+    /// that flags an executable file without a shebang), so content that
+    /// passed with one mode has not passed with the other.
+    pub(crate) fn clean_key(&self) -> String {
+        match self.executable {
+            true => format!("{}+x", self.blob),
+            false => self.blob.clone(),
+        }
+    }
+}
+
 /// The file on disk as git would record it (`None` when it cannot be read).
 pub(crate) fn worktree_file(path: &Path) -> Option<TreeFile> {
     Some(TreeFile {

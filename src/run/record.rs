@@ -140,7 +140,7 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
         .into_iter()
         .filter_map(|p| {
             let file = git::worktree_file(&crate::file_name::join(&workspace.root, p))?;
-            (head_blobs.file(p).as_ref() != Some(&file)).then(|| (p.to_string(), file.blob))
+            (head_blobs.file(p).as_ref() != Some(&file)).then(|| (p.to_string(), file.clean_key()))
         })
         .collect())
 }
@@ -177,14 +177,12 @@ fn record_state(
         in_project: &|path: &str| {
             config.project_scope.matches(path) && crate::file_name::join(root, path).is_file()
         },
-        // HEAD holds what passed only with the mode it passed with: a mode
-        // change is remembered until it is committed too.
-        committed: &|path: &str, blob: &str| {
-            let Some(head) = head_blobs.as_ref().and_then(|h| h.file(path)) else {
-                return false;
-            };
-            head.blob == blob
-                && git::worktree_file(&crate::file_name::join(root, path)).as_ref() == Some(&head)
+        // HEAD holds what passed only with the mode it passed with.
+        committed: &|path: &str, key: &str| {
+            head_blobs
+                .as_ref()
+                .and_then(|h| h.file(path))
+                .is_some_and(|head| head.clean_key() == key)
         },
     };
     let store = StateStore::new(root);

@@ -160,9 +160,9 @@ impl GitScope<'_> {
             if self.is_out_of_scope(path) {
                 continue;
             }
-            let passed = clean.and_then(|c| c.get(path)).is_some_and(|blob| {
-                git::blob_id(&file_name::join(&self.ws.root, path)).as_ref() == Some(blob)
-            });
+            let passed = clean
+                .and_then(|c| c.get(path))
+                .is_some_and(|key| self.clean_key(path).as_ref() == Some(key));
             if !passed {
                 files.entry(path.clone()).or_default().push(reason);
             }
@@ -196,9 +196,7 @@ impl GitScope<'_> {
                 !changes.changed.contains(*path) && !changes.untracked.contains(*path)
             })
             .filter(|(path, _)| !self.is_out_of_scope(path))
-            .filter(|(path, blob)| {
-                git::blob_id(&file_name::join(&self.ws.root, path)).as_ref() != Some(*blob)
-            })
+            .filter(|(path, key)| self.clean_key(path).as_ref() != Some(*key))
             .map(|(path, _)| path)
             .collect();
         if drifted.is_empty() {
@@ -210,6 +208,11 @@ impl GitScope<'_> {
             files.entry(path.clone()).or_default().push(Reason::Changed);
         }
         scope.files = into_scope_files(files);
+    }
+
+    /// The file's content and mode as `clean_blobs` records them.
+    fn clean_key(&self, path: &str) -> Option<String> {
+        git::worktree_file(&file_name::join(&self.ws.root, path)).map(|f| f.clean_key())
     }
 
     /// Outside the project (`project_scope` include and exclude globs: the

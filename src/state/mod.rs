@@ -60,7 +60,8 @@ pub(crate) struct BranchState {
     /// Hash of the config the baseline was taken under.
     #[serde(default)]
     pub(crate) config_hash: Option<String>,
-    /// Uncommitted files that passed, with the blob id of the content that passed.
+    /// Uncommitted files that passed, with the blob id of the content that
+    /// passed (`+x` appended when it passed as an executable file).
     #[serde(default)]
     pub(crate) clean_blobs: BTreeMap<String, String>,
     /// The executable each gate resolved to when the baseline was taken.

@@ -22,7 +22,8 @@ pub(crate) struct RunFacts {
     /// Whether `auto` fell back (no usable baseline): what earlier runs knew
     /// was under another baseline, config or tool, so it is forgotten.
     pub(crate) fell_back: bool,
-    /// Blob ids of checked files whose content differs from HEAD.
+    /// Clean keys (blob id and mode) of checked files whose content or mode
+    /// differs from HEAD.
     pub(crate) dirty_blobs: BTreeMap<String, String>,
     /// Hash of the config in force.
     pub(crate) config_hash: String,
@@ -38,7 +39,7 @@ pub(crate) struct Worktree<'a> {
     /// that was deleted, or that the config no longer selects, leaves
     /// `failed_files` and `clean_blobs`.
     pub(crate) in_project: &'a dyn Fn(&str) -> bool,
-    /// Whether HEAD holds exactly this blob at this path: a clean entry that
+    /// Whether HEAD holds exactly this clean key at this path: an entry that
     /// HEAD holds is vouched for by the baseline itself and can go.
     pub(crate) committed: &'a dyn Fn(&str, &str) -> bool,
 }
