@@ -402,3 +402,32 @@ fn a_known_finding_in_a_module_the_tool_followed_into_is_still_known() {
     assert_eq!(report["baseline"]["known"], 1, "{report}");
     run.assert_code(0);
 }
+
+/// A file split away (deleted, its code moved into another file, too little
+/// alike for git to call it a rename): its findings are still known there.
+/// The same finding made anew in another file while the original is fixed
+/// in a file that is still there is new.
+#[test]
+fn findings_follow_code_out_of_a_deleted_file_but_not_out_of_a_fixed_one() {
+    let repo = legacy_repo();
+    let known = write_baseline(&repo);
+    fs::remove_file(repo.path().join("pkg/a.py")).unwrap();
+    repo.write("pkg/b.py", &format!("{A}\n\n{B}"));
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(new_ones(&report), [], "{report}");
+    assert_eq!(report["baseline"]["known"], known as u64, "{report}");
+    assert_eq!(report["baseline"]["fixed"], 0, "{report}");
+    assert_eq!(report["overall_pass"], true, "{report}");
+
+    repo.git(&["checkout", "--", "pkg/a.py", "pkg/b.py"]);
+    repo.write("pkg/a.py", &A.replace("import os\n", ""));
+    repo.write("pkg/b.py", &B.replace("import json\n", "import json\nimport os\n"));
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(
+        new_ones(&report),
+        [("pkg/b.py".to_string(), 2, "ruff_check:F401".to_string())],
+        "{report}"
+    );
+    assert_eq!(report["baseline"]["fixed"], 1, "{report}");
+    assert_eq!(report["overall_pass"], false, "{report}");
+}
