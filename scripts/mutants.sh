@@ -5,6 +5,7 @@
 #
 #   scripts/mutants.sh                 every part, one after another
 #   scripts/mutants.sh baseline scope  some parts
+#   scripts/mutants.sh src/merge.rs    one file, with its part's tests
 #   scripts/mutants.sh --in-diff       only code changed since origin/main
 #                                      (or $MUTANTS_BASE), every part's tests
 #
@@ -35,6 +36,20 @@ files_of() {
   esac
 }
 
+# The part a source file belongs to.
+part_of() {
+  case "$1" in
+    src/baseline/*) echo baseline ;;
+    src/outcome/*) echo outcome ;;
+    src/state/transition.rs) echo transition ;;
+    src/scope/*) echo scope ;;
+    src/graph/*) echo graph ;;
+    src/parse/*) echo parse ;;
+    src/shard.rs | src/merge.rs) echo shard ;;
+    *) echo "mutants.sh: $1 is not on the verdict path" >&2; exit 2 ;;
+  esac
+}
+
 tests_of() {
   case "$1" in
     baseline) echo "baseline verdicts scope_auto history shard fix json_contracts" ;;
@@ -47,13 +62,21 @@ tests_of() {
   esac
 }
 
+# Mutates a part, or one file of it, with that part's tests.
 run_part() {
-  local part=$1 args=()
-  for f in $(files_of "$part"); do args+=(-f "$f"); done
+  local part=$1 files out=$1 args=()
+  if [[ $part == src/* ]]; then
+    files=$part
+    part=$(part_of "$files")
+    out=$(basename "$files" .rs)
+  else
+    files=$(files_of "$part")
+  fi
+  for f in $files; do args+=(-f "$f"); done
   local targets=(--lib)
   for t in $(tests_of "$part"); do targets+=(--test "$t"); done
-  mkdir -p "mutants.out/$part"
-  cargo mutants --output "mutants.out/$part" --timeout 300 "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+  mkdir -p "mutants.out/$out"
+  cargo mutants --output "mutants.out/$out" --timeout 300 "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
 }
 
 if [ "${1:-}" = "--in-diff" ]; then
@@ -75,7 +98,7 @@ parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(baseline outcome transition scope graph parse shard)
 status=0
 for part in "${parts[@]}"; do
-  files_of "$part" >/dev/null
+  if [[ $part == src/* ]]; then part_of "$part" >/dev/null; else files_of "$part" >/dev/null; fi
   run_part "$part" || status=$?
 done
 exit $status
