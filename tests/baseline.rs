@@ -421,7 +421,10 @@ fn findings_follow_code_out_of_a_deleted_file_but_not_out_of_a_fixed_one() {
 
     repo.git(&["checkout", "--", "pkg/a.py", "pkg/b.py"]);
     repo.write("pkg/a.py", &A.replace("import os\n", ""));
-    repo.write("pkg/b.py", &B.replace("import json\n", "import json\nimport os\n"));
+    repo.write(
+        "pkg/b.py",
+        &B.replace("import json\n", "import json\nimport os\n"),
+    );
     let report = project(&repo, &["--locked"]);
     assert_eq!(
         new_ones(&report),
@@ -430,4 +433,25 @@ fn findings_follow_code_out_of_a_deleted_file_but_not_out_of_a_fixed_one() {
     );
     assert_eq!(report["baseline"]["fixed"], 1, "{report}");
     assert_eq!(report["overall_pass"], false, "{report}");
+
+    // a.py deleted and a finding with its message made near one of its old
+    // lines, on other code: new, and every finding of a.py fixed.
+    repo.git(&["checkout", "--", "pkg/a.py", "pkg/b.py"]);
+    fs::remove_file(repo.path().join("pkg/a.py")).unwrap();
+    let third = "# third\n\n\ndef third() -> int:\n    # its value\n    z: int = \"three\"\n    return z\n\n\n";
+    repo.write("pkg/b.py", &format!("{third}{B}"));
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(
+        new_ones(&report),
+        [
+            ("pkg/b.py".to_string(), 6, "mypy:assignment".to_string()),
+            (
+                "pkg/b.py".to_string(),
+                6,
+                "pyright:reportAssignmentType".to_string()
+            ),
+        ],
+        "{report}"
+    );
+    assert_eq!(report["baseline"]["fixed"], 6, "{report}");
 }
