@@ -201,7 +201,25 @@ fn a_reworded_message_is_still_known_and_says_so() {
         reworded[0].starts_with("mypy: 2 known findings matched by their line"),
         "{report}"
     );
+    assert!(!reworded[0].contains('→'), "no upgrade to name: {report}");
     assert_eq!(report["baseline"]["reworded"], 2, "{report}");
+
+    // Written with another mypy: the warning names the upgrade.
+    let mut lines: Vec<String> = fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
+    header["tools"]["mypy"] = "mypy 1.0.0".into();
+    lines[0] = header.to_string();
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let report = project(&repo, &["--locked"]);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("reworded them (mypy 1.0.0 → mypy "),
+        "{report}"
+    );
 }
 
 #[test]
