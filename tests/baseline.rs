@@ -473,3 +473,30 @@ fn findings_follow_code_out_of_a_deleted_file_but_not_out_of_a_fixed_one() {
     );
     assert_eq!(report["baseline"]["fixed"], 6, "{report}");
 }
+
+/// A remembered finding whose line was fixed is not found again in a new
+/// finding of the same rule and message further up the file than the
+/// edit could have carried it.
+#[test]
+fn a_new_finding_above_a_fixed_one_is_new() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    let edited = A
+        .replace("y: int = \"two\"", "y: int = 2")
+        .replace("import sys\n\n\n", "import sys\n\nw: int = \"w\"\n\n\n");
+    repo.write("pkg/a.py", &edited);
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(
+        new_ones(&report),
+        [
+            ("pkg/a.py".to_string(), 4, "mypy:assignment".to_string()),
+            (
+                "pkg/a.py".to_string(),
+                4,
+                "pyright:reportAssignmentType".to_string()
+            ),
+        ],
+        "{report}"
+    );
+    assert_eq!(report["baseline"]["fixed"], 2, "{report}");
+}
