@@ -500,3 +500,60 @@ fn a_new_finding_above_a_fixed_one_is_new() {
     );
     assert_eq!(report["baseline"]["fixed"], 2, "{report}");
 }
+
+/// A gate whose fake tool flags every line holding `BAD` (rule B, one
+/// message), so a test decides exactly where findings are.
+fn bad_line_repo(file: &str) -> GitRepo {
+    let config = r#"version: "1"
+active_gates: [bad]
+artifact_logging: {enabled: false}
+gates:
+  bad:
+    execution: {command: ["python3", "bad_tool"]}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+    capabilities: {file_types: [".py"]}
+"#;
+    let tool = r#"import json, sys
+found = []
+for path in sys.argv[1:]:
+    for number, line in enumerate(open(path), 1):
+        if "BAD" in line:
+            found.append({"file": path, "line": number, "code": "B", "message": "bad"})
+print(json.dumps(found))
+sys.exit(1 if found else 0)
+"#;
+    let repo = GitRepo::new(&[
+        (".st3/quality.yaml", config),
+        ("bad_tool", tool),
+        ("f.py", file),
+    ]);
+    repo.qg(&["baseline", "write", "--no-progress"])
+        .assert_code(0);
+    repo.commit("baseline");
+    repo
+}
+
+/// The flagged line edited and moved up to two lines from where the diff
+/// carries it is still the known finding; three lines away it is new.
+#[test]
+fn an_edited_finding_is_known_up_to_two_lines_from_where_its_line_went() {
+    let repo = bad_line_repo("a\nc\nBAD x\n");
+    // "BAD x" (line 3) replaced by "e"; "a" (line 1) by "BAD y": two lines
+    // above where line 3 went.
+    repo.write("f.py", "BAD y\nc\ne\n");
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(new_ones(&report), [], "{report}");
+    assert_eq!(report["baseline"]["known"], 1, "{report}");
+    assert_eq!(report["overall_pass"], true, "{report}");
+    // Three lines above: another finding.
+    repo.write("f.py", "BAD y\nz\nc\ne\n");
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(
+        new_ones(&report),
+        [("f.py".to_string(), 1, "bad:B".to_string())],
+        "{report}"
+    );
+    assert_eq!(report["overall_pass"], false, "{report}");
+}
