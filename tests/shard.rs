@@ -439,3 +439,51 @@ fn a_recorded_merge_gives_the_next_shards_their_durations() {
         .qg_with_tools(&["merge", "--config", "x.yaml", &next[0]])
         .assert_fails_with(2, "--record");
 }
+
+/// A gate that errors in a shard errors in the merge exactly as in the
+/// unsharded run: same kind, message and exit code.
+#[test]
+fn a_gate_error_survives_the_merge_unchanged() {
+    let project = Project::empty();
+    project.fake_tool("crash", "echo 'internal error' >&2\nexit 3");
+    project.fake_tool("clean", "echo '[]'");
+    let config = r#"version: "1"
+active_gates: [crash, clean]
+gates:
+  crash:
+    execution: {command: [crash], timeout_seconds: 30}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+  clean:
+    execution: {command: [clean], timeout_seconds: 30}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+"#;
+    project.write(".st3/quality.yaml", config);
+    for name in ["a", "b", "c", "d"] {
+        project.write(&format!("pkg/{name}.py"), "x = 1\n");
+    }
+    project.git_init();
+    let args = ["--scope", "project", "--no-state", "--format", "json"];
+    let whole = project.qg(&[&["run"][..], &args].concat());
+    whole.assert_code(2);
+    let reports: Vec<String> = (1..=2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let run = project.qg(&[&["run", "--shard", &shard][..], &args].concat());
+            let name = format!("shard-{i}.json");
+            fs::write(project.path().join(&name), &run.stdout).unwrap();
+            name
+        })
+        .collect();
+    let mut merge_args = vec!["merge", "--format", "json"];
+    merge_args.extend(reports.iter().map(String::as_str));
+    let merged = project.qg(&merge_args);
+    merged.assert_code(2);
+    let error = &merged.gate("crash")["error"];
+    assert_eq!(error["kind"], "unexpected_exit_code", "{}", merged.stdout);
+    assert_eq!(error["exit_code"], 3);
+    assert_eq!(timeless(merged.json()), timeless(whole.json()));
+}
