@@ -693,6 +693,40 @@ fn after_every_scripted_edit_the_warm_verdict_equals_the_cold_one() {
         common::git(dir, &["checkout", "-q", "-"]);
     });
     assert!(steps >= 20);
+    // The type checkers' own whole-project runs check build/ too; qg's
+    // project_scope leaves it out, warm as cold.
+    project.write("build/generated.py", "X: int = 'x'\n");
+    let project_run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ];
+        args.extend(extra);
+        qg(dir, &args)
+    };
+    let (warm, cold) = (project_run(&[]), project_run(&["--no-daemon"]));
+    assert_eq!(
+        verdicts(&warm),
+        verdicts(&cold),
+        "{}\n{}",
+        warm.stdout,
+        cold.stdout
+    );
+    assert!(
+        warm_gates(&warm).contains(&"mypy".to_string()),
+        "{}",
+        warm.stdout
+    );
+    assert!(
+        !warm.stdout.contains("build/generated.py"),
+        "{}",
+        warm.stdout
+    );
+    std::fs::remove_dir_all(dir.join("build")).unwrap();
     // An edit made while a warm pass runs is seen by the next one.
     let pass = qg_command(dir, &["run", "--format", "json", "--no-state"])
         .stdout(Stdio::piped())
