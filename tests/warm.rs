@@ -696,18 +696,7 @@ fn after_every_scripted_edit_the_warm_verdict_equals_the_cold_one() {
     // The type checkers' own whole-project runs check build/ too; qg's
     // project_scope leaves it out, warm as cold.
     project.write("build/generated.py", "X: int = 'x'\n");
-    let project_run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--scope",
-            "project",
-            "--format",
-            "json",
-            "--no-state",
-        ];
-        args.extend(extra);
-        qg(dir, &args)
-    };
+    let project_run = |extra: &[&str]| qg(dir, &[&PROJECT_RUN[..], extra].concat());
     let (warm, cold) = (project_run(&[]), project_run(&["--no-daemon"]));
     assert_eq!(
         verdicts(&warm),
@@ -931,16 +920,18 @@ gates:
     project
 }
 
+/// `qg run` of the whole project, reported as JSON, recording nothing.
+const PROJECT_RUN: [&str; 6] = [
+    "run",
+    "--scope",
+    "project",
+    "--format",
+    "json",
+    "--no-state",
+];
+
 fn fake_run(dir: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "run",
-        "--scope",
-        "project",
-        "--format",
-        "json",
-        "--no-state",
-    ];
-    args.extend(extra);
+    let args = [&PROJECT_RUN[..], extra].concat();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
     cmd.args(&args).current_dir(dir).env("CI", "true");
     Run::from(cmd.output().unwrap())
