@@ -44,6 +44,11 @@ fn merge(project: &Project, reports: &[String], format: &str) -> Run {
     project.qg_with_tools(&args)
 }
 
+/// A report `qg run --format json` wrote to `name` in the project.
+fn read_report(project: &Project, name: &str) -> Value {
+    serde_json::from_str(&fs::read_to_string(project.path().join(name)).unwrap()).unwrap()
+}
+
 /// A JSON report without what differs between any two runs: timings and
 /// where the logs went.
 fn timeless(mut report: Value) -> Value {
@@ -97,6 +102,21 @@ fn merged_shards_are_the_unsharded_run_in_every_format() {
             timeless(whole.json()),
             "{n} shards"
         );
+        // A gate took as long as its shares together: what the next
+        // shards plan from (`qg merge --record`).
+        let shards: Vec<Value> = reports.iter().map(|r| read_report(&project, r)).collect();
+        for (index, gate) in merged.json()["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let shares: u64 = shards
+                .iter()
+                .map(|s| s["gates"][index]["duration_ms"].as_u64().unwrap())
+                .sum();
+            assert_eq!(gate["duration_ms"].as_u64(), Some(shares), "{gate}");
+        }
         for format in ["concise", "gitlab", "github"] {
             let unsharded = project.qg_with_tools(&[
                 "run",
@@ -307,6 +327,16 @@ fn a_merge_refuses_shards_that_could_leave_a_file_unchecked() {
     let mixed = vec![reports[0].clone(), other[1].clone(), reports[2].clone()];
     let run = merge(&project, &mixed, "json");
     run.assert_fails_with(2, "are shards of different runs");
+    // The message names both plans, so the user can see which shard is stale.
+    let plans: Vec<&str> = run
+        .stderr
+        .split("of plan ")
+        .skip(1)
+        .map(|rest| rest.split([',', ')']).next().unwrap())
+        .collect();
+    assert_eq!(plans.len(), 2, "{}", run.stderr);
+    assert!(plans.iter().all(|p| p.len() == 7), "{}", run.stderr);
+    assert_ne!(plans[0], plans[1], "{}", run.stderr);
     // A 2-way shard is never part of a 3-way run.
     let two = run_shards_as(&project, "two", 2, &["--scope", "project"]);
     merge(&project, &[other[0].clone(), two[1].clone()], "json")
@@ -327,6 +357,21 @@ fn a_merge_refuses_shards_that_could_leave_a_file_unchecked() {
         .assert_fails_with(2, "junk.json: not a qg JSON report");
     merge(&project, &["gone.json".into()], "json").assert_fails_with(2, "cannot read gone.json");
     assert_eq!(run.stderr.lines().count(), 1, "one line: {}", run.stderr);
+    // A shard's report whose gates were reordered by hand is not merged
+    // gate by gate with the wrong gate.
+    let mut shuffled: Value = read_report(&project, &reports[1]);
+    shuffled["gates"].as_array_mut().unwrap().reverse();
+    fs::write(project.path().join("shuffled.json"), shuffled.to_string()).unwrap();
+    merge(
+        &project,
+        &[
+            reports[0].clone(),
+            "shuffled.json".into(),
+            reports[2].clone(),
+        ],
+        "json",
+    )
+    .assert_fails_with(2, "its gates differ from the other shards'");
     project
         .qg_with_tools(&["run", "--shard", "4/3"])
         .assert_fails_with(2, "is not I/N with 1 ≤ I ≤ N");
@@ -394,9 +439,7 @@ fn a_known_finding_of_a_deleted_file_is_matched_once_across_shards() {
     assert_eq!(whole.json()["baseline"]["known"], 1);
     let reports = run_shards(&project, 2, &["--scope", "project", lint[0], lint[1]]);
     for report in &reports {
-        let shard: Value =
-            serde_json::from_str(&fs::read_to_string(project.path().join(report)).unwrap())
-                .unwrap();
+        let shard: Value = read_report(&project, report);
         assert_eq!(
             shard["overall_pass"], true,
             "each shard alone matches the entry: {shard}"
@@ -409,6 +452,53 @@ fn a_known_finding_of_a_deleted_file_is_matched_once_across_shards() {
     assert_eq!(json["baseline"]["known"], 1);
     assert_eq!(json["baseline"]["fixed"], 0);
     assert_eq!(json["summary"], whole.json()["summary"]);
+}
+
+#[test]
+fn the_baseline_counts_of_a_merge_are_the_unsharded_run_s() {
+    let project = Project::empty();
+    for name in ["a", "b", "c", "d"] {
+        project.write(&format!("{name}.py"), "import os\n");
+    }
+    project.git_init();
+    let lint = ["--gate", "ruff_check"];
+    project
+        .qg_with_tools(&["baseline", "write", lint[0], lint[1]])
+        .assert_code(0);
+    // A tool upgrade rewords every known finding's message, and every
+    // file gets a new finding: each shard has new, known and reworded ones.
+    let path = project.path().join(".st3/baseline.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let reworded = text.replace("imported but unused", "is unused");
+    assert_eq!(reworded.matches("is unused").count(), 4, "{text}");
+    fs::write(&path, reworded).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        project.write(&format!("{name}.py"), "import os\nimport sys\n");
+    }
+    let args = ["--scope", "project", lint[0], lint[1]];
+    let whole = project.qg_with_tools(
+        &[
+            &["run", "--no-state", "--locked", "--format", "json"][..],
+            &args,
+        ]
+        .concat(),
+    );
+    whole.assert_code(1);
+    let counts = &whole.json()["baseline"];
+    assert_eq!(
+        (&counts["new"], &counts["known"], &counts["reworded"]),
+        (&4.into(), &4.into(), &4.into()),
+        "{}",
+        whole.stdout
+    );
+    let reports = run_shards(&project, 2, &args);
+    for report in &reports {
+        let shard = read_report(&project, report);
+        assert_eq!(shard["baseline"]["new"], 2, "{shard}");
+    }
+    let merged = merge(&project, &reports, "json");
+    merged.assert_code(1);
+    assert_eq!(merged.json()["baseline"], whole.json()["baseline"]);
 }
 
 #[test]
@@ -445,7 +535,8 @@ fn a_recorded_merge_gives_the_next_shards_their_durations() {
 #[test]
 fn a_gate_error_survives_the_merge_unchanged() {
     let project = Project::empty();
-    project.fake_tool("crash", "echo 'internal error' >&2\nexit 3");
+    // The error names the first file it was given: each shard's differs.
+    project.fake_tool("crash", "echo \"internal error in $1\" >&2\nexit 3");
     project.fake_tool("clean", "echo '[]'");
     let config = r#"version: "1"
 active_gates: [crash, clean]
@@ -485,5 +576,11 @@ gates:
     let error = &merged.gate("crash")["error"];
     assert_eq!(error["kind"], "unexpected_exit_code", "{}", merged.stdout);
     assert_eq!(error["exit_code"], 3);
+    // Both shards failed; the merge keeps the first shard's error, as the
+    // unsharded run reports its first batch's.
+    let first: Value = read_report(&project, &reports[0]);
+    let first_error = &first["gates"][0]["error"];
+    assert!(first_error["message"].is_string(), "{first}");
+    assert_eq!(error, first_error);
     assert_eq!(timeless(merged.json()), timeless(whole.json()));
 }
