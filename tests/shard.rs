@@ -465,16 +465,18 @@ fn the_baseline_counts_of_a_merge_are_the_unsharded_run_s() {
     project
         .qg_with_tools(&["baseline", "write", lint[0], lint[1]])
         .assert_code(0);
-    // A tool upgrade rewords every known finding's message, and every
-    // file gets a new finding: each shard has new, known and reworded ones.
+    // A tool upgrade rewords every known finding's message, every file
+    // gets a new finding and one loses its known one: the shards have new,
+    // known, reworded and fixed ones.
     let path = project.path().join(".st3/baseline.jsonl");
     let text = fs::read_to_string(&path).unwrap();
     let reworded = text.replace("imported but unused", "is unused");
     assert_eq!(reworded.matches("is unused").count(), 4, "{text}");
     fs::write(&path, reworded).unwrap();
-    for name in ["a", "b", "c", "d"] {
+    for name in ["a", "b", "c"] {
         project.write(&format!("{name}.py"), "import os\nimport sys\n");
     }
+    project.write("d.py", "import sys\n");
     let args = ["--scope", "project", lint[0], lint[1]];
     let whole = project.qg_with_tools(
         &[
@@ -486,8 +488,13 @@ fn the_baseline_counts_of_a_merge_are_the_unsharded_run_s() {
     whole.assert_code(1);
     let counts = &whole.json()["baseline"];
     assert_eq!(
-        (&counts["new"], &counts["known"], &counts["reworded"]),
-        (&4.into(), &4.into(), &4.into()),
+        [
+            &counts["new"],
+            &counts["known"],
+            &counts["reworded"],
+            &counts["fixed"]
+        ],
+        [4, 3, 3, 1],
         "{}",
         whole.stdout
     );
@@ -583,4 +590,64 @@ gates:
     assert!(first_error["message"].is_string(), "{first}");
     assert_eq!(error, first_error);
     assert_eq!(timeless(merged.json()), timeless(whole.json()));
+}
+
+#[test]
+fn a_tool_s_notes_and_versions_survive_the_merge() {
+    let project = Project::empty();
+    let noisy = |version: &str| {
+        format!(
+            "if [ \"$1\" = --version ]; then echo 'noisy {version}'; exit 0; fi\n\
+             echo 'note: the cache is cold'\n\
+             echo '[]'"
+        )
+    };
+    project.fake_tool("noisy", &noisy("1.0"));
+    let config = r#"version: "1"
+active_gates: [noisy]
+gates:
+  noisy:
+    execution: {command: [noisy], timeout_seconds: 30}
+    version_args: ["--version"]
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+"#;
+    project.write(".st3/quality.yaml", config);
+    for name in ["a", "b", "c", "d"] {
+        project.write(&format!("pkg/{name}.py"), "x = 1\n");
+    }
+    project.write(".gitignore", "bin/\n");
+    project.git_init();
+    let args = ["--scope", "project", "--no-state", "--format", "json"];
+    let whole = project.qg(&[&["run"][..], &args].concat());
+    whole.assert_code(0);
+    let note = "output line 1 is not a finding: `note: the cache is cold`";
+    assert_eq!(whole.gate("noisy")["warnings"], serde_json::json!([note]));
+    // The second shard runs after an upgrade of the tool.
+    let reports: Vec<String> = (1..=2)
+        .map(|i| {
+            if i == 2 {
+                project.fake_tool("noisy", &noisy("2.10"));
+            }
+            let shard = format!("{i}/2");
+            let run = project.qg(&[&["run", "--shard", &shard][..], &args].concat());
+            let name = format!("shard-{i}.json");
+            fs::write(project.path().join(&name), &run.stdout).unwrap();
+            name
+        })
+        .collect();
+    let mut merge_args = vec!["merge", "--format", "json"];
+    merge_args.extend(reports.iter().map(String::as_str));
+    let merged = project.qg(&merge_args);
+    merged.assert_code(0);
+    assert_eq!(
+        merged.gate("noisy")["warnings"],
+        serde_json::json!([
+            note,
+            "the shards ran different versions of the tool: noisy 1.0; noisy 2.10"
+        ]),
+        "{}",
+        merged.stdout
+    );
 }
