@@ -651,3 +651,87 @@ gates:
         merged.stdout
     );
 }
+
+/// Each shard's share of a `whole`/`each` fake-tool run with `history`:
+/// (the gates it ran, the files its `each` gate checked).
+fn shares(project: &Project, history: &str, gates: &[&str]) -> Vec<(Vec<String>, u64)> {
+    project.write(".st3/history.jsonl", history);
+    (1..=2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let mut args = vec!["run", "--shard", &shard, "--scope", "project"];
+            args.extend(["--no-state", "--format", "json"]);
+            args.extend_from_slice(gates);
+            let run = project.qg(&args);
+            run.assert_code(0);
+            let report = run.json();
+            let ran = report["shard"]["ran"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            let each = report["gates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["id"] == "each")
+                .map_or(0, |g| g["files_checked"].as_u64().unwrap());
+            (ran, each)
+        })
+        .collect()
+}
+
+#[test]
+fn a_gate_s_cost_scales_with_its_files_and_a_file_s_with_its_size() {
+    let project = Project::empty();
+    project.fake_tool("whole", "echo '[]'");
+    project.fake_tool("each", "echo '[]'");
+    let config = r#"version: "1"
+active_gates: [whole, each]
+gates:
+  whole:
+    execution: {command: [whole], batchable: false, timeout_seconds: 30}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+  each:
+    execution: {command: [each], batchable: true, timeout_seconds: 30}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+"#;
+    project.write(".st3/quality.yaml", config);
+    for i in 0..12 {
+        project.write(&format!("pkg/m{i:02}.py"), "x = 1\n");
+    }
+    project.write(".gitignore", "bin/\n.st3/history.jsonl\n");
+    project.git_init();
+    let alone = |whole: u64| {
+        vec![
+            (vec!["whole".to_string()], whole),
+            (vec!["each".to_string()], 12 - whole),
+        ]
+    };
+    // Unrecorded: the whole-program gate costs ten files' worth per file
+    // it checks, more than the twelve files of `each` together.
+    assert_eq!(shares(&project, "", &[]), alone(0));
+    // Recorded: 1 s on one file is 12 s on twelve, four times what `each`
+    // took on them; a newer record of no files says nothing of the cost.
+    let recorded = format!(
+        "{}{}",
+        history_line(&[("whole", 1_000, 1), ("each", 3_000, 12)]),
+        history_line(&[("whole", 5, 0)])
+    );
+    assert_eq!(shares(&project, &recorded, &[]), alone(0));
+    // A file's cost goes with its size: one big file weighs as much as
+    // the eleven small ones together, and more.
+    project.write("pkg/m00.py", &"x = 1\n".repeat(3_000));
+    let big_first = vec![
+        (vec!["each".to_string()], 1),
+        (vec!["each".to_string()], 11),
+    ];
+    let each_only = ["--gate", "each"];
+    let recorded = history_line(&[("each", 12_000, 12)]);
+    assert_eq!(shares(&project, &recorded, &each_only), big_first);
+}
