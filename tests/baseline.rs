@@ -557,3 +557,81 @@ fn an_edited_finding_is_known_up_to_two_lines_from_where_its_line_went() {
     );
     assert_eq!(report["overall_pass"], false, "{report}");
 }
+
+/// Messages that differ only where qg normalizes them — whitespace, the
+/// absolute path of the checkout — name the same finding: known, and not
+/// counted as reworded.
+#[test]
+fn a_message_respaced_or_from_another_checkout_is_the_same_finding() {
+    let config = r#"version: "1"
+active_gates: [said]
+artifact_logging: {enabled: false}
+gates:
+  said:
+    execution: {command: ["python3", "said_tool"]}
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+    capabilities: {file_types: [".py"]}
+"#;
+    // Flags each file's first line with the message said.json gives it,
+    // `{root}` being the directory the tool runs in.
+    let tool = r#"import json, os, sys
+said = json.load(open("said.json"))
+found = [{"file": p, "line": 1, "code": "S", "message": said[p].replace("{root}", os.getcwd())}
+         for p in sys.argv[1:]]
+print(json.dumps(found))
+sys.exit(1 if found else 0)
+"#;
+    let before = serde_json::json!({
+        "a.py": "unused\tx",
+        "b.py": " name y is unused",
+        "c.py": "name z is unused ",
+        "d.py": "cannot import {root}/pkg/e",
+    });
+    let repo = GitRepo::new(&[
+        (".st3/quality.yaml", config),
+        ("said_tool", tool),
+        ("said.json", &before.to_string()),
+        ("a.py", "x = 1\n"),
+        ("b.py", "y = 1\n"),
+        ("c.py", "z = 1\n"),
+        ("d.py", "import e\n"),
+    ]);
+    repo.qg(&["baseline", "write", "--no-progress"])
+        .assert_code(0);
+    repo.commit("baseline");
+    // Another clone, where the tool spaces its messages tidily. Its path
+    // has no digit, so only the path makes d.py's message vary.
+    let letters: String = format!("{}", std::process::id())
+        .bytes()
+        .map(|digit| char::from(b'a' + digit - b'0'))
+        .collect();
+    let other = tempfile::Builder::new()
+        .prefix(&format!("qg-clone-{letters}"))
+        .rand_bytes(0)
+        .tempdir()
+        .unwrap();
+    let clone = other.path().join("elsewhere");
+    assert!(!clone
+        .to_str()
+        .unwrap()
+        .contains(|c: char| c.is_ascii_digit()));
+    common::git(repo.path(), &["clone", "-q", ".", clone.to_str().unwrap()]);
+    let after = serde_json::json!({
+        "a.py": "unused x",
+        "b.py": "name y is unused",
+        "c.py": "name z is unused",
+        "d.py": "cannot import {root}/pkg/e",
+    });
+    fs::write(clone.join("said.json"), after.to_string()).unwrap();
+    let run = common::qg_in(
+        &clone,
+        &["run", "--scope", "project", "--locked", "--format", "json"],
+    );
+    run.assert_code(0);
+    let report = run.json();
+    assert_eq!(new_ones(&report), [], "{report}");
+    let counts = &report["baseline"];
+    assert_eq!([&counts["known"], &counts["reworded"]], [4, 0], "{report}");
+}
