@@ -52,7 +52,7 @@ part_of() {
 
 tests_of() {
   case "$1" in
-    baseline) echo "baseline verdicts scope_auto history shard fix json_contracts" ;;
+    baseline) echo "baseline verdicts scope_auto history shard fix json_contracts formats" ;;
     outcome) echo "verdicts faults batching baseline e2e_real_tools parsers_recorded formats shard warm" ;;
     transition) echo "scope_auto history verdicts" ;;
     scope) echo "scope_auto scope_project importers batching" ;;
