@@ -1067,6 +1067,46 @@ fn verify_turns_a_drifting_warm_answer_into_an_error_showing_both_sides() {
     eventually(Duration::from_secs(10), "the daemon ready again", || {
         fake_run(dir, &["--verify"]).code == 1
     });
+    // A daemon that differs on one side only — stale findings besides the
+    // true one, or the true one missed — does not. The error lists five
+    // findings of a side and counts the rest.
+    let refused = |what: &str| -> String {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let run = fake_run(dir, &["--verify"]);
+            let error = &run.gate("fake")["error"];
+            if run.code == 2 && error["kind"] == "warm_drift" {
+                return error["message"].as_str().unwrap().to_string();
+            }
+            assert!(Instant::now() < until, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let stale = |count: u32| -> String {
+        (2..2 + count)
+            .map(|line| {
+                format!("echo '{{\"file\": \"a.py\", \"line\": {line}, \"code\": \"W9\", \"message\": \"stale\"}}'\n")
+            })
+            .collect()
+    };
+    project.write("warm.sh", &format!("cat truth.jsonl\n{}exit 1\n", stale(5)));
+    let five = refused("five extra warm findings refused");
+    assert!(
+        five.contains("only warm: a.py:2:0 W9 stale | ") && !five.contains("more"),
+        "{five}"
+    );
+    project.write("warm.sh", &format!("cat truth.jsonl\n{}exit 1\n", stale(6)));
+    let six = refused("six extra warm findings refused");
+    assert!(
+        six.contains("a.py:6:0 W9 stale | and 1 more; only cold: none"),
+        "{six}"
+    );
+    project.write("warm.sh", "exit 0\n");
+    let missed = refused("a missed finding refused");
+    assert!(
+        missed.contains("only cold: a.py:1:0 T1 the truth"),
+        "{missed}"
+    );
     Command::new(env!("CARGO_BIN_EXE_qg"))
         .args(["daemon", "stop"])
         .current_dir(dir)
