@@ -277,6 +277,39 @@ fn a_broken_baseline_file_is_a_one_line_error() {
         run.stderr
     );
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    // Not text at all (a bad checkout, a binary merge): an error too, never
+    // a run as if there were no baseline.
+    fs::write(&path, b"\xff\xfe{\n").unwrap();
+    let run = repo.qg(&["run"]);
+    run.assert_fails_with(2, "cannot read .st3/baseline.jsonl");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn a_baseline_reordered_by_hand_knows_every_finding_and_is_written_sorted_again() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    let path = repo.path().join(".st3/baseline.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 3, "{text}");
+    lines[1..].reverse();
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let report = project(&repo, &["--locked"]);
+    assert_eq!(new_ones(&report), [], "{report}");
+    assert_eq!(report["overall_pass"], true, "{report}");
+    // A fix drops its entry, and the file is written sorted again, as
+    // `qg baseline write` wrote it: a diff shows only the dropped entry.
+    repo.write("pkg/a.py", &A.replace("import sys\n", ""));
+    let report = project(&repo, &[]);
+    assert_eq!(report["baseline"]["fixed"], 1, "{report}");
+    let rewritten = fs::read_to_string(&path).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| rewritten.lines().any(|l| l == *line))
+        .collect();
+    assert_eq!(kept.len() + 1, text.lines().count(), "{rewritten}");
+    assert_eq!(rewritten, kept.join("\n") + "\n");
 }
 
 #[test]
