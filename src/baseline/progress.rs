@@ -111,6 +111,9 @@ mod tests {
     fn a_multiset_difference_counts_repeats() {
         let p = difference(&[1, 1, 2], &[1, 3, 3]);
         assert_eq!((p.fixed, p.new, p.still), (2, 2, 1));
+        // One copy before, two now: one still there, one new.
+        let p = difference(&[1], &[1, 1]);
+        assert_eq!((p.fixed, p.new, p.still), (0, 1, 1));
         let p = difference(&[], &[9]);
         assert_eq!((p.fixed, p.new, p.still), (0, 1, 0));
         assert_eq!(decode(&encode(&[3, u64::MAX, 1])), [1, 3, u64::MAX]);
