@@ -225,6 +225,31 @@ fn a_same_size_edit_in_the_second_the_index_was_written_is_found() {
     assert!(sorted(both_against_head(&root).0).0.is_empty());
 }
 
+/// libgit2 writes an index with nanosecond times and smudges only the
+/// entries racy at that precision: a same-size rewrite in place, in the
+/// same second as the time recorded but another nanosecond, is not
+/// smudged, and only the nanoseconds tell it apart.
+#[test]
+fn a_same_size_rewrite_in_the_second_libgit2_recorded_is_found() {
+    let (dir, repo) = committed_a_py();
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("a.py");
+    let past = filetime::FileTime::now().unix_seconds() - 10;
+    let at = |nanos| filetime::FileTime::from_unix_time(past, nanos);
+    filetime::set_file_mtime(&file, at(100)).unwrap();
+    apply(&repo, &root, &Op::Stage(0));
+    // In place: the same inode, the same size, the same second.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"two"))
+        .unwrap();
+    filetime::set_file_mtime(&file, at(200)).unwrap();
+    let (fast, slow) = both_against_head(&root);
+    assert_eq!(sorted(slow).0, ["a.py"]);
+    assert_eq!(sorted(fast).0, ["a.py"]);
+}
+
 #[test]
 fn a_staged_executable_bit_is_a_change_against_the_tree() {
     let (dir, repo) = committed_a_py();

@@ -82,9 +82,13 @@ pub(crate) fn settings(repo: &git2::Repository, index: &Index) -> Option<Setting
         stat: stat::Options {
             trust_ctime: flag("core.trustctime", true),
             check_stat,
-            // git compares whole seconds unless built with USE_NSEC, as it
-            // is not by default.
-            use_nsec: false,
+            // Nanoseconds too: libgit2 (and tools built on it) writes the
+            // index with them and smudges only the entries racy at that
+            // precision, so a same-size rewrite in the recorded second is
+            // told apart by them alone. git records them as well (unless
+            // built with NO_NSEC); comparing them costs at most a read of a
+            // file that was touched.
+            use_nsec: true,
             use_stdev: false,
         },
         filemode: flag("core.filemode", true),
