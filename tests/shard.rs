@@ -539,6 +539,28 @@ fn a_recorded_merge_gives_the_next_shards_their_durations() {
 
 /// A gate that errors in a shard errors in the merge exactly as in the
 /// unsharded run: same kind, message and exit code.
+/// `qg run --shard I/2 args...` with only the project's fake tools, `before(I)`
+/// first, each report written to `shard-I.json`; returns the reports' names.
+fn fake_shards(project: &Project, args: &[&str], mut before: impl FnMut(usize)) -> Vec<String> {
+    (1..=2)
+        .map(|i| {
+            before(i);
+            let shard = format!("{i}/2");
+            let run = project.qg(&[&["run", "--shard", &shard][..], args].concat());
+            let name = format!("shard-{i}.json");
+            fs::write(project.path().join(&name), &run.stdout).unwrap();
+            name
+        })
+        .collect()
+}
+
+/// `qg merge --format json` of `reports`, with only the fake tools.
+fn fake_merge(project: &Project, reports: &[String]) -> Run {
+    let mut args = vec!["merge", "--format", "json"];
+    args.extend(reports.iter().map(String::as_str));
+    project.qg(&args)
+}
+
 #[test]
 fn a_gate_error_survives_the_merge_unchanged() {
     let project = Project::empty();
@@ -567,18 +589,8 @@ gates:
     let args = ["--scope", "project", "--no-state", "--format", "json"];
     let whole = project.qg(&[&["run"][..], &args].concat());
     whole.assert_code(2);
-    let reports: Vec<String> = (1..=2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            let run = project.qg(&[&["run", "--shard", &shard][..], &args].concat());
-            let name = format!("shard-{i}.json");
-            fs::write(project.path().join(&name), &run.stdout).unwrap();
-            name
-        })
-        .collect();
-    let mut merge_args = vec!["merge", "--format", "json"];
-    merge_args.extend(reports.iter().map(String::as_str));
-    let merged = project.qg(&merge_args);
+    let reports = fake_shards(&project, &args, |_| {});
+    let merged = fake_merge(&project, &reports);
     merged.assert_code(2);
     let error = &merged.gate("crash")["error"];
     assert_eq!(error["kind"], "unexpected_exit_code", "{}", merged.stdout);
@@ -625,21 +637,12 @@ gates:
     let note = "output line 1 is not a finding: `note: the cache is cold`";
     assert_eq!(whole.gate("noisy")["warnings"], serde_json::json!([note]));
     // The second shard runs after an upgrade of the tool.
-    let reports: Vec<String> = (1..=2)
-        .map(|i| {
-            if i == 2 {
-                project.fake_tool("noisy", &noisy("2.10"));
-            }
-            let shard = format!("{i}/2");
-            let run = project.qg(&[&["run", "--shard", &shard][..], &args].concat());
-            let name = format!("shard-{i}.json");
-            fs::write(project.path().join(&name), &run.stdout).unwrap();
-            name
-        })
-        .collect();
-    let mut merge_args = vec!["merge", "--format", "json"];
-    merge_args.extend(reports.iter().map(String::as_str));
-    let merged = project.qg(&merge_args);
+    let reports = fake_shards(&project, &args, |i| {
+        if i == 2 {
+            project.fake_tool("noisy", &noisy("2.10"));
+        }
+    });
+    let merged = fake_merge(&project, &reports);
     merged.assert_code(0);
     assert_eq!(
         merged.gate("noisy")["warnings"],
