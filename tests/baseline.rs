@@ -264,6 +264,39 @@ fn fixed_entries_drop_out_only_where_qg_looked_and_never_when_locked() {
 }
 
 #[test]
+fn a_red_run_keeps_the_findings_its_break_masked() {
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A),
+        ("pkg/b.py", B),
+        (
+            "pkg/c.py",
+            "from pkg.b import helper\n\nN: int = helper(1)\n",
+        ),
+    ]);
+    let known = write_baseline(&repo);
+    // Renaming helper breaks its importer: c.py's known findings (a str
+    // assigned to an int) vanish behind the new "no attribute" ones.
+    repo.write("pkg/b.py", &B.replace("def helper(", "def helper2("));
+    let run = repo.qg(&["run", "--format", "json"]);
+    run.assert_code(1);
+    let report = run.json();
+    assert!(
+        report["baseline"]["fixed"].as_u64().unwrap() > 0,
+        "{report}"
+    );
+    assert_eq!(report["baseline"]["updated"], false, "{report}");
+    assert_eq!(baseline_entries(&repo), known);
+    // Mended: every finding is known again, and the run is green.
+    repo.write("pkg/b.py", B);
+    let run = repo.qg(&["run", "--format", "json"]);
+    let report = run.json();
+    assert_eq!(new_ones(&report), [], "{report}");
+    run.assert_code(0);
+    assert_eq!(baseline_entries(&repo), known);
+}
+
+#[test]
 fn a_broken_baseline_file_is_a_one_line_error() {
     let repo = legacy_repo();
     write_baseline(&repo);

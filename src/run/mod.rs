@@ -208,7 +208,8 @@ pub fn run(
 }
 
 /// Marks each violation new or known when the project has a baseline (and
-/// the run uses it), and drops entries found fixed unless `--locked`; also
+/// the run uses it), and drops entries found fixed when every gate passed
+/// unless `--locked`; also
 /// says which entries it found fixed or matched, for a shard's report.
 fn measure_against_baseline(
     workspace: &Workspace,
@@ -240,7 +241,14 @@ fn measure_against_baseline(
             crate::outcome::render_hints(gate, result);
         }
     }
-    if usage == BaselineUse::Ratchet && !fixed.is_empty() {
+    // A red run's missing findings may be masked, not fixed: a broken
+    // signature turns its callers' types to Unknown and their findings
+    // vanish until it is mended. Like the baseline SHA, the ratchet moves
+    // only on a run where every gate passed.
+    let all_passed = results
+        .iter()
+        .all(|r| matches!(r.status, GateStatus::Passed | GateStatus::Skipped));
+    if usage == BaselineUse::Ratchet && !fixed.is_empty() && all_passed {
         let fixed: BTreeSet<usize> = fixed.into_iter().collect();
         let mut index = 0..;
         file.entries
