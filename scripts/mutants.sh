@@ -57,7 +57,7 @@ tests_of() {
     transition) echo "scope_auto history verdicts" ;;
     scope) echo "scope_auto scope_project importers batching" ;;
     graph) echo "importers scope_auto properties" ;;
-    parse) echo "parsers_recorded faults properties formats e2e_real_tools" ;;
+    parse) echo "parsers_recorded faults properties formats e2e_real_tools parity" ;;
     shard) echo "shard" ;;
   esac
 }

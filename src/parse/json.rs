@@ -533,14 +533,20 @@ mod tests {
                 (Field::Message, "message"),
                 (Field::Code, "code"),
                 (Field::Severity, "severity"),
+                (Field::Line, "line"),
             ],
             false,
             0,
         );
-        let out = br#"[{"file":"a.py","message":"m","code":1234,"severity":2},
-                       {"file":"a.py","message":"m","code":"E1","severity":"warning"}]"#;
+        let out = br#"[{"file":"a.py","message":"m","code":1234,"severity":2,"line":7},
+                       {"file":"a.py","message":"m","code":"E1","severity":"warning"},
+                       {"file":"a.py","message":"m","code":true,"line":" 12 "}]"#;
         let v = s.parse(out, &root()).unwrap().violations;
         assert_eq!(v[0].code.as_deref(), Some("1234"));
+        assert_eq!(v[0].line, Some(7));
+        // A flag as the code, a line written as a string: still read.
+        assert_eq!(v[2].code.as_deref(), Some("true"));
+        assert_eq!(v[2].line, Some(12));
         // A severity qg does not know (a number) counts as an error, never less.
         assert_eq!(v[0].severity, Severity::Error);
         assert_eq!(v[1].severity, Severity::Warning);
@@ -579,7 +585,12 @@ mod tests {
         assert!(s.parse(b"not json", &root()).is_err());
         assert!(s.parse(b"{\"other\": []}", &root()).is_err());
         assert!(s.parse(b"", &root()).is_err());
-        assert!(s.parse(b"{\"items\": [1]}", &root()).is_err());
+        // The error says what the tool wrote instead of an object.
+        let error = s.parse(b"{\"items\": [1]}", &root()).unwrap_err();
+        assert!(
+            error.0.contains("a violation is a number, not an object"),
+            "{error:?}"
+        );
         assert!(s.parse(b"{\"items\": [", &root()).is_err());
     }
 
