@@ -184,7 +184,10 @@ mod tests {
         );
         assert_eq!(collect(nested, "/summary/n").unwrap().1.len(), 2);
         assert_eq!(collect(r#"{"one":{"a":1}}"#, "/one").unwrap().1.len(), 1);
-        assert_eq!(collect(r#"[[0],[{"a":1}]]"#, "/1").unwrap().1.len(), 1);
+        assert_eq!(
+            collect(r#"[[{"a":0}],[{"a":1}]]"#, "/1").unwrap(),
+            (true, vec![serde_json::json!({"a":1})])
+        );
         assert_eq!(collect(r#"{"a/b":[{}]}"#, "/a~1b").unwrap().1.len(), 1);
     }
 
@@ -196,6 +199,23 @@ mod tests {
         );
         assert!(collect("", "").is_err());
         assert!(collect("[1,", "").is_err());
-        assert!(collect(r#"{"diags":"text"}"#, "/diags").is_err());
+        // A scalar where the violations should be: the error names it.
+        for (value, kind) in [
+            ("\"text\"", "a string"),
+            ("true", "a boolean"),
+            ("null", "null"),
+            ("3", "a number"),
+            ("-3", "a number"),
+            ("1.5", "a number"),
+        ] {
+            let error = collect(&format!(r#"{{"diags":{value}}}"#), "/diags").unwrap_err();
+            let expected = format!("the violations are {kind}, not an array of objects");
+            assert!(error.contains(&expected), "{value}: {error}");
+        }
+        // A scalar on the way: nothing is there.
+        assert_eq!(
+            collect(r#"{"diags":3}"#, "/diags/items").unwrap(),
+            (false, vec![])
+        );
     }
 }
