@@ -373,6 +373,34 @@ mod tests {
         let err = spec(r"(?P<file>\S+)", &[(Field::Code, "{nope}")]).unwrap_err();
         assert_eq!(err.key, "defaults.code");
         assert!(err.message.contains("`{nope}`"), "{}", err.message);
+        // The message lists the groups there are, to pick from.
+        assert!(err.message.ends_with("(groups: file)"), "{}", err.message);
+        let err = spec("x", &[(Field::File, "{nope}")]).unwrap_err();
+        assert!(err.message.ends_with("(groups: none)"), "{}", err.message);
+    }
+
+    #[test]
+    fn fixable_words_and_notebook_cells() {
+        let s = spec(
+            r"^(?P<file>\S+) cell (?P<cell>-?\d+): (?P<message>\w+) fix=(?P<fixable>\w+)$",
+            &[],
+        )
+        .unwrap();
+        let v = parse(
+            &s,
+            b"a.ipynb cell 2: one fix=yes\na.ipynb cell 0: two fix=no\na.ipynb cell 1: three fix=True\n",
+            b"",
+        );
+        let read: Vec<_> = v.iter().map(|v| (v.cell, v.fixable)).collect();
+        // Cells count from 1: a 0 is no cell.
+        assert_eq!(
+            read,
+            [
+                (Some(2), Some(true)),
+                (None, Some(false)),
+                (Some(1), Some(true))
+            ]
+        );
     }
 
     #[test]
