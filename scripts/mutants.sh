@@ -10,7 +10,8 @@
 #                                      (or $MUTANTS_BASE), every part's tests
 #
 # Output: mutants.out/<part>/mutants.out/{caught,missed,timeout,unviable}.txt.
-# $MUTANTS_ARGS goes to cargo mutants (e.g. "--baseline=skip", "--iterate").
+# $MUTANTS_ARGS goes to cargo mutants (e.g. "--baseline=skip", "--iterate");
+# $MUTANTS_TIMEOUT (seconds, 300) is how long a mutant's tests may run.
 # Needs cargo-mutants and cargo-nextest; the end-to-end tests need the pinned
 # tools in .venv (scripts/test.sh installs them).
 set -euo pipefail
@@ -76,7 +77,7 @@ run_part() {
   local targets=(--lib)
   for t in $(tests_of "$part"); do targets+=(--test "$t"); done
   mkdir -p "mutants.out/$out"
-  cargo mutants --output "mutants.out/$out" --timeout 300 "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+  cargo mutants --output "mutants.out/$out" --timeout "${MUTANTS_TIMEOUT:-300}" "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
 }
 
 if [ "${1:-}" = "--in-diff" ]; then
@@ -91,7 +92,7 @@ if [ "${1:-}" = "--in-diff" ]; then
   targets=(--lib)
   for t in "${unique[@]}"; do targets+=(--test "$t"); done
   mkdir -p mutants.out/diff
-  exec cargo mutants --output mutants.out/diff --timeout 300 --in-diff "$diff" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+  exec cargo mutants --output mutants.out/diff --timeout "${MUTANTS_TIMEOUT:-300}" --in-diff "$diff" ${MUTANTS_ARGS:-} -- "${targets[@]}"
 fi
 
 parts=("$@")
