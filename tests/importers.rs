@@ -344,3 +344,56 @@ fn the_import_graph_cache_never_shows_in_git_status() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&status.stdout), " M pkg/a.py\n");
 }
+
+/// The analyzer's own config decides what imports what (here ruff's
+/// string-import detection): once it changes, every file is asked again,
+/// so an unchanged file that now imports a module is checked with it.
+#[test]
+fn an_analyzer_config_change_asks_every_file_again() {
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A),
+        ("pkg/b.py", "NAME = \"pkg.a\"\n"),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    assert_eq!(listed(&repo.files()).len(), 1, "b.py imports nothing yet");
+    repo.write("pkg/a.py", A);
+    repo.write(
+        "pyproject.toml",
+        "[tool.ruff.analyze]\ndetect-string-imports = true\nstring-imports-min-dots = 1\n",
+    );
+    repo.commit("b.py's string names a module now");
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    let files = repo.files();
+    assert!(
+        listed(&files).contains(&(
+            "pkg/b.py".to_string(),
+            serde_json::json!(["imports_changed"]),
+            serde_json::json!(["pkg/a.py"])
+        )),
+        "{files}"
+    );
+}
+
+/// `--no-state` writes nothing: the import graph's cache neither, though the
+/// run still checks the importers it finds.
+#[test]
+fn a_no_state_run_leaves_no_import_graph_behind() {
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A_BROKEN),
+        ("pkg/b.py", B),
+    ]);
+    let run = repo.qg(&["run", "--no-state", "--format", "json", "pkg/a.py"]);
+    run.assert_code(1);
+    assert_eq!(
+        violation_keys(&run.gate("mypy")),
+        [
+            key("pkg/b.py", 5, "return-value"),
+            key("pkg/b.py", 5, "arg-type")
+        ]
+    );
+    assert!(!repo.path().join(".st3/import-graph.json").exists());
+}

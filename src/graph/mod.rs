@@ -405,4 +405,23 @@ mod tests {
         let found = reach(&g, ["x.py".to_string()].iter());
         assert_eq!(found.keys().collect::<Vec<_>>(), ["y.py"]);
     }
+
+    #[test]
+    fn past_the_limit_only_the_tombstones_something_imports_are_kept() {
+        let mut g = graph(&[("live.py", &["gone0.py"]), ("other.py", &[])]);
+        let bury = |g: &mut Graph, count: usize| {
+            for i in 0..count {
+                let node = g.nodes["other.py"].tombstone();
+                g.nodes.insert(format!("gone{i}.py"), node);
+            }
+        };
+        bury(&mut g, MAX_TOMBSTONES);
+        let at_the_limit = g.clone();
+        forget_old_tombstones(&mut g);
+        assert_eq!(g, at_the_limit, "up to the limit, every tombstone stays");
+        bury(&mut g, MAX_TOMBSTONES + 1);
+        forget_old_tombstones(&mut g);
+        let kept: Vec<&str> = g.nodes.keys().map(String::as_str).collect();
+        assert_eq!(kept, ["gone0.py", "live.py", "other.py"]);
+    }
 }
