@@ -397,3 +397,29 @@ fn a_no_state_run_leaves_no_import_graph_behind() {
     );
     assert!(!repo.path().join(".st3/import-graph.json").exists());
 }
+
+/// A file the project excludes is never checked, not even as an importer
+/// of a change.
+#[test]
+fn an_excluded_importer_is_not_checked() {
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A),
+        ("pkg/b.py", B),
+        ("generated/client.py", B),
+    ]);
+    let config = qg::config::EMBEDDED_DEFAULT.replace(
+        "    - \"build/**\"\n",
+        "    - \"build/**\"\n    - \"generated/**\"\n",
+    );
+    assert_ne!(config, qg::config::EMBEDDED_DEFAULT);
+    repo.write(".st3/quality.yaml", &config);
+    repo.commit("config");
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    let paths: Vec<String> = listed(&repo.files())
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .collect();
+    assert_eq!(paths, ["pkg/a.py", "pkg/b.py"]);
+}
