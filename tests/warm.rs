@@ -1315,3 +1315,49 @@ fn ty_answered_warm_words_and_places_findings_as_its_command_line_does() {
     qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
+
+/// A daemon of a tool whose cold run reports the modules its files import
+/// (`reports_imported`, as mypy's does): its answer keeps the findings in
+/// those modules, as the import graph knows them, like the cold run.
+#[test]
+fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
+    let daemon = COMMAND_DAEMON.replace(
+        "      check: [\"sh\", \"warm.sh\"]\n",
+        "      check: [\"sh\", \"warm.sh\"]\n      reports_imported: true\n",
+    );
+    let project = fake_project(&format!(
+        "{daemon}    scope: {{importers: true}}\nimport_graph:\n  command: [\"sh\", \"graph.sh\"]\n"
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("b.py", "y = 2\n");
+    // a.py imports b.py; b.py holds the finding.
+    project.write("graph.sh", "echo '{\"a.py\": [\"b.py\"], \"b.py\": []}'\n");
+    project.write(
+        "truth.jsonl",
+        "{\"file\": \"b.py\", \"line\": 1, \"code\": \"T2\", \"message\": \"in the imported module\"}\n",
+    );
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    project.git_init();
+    // A recorded whole-project run builds the import graph.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(["run", "--scope", "project", "--no-daemon"])
+        .current_dir(dir);
+    Run::from(cmd.output().unwrap()).assert_code(1);
+    assert!(dir.join(".st3/import-graph.json").exists());
+    fake_start(dir);
+    let expected = [("b.py".to_string(), 1, "T2".to_string())];
+    // a.py alone: the run's files are a.py; what it reports, a.py and b.py.
+    let run_a = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+        let args = [&["run", "--format", "json", "--no-state"], extra, &["a.py"]].concat();
+        cmd.args(&args).current_dir(dir).env("CI", "true");
+        Run::from(cmd.output().unwrap())
+    };
+    let cold = run_a(&["--no-daemon"]);
+    assert_eq!(findings_of(&cold, "fake"), expected, "{}", cold.stdout);
+    let warm = run_a(&[]);
+    assert_eq!(warm.gate("fake")["warm"], true, "{}", warm.stdout);
+    assert_eq!(findings_of(&warm, "fake"), expected, "{}", warm.stdout);
+    warm.assert_code(1);
+}
