@@ -1318,7 +1318,8 @@ fn ty_answered_warm_words_and_places_findings_as_its_command_line_does() {
 
 /// A daemon of a tool whose cold run reports the modules its files import
 /// (`reports_imported`, as mypy's does): its answer keeps the findings in
-/// those modules, as the import graph knows them, like the cold run.
+/// those modules, as the import graph knows them, and in the packages above
+/// them (Python runs a package's `__init__` first), like the cold run.
 #[test]
 fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     let daemon = COMMAND_DAEMON.replace(
@@ -1330,12 +1331,18 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     ));
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
-    project.write("b.py", "y = 2\n");
-    // a.py imports b.py; b.py holds the finding.
-    project.write("graph.sh", "echo '{\"a.py\": [\"b.py\"], \"b.py\": []}'\n");
+    for file in ["app/__init__.py", "app/a.py", "app/b.py"] {
+        project.write(file, "y = 2\n");
+    }
+    // app/a.py imports app/b.py; the findings are in b.py and the package.
+    project.write(
+        "graph.sh",
+        "echo '{\"a.py\": [], \"app/__init__.py\": [], \"app/a.py\": [\"app/b.py\"], \"app/b.py\": []}'\n",
+    );
     project.write(
         "truth.jsonl",
-        "{\"file\": \"b.py\", \"line\": 1, \"code\": \"T2\", \"message\": \"in the imported module\"}\n",
+        "{\"file\": \"app/__init__.py\", \"line\": 1, \"code\": \"T1\", \"message\": \"in the package\"}\n\
+         {\"file\": \"app/b.py\", \"line\": 1, \"code\": \"T2\", \"message\": \"in the imported module\"}\n",
     );
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     project.git_init();
@@ -1346,11 +1353,19 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     Run::from(cmd.output().unwrap()).assert_code(1);
     assert!(dir.join(".st3/import-graph.json").exists());
     fake_start(dir);
-    let expected = [("b.py".to_string(), 1, "T2".to_string())];
-    // a.py alone: the run's files are a.py; what it reports, a.py and b.py.
+    let expected = [
+        ("app/__init__.py".to_string(), 1, "T1".to_string()),
+        ("app/b.py".to_string(), 1, "T2".to_string()),
+    ];
+    // app/a.py alone: the run's file is a.py; it reports b.py and app.
     let run_a = |extra: &[&str]| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-        let args = [&["run", "--format", "json", "--no-state"], extra, &["a.py"]].concat();
+        let args = [
+            &["run", "--format", "json", "--no-state"],
+            extra,
+            &["app/a.py"],
+        ]
+        .concat();
         cmd.args(&args).current_dir(dir).env("CI", "true");
         Run::from(cmd.output().unwrap())
     };
