@@ -423,3 +423,27 @@ fn an_excluded_importer_is_not_checked() {
         .collect();
     assert_eq!(paths, ["pkg/a.py", "pkg/b.py"]);
 }
+
+/// An import only the working tree has (an edit not yet committed, which
+/// passed) is known: breaking what it imports fails the importer.
+#[test]
+fn an_uncommitted_import_is_known() {
+    let repo = GitRepo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", A),
+        ("pkg/b.py", "B = 1\n"),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/b.py", B);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", A_BROKEN);
+    let run = repo.run();
+    run.assert_code(1);
+    assert_eq!(
+        violation_keys(&run.gate("mypy")),
+        [
+            key("pkg/b.py", 5, "return-value"),
+            key("pkg/b.py", 5, "arg-type")
+        ]
+    );
+}
