@@ -1376,3 +1376,24 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     assert_eq!(findings_of(&warm, "fake"), expected, "{}", warm.stdout);
     warm.assert_code(1);
 }
+
+/// Starting is not idling: a tool whose first pass outlasts the idle
+/// timeout is served, and the idle clock runs from when it is ready.
+#[test]
+fn a_daemon_slower_to_start_than_its_idle_timeout_is_served_then_stops_idle() {
+    let project = fake_project(&COMMAND_DAEMON.replace(
+        "touch '{daemon_dir}/ready'",
+        "sleep 2; touch '{daemon_dir}/ready'",
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    let started = start(dir, &["--idle-timeout", "1s"]);
+    assert_eq!(started["ok"], true, "{started}");
+    assert_eq!(status(dir)["fake"]["state"], "ready");
+    eventually(Duration::from_secs(15), "the idle timeout", || {
+        status(dir)["fake"]["state"] == "stopped"
+    });
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    assert!(log.contains("stopping: idle for"), "{log}");
+}

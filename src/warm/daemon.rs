@@ -384,6 +384,9 @@ fn start_and_pass(ctx: &Context<'_>, deadline: Instant) -> Result<Engine, String
 fn set_phase(shared: &Shared, phase: Phase, update: impl FnOnce(&mut Record)) {
     let mut live = lock(&shared.live);
     live.record.phase = phase;
+    if phase == Phase::Ready {
+        live.last_activity = Instant::now();
+    }
     update(&mut live.record);
     if let Err(e) = shared.slot.write_record(&live.record) {
         log(shared, &format!("cannot write the record: {e}"));
@@ -448,7 +451,11 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
                 live.record.phase,
             )
         };
-        if idle > timeout {
+        // A tool's first pass is work, not idleness: the idle clock runs
+        // from when it is ready (dmypy's first pass on a loaded machine
+        // outlasted a 2 s timeout, and the daemon stopped before it served).
+        let starting = matches!(phase, Phase::Starting | Phase::Restarting);
+        if idle > timeout && !starting {
             return stop(shared, &format!("idle for {}s", idle.as_secs()));
         }
         if let Some(owner) = owner.filter(|pid| !super::procfs::alive(*pid)) {
