@@ -57,6 +57,28 @@ fn listed(files: &Value) -> Vec<(String, Value, Value)> {
         .collect()
 }
 
+/// What mypy says of `B` once `a.py` is `A_BROKEN`.
+fn mypy_on_b_after_a_broke() -> [(String, Option<u64>, String, String); 2] {
+    [
+        key("pkg/b.py", 5, "return-value"),
+        key("pkg/b.py", 5, "arg-type"),
+    ]
+}
+
+/// A package of `a.py` and `b.py`, committed.
+fn pkg(a: &str, b: &str) -> GitRepo {
+    GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", a), ("pkg/b.py", b)])
+}
+
+/// Whether a `qg files` listing has `importer`, there for importing `origin`.
+fn lists_importer(files: &Value, importer: &str, origin: &str) -> bool {
+    listed(files).contains(&(
+        importer.to_string(),
+        serde_json::json!(["imports_changed"]),
+        serde_json::json!([origin]),
+    ))
+}
+
 const A: &str = "def f(x: int) -> int:\n    return x\n";
 const A_BROKEN: &str = "def f(x: str) -> str:\n    return x\n";
 const B: &str = "from pkg.a import f\n\n\ndef g() -> int:\n    return f(1)\n";
@@ -66,7 +88,7 @@ const B: &str = "from pkg.a import f\n\n\ndef g() -> int:\n    return f(1)\n";
 /// stays, the next run still reports them, and fixing b.py makes it green.
 #[test]
 fn an_edit_that_breaks_an_unchanged_importer_fails_until_it_is_fixed() {
-    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = pkg(A, B);
     assert_eq!(repo.run().json()["overall_pass"], true);
     let green = repo.baseline();
     repo.write("pkg/a.py", A_BROKEN);
@@ -91,10 +113,7 @@ fn an_edit_that_breaks_an_unchanged_importer_fails_until_it_is_fixed() {
         run.assert_code(1);
         assert_eq!(
             violation_keys(&run.gate("mypy")),
-            [
-                key("pkg/b.py", 5, "return-value"),
-                key("pkg/b.py", 5, "arg-type")
-            ],
+            mypy_on_b_after_a_broke(),
             "{attempt} run"
         );
         assert_eq!(
@@ -203,7 +222,7 @@ fn importers_are_found_through_every_kind_of_import() {
 #[test]
 fn a_deleted_or_renamed_module_breaks_its_importers() {
     for rename in [false, true] {
-        let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+        let repo = pkg(A, B);
         assert_eq!(repo.run().json()["overall_pass"], true);
         if rename {
             repo.git(&["mv", "pkg/a.py", "pkg/a2.py"]);
@@ -212,11 +231,7 @@ fn a_deleted_or_renamed_module_breaks_its_importers() {
         }
         let files = repo.files();
         assert!(
-            listed(&files).contains(&(
-                "pkg/b.py".to_string(),
-                serde_json::json!(["imports_changed"]),
-                serde_json::json!(["pkg/a.py"])
-            )),
+            lists_importer(&files, "pkg/b.py", "pkg/a.py"),
             "rename: {rename}: {files}"
         );
         let run = repo.run();
@@ -273,7 +288,7 @@ fn unknown_importers_mean_the_whole_project_named_in_the_summary() {
 /// no reason (what imports *it* is read from the other files).
 #[test]
 fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
-    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = pkg(A, B);
     repo.run();
     repo.write("pkg/a.py", "def f(:\n");
     let files = repo.files();
@@ -312,7 +327,7 @@ fn an_unreadable_file_outside_the_scope_makes_importers_unknown() {
 /// unknown, and said so.
 #[test]
 fn a_deletion_the_graph_never_saw_makes_importers_unknown() {
-    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = pkg(A, B);
     repo.run();
     std::fs::remove_file(repo.path().join(".st3/import-graph.json")).unwrap();
     repo.git(&["rm", "-q", "pkg/a.py"]);
@@ -332,7 +347,7 @@ fn a_deletion_the_graph_never_saw_makes_importers_unknown() {
 
 #[test]
 fn the_import_graph_cache_never_shows_in_git_status() {
-    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/a.py", A), ("pkg/b.py", B)]);
+    let repo = pkg(A, B);
     repo.qg(&["run", "--scope", "project", "--no-progress"]);
     repo.write("pkg/a.py", &format!("{A}\n"));
     repo.run();
@@ -350,11 +365,7 @@ fn the_import_graph_cache_never_shows_in_git_status() {
 /// so an unchanged file that now imports a module is checked with it.
 #[test]
 fn an_analyzer_config_change_asks_every_file_again() {
-    let repo = GitRepo::new(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/a.py", A),
-        ("pkg/b.py", "NAME = \"pkg.a\"\n"),
-    ]);
+    let repo = pkg(A, "NAME = \"pkg.a\"\n");
     assert_eq!(repo.run().json()["overall_pass"], true);
     repo.write("pkg/a.py", A_BROKEN);
     assert_eq!(listed(&repo.files()).len(), 1, "b.py imports nothing yet");
@@ -367,34 +378,17 @@ fn an_analyzer_config_change_asks_every_file_again() {
     assert_eq!(repo.run().json()["overall_pass"], true);
     repo.write("pkg/a.py", A_BROKEN);
     let files = repo.files();
-    assert!(
-        listed(&files).contains(&(
-            "pkg/b.py".to_string(),
-            serde_json::json!(["imports_changed"]),
-            serde_json::json!(["pkg/a.py"])
-        )),
-        "{files}"
-    );
+    assert!(lists_importer(&files, "pkg/b.py", "pkg/a.py"), "{files}");
 }
 
 /// `--no-state` writes nothing: the import graph's cache neither, though the
 /// run still checks the importers it finds.
 #[test]
 fn a_no_state_run_leaves_no_import_graph_behind() {
-    let repo = GitRepo::new(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/a.py", A_BROKEN),
-        ("pkg/b.py", B),
-    ]);
+    let repo = pkg(A_BROKEN, B);
     let run = repo.qg(&["run", "--no-state", "--format", "json", "pkg/a.py"]);
     run.assert_code(1);
-    assert_eq!(
-        violation_keys(&run.gate("mypy")),
-        [
-            key("pkg/b.py", 5, "return-value"),
-            key("pkg/b.py", 5, "arg-type")
-        ]
-    );
+    assert_eq!(violation_keys(&run.gate("mypy")), mypy_on_b_after_a_broke());
     assert!(!repo.path().join(".st3/import-graph.json").exists());
 }
 
@@ -428,22 +422,12 @@ fn an_excluded_importer_is_not_checked() {
 /// passed) is known: breaking what it imports fails the importer.
 #[test]
 fn an_uncommitted_import_is_known() {
-    let repo = GitRepo::new(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/a.py", A),
-        ("pkg/b.py", "B = 1\n"),
-    ]);
+    let repo = pkg(A, "B = 1\n");
     assert_eq!(repo.run().json()["overall_pass"], true);
     repo.write("pkg/b.py", B);
     assert_eq!(repo.run().json()["overall_pass"], true);
     repo.write("pkg/a.py", A_BROKEN);
     let run = repo.run();
     run.assert_code(1);
-    assert_eq!(
-        violation_keys(&run.gate("mypy")),
-        [
-            key("pkg/b.py", 5, "return-value"),
-            key("pkg/b.py", 5, "arg-type")
-        ]
-    );
+    assert_eq!(violation_keys(&run.gate("mypy")), mypy_on_b_after_a_broke());
 }
