@@ -931,9 +931,14 @@ const PROJECT_RUN: [&str; 6] = [
 ];
 
 fn fake_run(dir: &Path, extra: &[&str]) -> Run {
-    let args = [&PROJECT_RUN[..], extra].concat();
+    fake_qg(dir, &[&PROJECT_RUN[..], extra].concat())
+}
+
+/// `qg args…` for a fake project: no virtualenv of real tools, which
+/// would be another environment than the one its daemon started in.
+fn fake_qg(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    cmd.args(&args).current_dir(dir).env("CI", "true");
+    cmd.args(args).current_dir(dir).env("CI", "true");
     Run::from(cmd.output().unwrap())
 }
 
@@ -1347,10 +1352,7 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     project.git_init();
     // A recorded whole-project run builds the import graph.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    cmd.args(["run", "--scope", "project", "--no-daemon"])
-        .current_dir(dir);
-    Run::from(cmd.output().unwrap()).assert_code(1);
+    fake_qg(dir, &["run", "--scope", "project", "--no-daemon"]).assert_code(1);
     assert!(dir.join(".st3/import-graph.json").exists());
     fake_start(dir);
     let expected = [
@@ -1359,15 +1361,13 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     ];
     // app/a.py alone: the run's file is a.py; it reports b.py and app.
     let run_a = |extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
         let args = [
             &["run", "--format", "json", "--no-state"],
             extra,
             &["app/a.py"],
         ]
         .concat();
-        cmd.args(&args).current_dir(dir).env("CI", "true");
-        Run::from(cmd.output().unwrap())
+        fake_qg(dir, &args)
     };
     let cold = run_a(&["--no-daemon"]);
     assert_eq!(findings_of(&cold, "fake"), expected, "{}", cold.stdout);
