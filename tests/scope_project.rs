@@ -186,7 +186,12 @@ fn a_non_utf8_file_name_is_in_scope_and_listed_quoted() {
 fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     let project = repo_with_every_kind_of_file();
     project.write("docs/conf.txt", "not python\n");
-    let json = files_json(&project, &["docs", "build/out.py", "generated", ".venv"]);
+    // An empty directory is empty, not ignored: git has nothing to ignore there.
+    std::fs::create_dir_all(project.path().join("empty/nested")).unwrap();
+    let json = files_json(
+        &project,
+        &["docs", "build/out.py", "generated", ".venv", "empty"],
+    );
     assert!(paths(&json).is_empty(), "{json}");
     assert_eq!(
         json["unmatched"],
@@ -195,6 +200,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
             {"path": "build/out.py", "reason": "excluded by project_scope.exclude_globs `build/**`"},
             {"path": "generated", "reason": "git ignores every file under it"},
             {"path": ".venv", "reason": "every matching file under it is excluded by project_scope.exclude_globs (`.venv/**`)"},
+            {"path": "empty", "reason": "it holds no file"},
         ])
     );
     let run = project.qg(&["run", "docs", "build/out.py"]);
