@@ -186,11 +186,14 @@ fn a_non_utf8_file_name_is_in_scope_and_listed_quoted() {
 fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     let project = repo_with_every_kind_of_file();
     project.write("docs/conf.txt", "not python\n");
-    // An empty directory is empty, not ignored: git has nothing to ignore there.
+    // Ignored files deeper down are found; an empty directory, or one that
+    // holds only a link to files elsewhere, is empty: git ignores nothing there.
+    project.write("generated/deeper/sub/h.py", "x = 1\n");
     std::fs::create_dir_all(project.path().join("empty/nested")).unwrap();
+    std::os::unix::fs::symlink("../pkg", project.path().join("empty/link")).unwrap();
     let json = files_json(
         &project,
-        &["docs", "build/out.py", "generated", ".venv", "empty"],
+        &["docs", "build/out.py", "generated/deeper", ".venv", "empty"],
     );
     assert!(paths(&json).is_empty(), "{json}");
     assert_eq!(
@@ -198,7 +201,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
         serde_json::json!([
             {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md)"},
             {"path": "build/out.py", "reason": "excluded by project_scope.exclude_globs `build/**`"},
-            {"path": "generated", "reason": "git ignores every file under it"},
+            {"path": "generated/deeper", "reason": "git ignores every file under it"},
             {"path": ".venv", "reason": "every matching file under it is excluded by project_scope.exclude_globs (`.venv/**`)"},
             {"path": "empty", "reason": "it holds no file"},
         ])
