@@ -300,6 +300,15 @@ fn untracked_files_are_in_scope_and_ignored_ones_are_not() {
         reasons(&files, "new/u.py"),
         serde_json::json!(["untracked"])
     );
+    // It passed as it is; edited since, it is untracked still, not "changed".
+    assert_eq!(repo.run()["overall_pass"], true);
+    repo.write("new/u.py", "u = 2\n");
+    let files = repo.files();
+    assert_eq!(paths(&files), ["new/u.py"]);
+    assert_eq!(
+        reasons(&files, "new/u.py"),
+        serde_json::json!(["untracked"])
+    );
 }
 
 /// The working tree is stat-ed in two halves split by top-level entry:
