@@ -258,6 +258,20 @@ pub fn violation_keys(gate: &Value) -> Vec<(String, Option<u64>, String, String)
         .unwrap_or_default()
 }
 
+/// qg's embedded default config with `glob` added to
+/// `project_scope.exclude_globs`.
+pub fn default_config_excluding(glob: &str) -> String {
+    let list = "  exclude_globs:\n";
+    let config =
+        qg::config::EMBEDDED_DEFAULT.replacen(list, &format!("{list}    - \"{glob}\"\n"), 1);
+    assert_ne!(
+        config,
+        qg::config::EMBEDDED_DEFAULT,
+        "no exclude_globs list to add to"
+    );
+    config
+}
+
 /// A minimal config with one gate running `command` (JSON list text).
 pub fn one_gate_config(command: &str, extra_gate_yaml: &str) -> String {
     format!(
@@ -277,7 +291,6 @@ gates:
     )
 }
 
-/// The `path` of each entry of a `qg files --format json` listing.
 /// The ids of a report's gates that a daemon answered (`"warm": true`).
 pub fn warm_gate_ids(report: &Value) -> Vec<String> {
     report["gates"]
@@ -289,6 +302,7 @@ pub fn warm_gate_ids(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The `path` of each entry of a `qg files --format json` listing.
 pub fn scope_paths(files: &Value) -> Vec<String> {
     files["files"]
         .as_array()
