@@ -23,6 +23,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/mutants}"
 # The property tests run 2,000 cases each in the suite; a mutant they catch
 # is caught within the first hundred.
 export PROPTEST_CASES="${PROPTEST_CASES:-100}"
+timeout="${MUTANTS_TIMEOUT:-300}"
 
 files_of() {
   case "$1" in
@@ -77,7 +78,7 @@ run_part() {
   local targets=(--lib)
   for t in $(tests_of "$part"); do targets+=(--test "$t"); done
   mkdir -p "mutants.out/$out"
-  cargo mutants --output "mutants.out/$out" --timeout "${MUTANTS_TIMEOUT:-300}" "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+  cargo mutants --output "mutants.out/$out" --timeout "$timeout" "${args[@]}" ${MUTANTS_ARGS:-} -- "${targets[@]}"
 }
 
 if [ "${1:-}" = "--in-diff" ]; then
@@ -92,7 +93,7 @@ if [ "${1:-}" = "--in-diff" ]; then
   targets=(--lib)
   for t in "${unique[@]}"; do targets+=(--test "$t"); done
   mkdir -p mutants.out/diff
-  exec cargo mutants --output mutants.out/diff --timeout "${MUTANTS_TIMEOUT:-300}" --in-diff "$diff" ${MUTANTS_ARGS:-} -- "${targets[@]}"
+  exec cargo mutants --output mutants.out/diff --timeout "$timeout" --in-diff "$diff" ${MUTANTS_ARGS:-} -- "${targets[@]}"
 fi
 
 parts=("$@")
