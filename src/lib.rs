@@ -37,6 +37,7 @@ pub mod selection;
 pub mod shard;
 pub mod state;
 pub mod suggest;
+pub mod tool_config;
 pub mod tools;
 pub mod violation;
 pub mod warm;

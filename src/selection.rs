@@ -16,6 +16,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 use crate::config::{PatternSyntax, SelectionSpec, StubPolicy};
+use crate::tool_config::Section;
 
 /// What a tool selects in this project.
 #[derive(Debug, Clone)]
@@ -111,28 +112,16 @@ pub(crate) fn read(
             .map(Box::new),
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
     };
-    for source in &spec.config {
-        let path = root.join(&source.file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let section = match Section::parse(&source.file, &text, &source.section) {
-            Ok(Some(section)) => section,
-            Ok(None) => continue,
-            Err(e) => {
-                let why = format!(
-                    "cannot read {}: {e}; assuming the tool's defaults",
-                    source.file
-                );
-                return Err((defaults("the tool's defaults".into()), why));
-            }
-        };
-        let label = match source.section.as_str() {
-            "" => source.file.clone(),
-            name => format!("{} [{name}]", source.file),
-        };
-        return from_section(&label, &section, spec)
-            .map_err(|why| (defaults("the tool's defaults".into()), why));
+    match crate::tool_config::first_section(root, &spec.config) {
+        Ok(Some(found)) => {
+            return from_section(&found.label, &found.section, spec)
+                .map_err(|why| (defaults("the tool's defaults".into()), why));
+        }
+        Ok(None) => {}
+        Err(why) => {
+            let why = format!("{why}; assuming the tool's defaults");
+            return Err((defaults("the tool's defaults".into()), why));
+        }
     }
     Ok(defaults(match spec.config.is_empty() {
         // qg reads nothing: the tool's own run applies its own settings.
@@ -151,7 +140,7 @@ fn from_section(
     type Read = Option<(Box<Matcher>, Vec<String>)>;
     let mut read_key = |key: &Option<crate::config::SelectionKey>| -> Result<Read, String> {
         let Some(key) = key else { return Ok(None) };
-        let entries = match section.get(&key.key, key.syntax) {
+        let entries = match entries(section, &key.key, key.syntax) {
             Some(entries) => {
                 shown.push(format!("{} = {}", key.key, entries.join(", ")));
                 entries
@@ -216,136 +205,21 @@ fn glob(pattern: &str) -> Result<globset::Glob, String> {
         .map_err(|e| e.to_string())
 }
 
-/// One section of a config file, whatever its format.
-enum Section {
-    Toml(toml::Table),
-    Json(serde_json::Map<String, serde_json::Value>),
-    Ini(std::collections::HashMap<String, Option<String>>),
-}
-
-impl Section {
-    /// The section `name` of `file` (`tool.mypy` in TOML, `mypy` in INI,
-    /// `""` for a JSON file's root), or `None` when the file lacks it.
-    fn parse(file: &str, text: &str, name: &str) -> Result<Option<Section>, String> {
-        if file.ends_with(".toml") {
-            let mut table: toml::Table = text
-                .parse()
-                .map_err(|e: toml::de::Error| e.message().to_string())?;
-            for part in name.split('.').filter(|p| !p.is_empty()) {
-                match table.remove(part) {
-                    Some(toml::Value::Table(inner)) => table = inner,
-                    _ => return Ok(None),
-                }
-            }
-            Ok(Some(Section::Toml(table)))
-        } else if file.ends_with(".json") {
-            let value: serde_json::Value =
-                serde_json::from_str(&strip_json_comments(text)).map_err(|e| e.to_string())?;
-            let mut value = value;
-            for part in name.split('.').filter(|p| !p.is_empty()) {
-                value = match value.get(part) {
-                    Some(inner) => inner.clone(),
-                    None => return Ok(None),
-                };
-            }
-            match value {
-                serde_json::Value::Object(map) => Ok(Some(Section::Json(map))),
-                _ => Ok(None),
-            }
-        } else {
-            let mut ini = configparser::ini::Ini::new();
-            ini.set_multiline(true);
-            // As Python's configparser: `#` or `;` start a comment only at
-            // the start of a line (a regex may hold either).
-            ini.set_inline_comment_symbols(Some(&[]));
-            let mut map = ini.read(text.to_string())?;
-            Ok(map.remove(&name.to_lowercase()).map(Section::Ini))
+/// The entries of `key`: a list, or a string (comma- or line-separated
+/// for paths; one regex per line-joined string for regexes).
+fn entries(section: &Section, key: &str, syntax: PatternSyntax) -> Option<Vec<String>> {
+    let split = |text: &str| -> Vec<String> {
+        match syntax {
+            PatternSyntax::Paths => text
+                .split([',', '\n'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            PatternSyntax::Regex => vec![text.trim().to_string()],
         }
-    }
-
-    /// The entries of `key`: a list, or a string (comma- or line-separated
-    /// for paths; one regex per line-joined string for regexes).
-    fn get(&self, key: &str, syntax: PatternSyntax) -> Option<Vec<String>> {
-        let split = |text: &str| -> Vec<String> {
-            match syntax {
-                PatternSyntax::Paths => text
-                    .split([',', '\n'])
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-                PatternSyntax::Regex => vec![text.trim().to_string()],
-            }
-        };
-        match self {
-            Section::Toml(table) => match table.get(key)? {
-                toml::Value::String(s) => Some(split(s)),
-                toml::Value::Array(items) => Some(
-                    items
-                        .iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect(),
-                ),
-                _ => None,
-            },
-            Section::Json(map) => match map.get(key)? {
-                serde_json::Value::String(s) => Some(split(s)),
-                serde_json::Value::Array(items) => Some(
-                    items
-                        .iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect(),
-                ),
-                _ => None,
-            },
-            Section::Ini(map) => map.get(&key.to_lowercase())?.as_deref().map(split),
-        }
-    }
-}
-
-/// JSON with `//` and `/* */` comments (pyrightconfig.json allows them),
-/// made plain JSON; strings are left alone.
-fn strip_json_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => out.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for next in chars.by_ref() {
-                    if next == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for next in chars.by_ref() {
-                    if last == '*' && next == '/' {
-                        break;
-                    }
-                    last = next;
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+    };
+    section.strings(key).map(|strings| strings.entries(split))
 }
 
 #[cfg(test)]
