@@ -106,6 +106,20 @@ impl Compiler<'_> {
             check_placeholders(hint, INSTALL_PLACEHOLDERS)
                 .map_err(|m| self.error(&key("install_hint"), m))?;
         }
+        let (search_paths, search_path_args) = match raw.search_paths {
+            Some(mut paths) => {
+                let args = std::mem::take(&mut paths.args);
+                if !args.is_empty() && !args.iter().any(|a| a.contains("{search_paths}")) {
+                    return Err(self.error(
+                        &key("search_paths.args"),
+                        "needs `{search_paths}` where the roots go (e.g. [\"--config\", \"src = {search_paths}\"])",
+                    ));
+                }
+                let spec = self.search_paths(&key("search_paths"), paths, &[])?;
+                (Some(spec), args)
+            }
+            None => (None, Vec::new()),
+        };
         Ok(ImportGraph {
             command: raw.command,
             timeout: Duration::from_secs_f64(raw.timeout_seconds),
@@ -113,6 +127,56 @@ impl Compiler<'_> {
             unreadable,
             config_files: raw.config_files,
             install_hint: raw.install_hint,
+            search_paths,
+            search_path_args,
+        })
+    }
+
+    /// A `search_paths` section; `inherited` is the config list it uses
+    /// when it names none (a gate's `selection.config`).
+    fn search_paths(
+        &self,
+        at: &str,
+        raw: schema::RawSearchPaths,
+        inherited: &[ConfigSource],
+    ) -> Result<SearchPathSpec, ConfigError> {
+        let config: Vec<ConfigSource> = match raw.config {
+            Some(sources) => sources.into_iter().map(config_source).collect(),
+            None => inherited.to_vec(),
+        };
+        if config.is_empty() && !raw.keys.is_empty() {
+            return Err(self.error(
+                &format!("{at}.keys"),
+                "needs `config` (or the gate's `selection.config`): the files the keys are read from",
+            ));
+        }
+        if !raw.args.is_empty() {
+            return Err(self.error(
+                &format!("{at}.args"),
+                "belongs to `import_graph.search_paths` only: a gate's roots go to the analyzer",
+            ));
+        }
+        let keys = raw
+            .keys
+            .into_iter()
+            .map(|key| match key {
+                schema::RawSearchKey::Name(key) => SearchKey {
+                    key,
+                    default: Vec::new(),
+                },
+                schema::RawSearchKey::WithDefault(k) => SearchKey {
+                    key: k.key,
+                    default: k.default,
+                },
+            })
+            .collect();
+        Ok(SearchPathSpec {
+            config,
+            keys,
+            env: raw.env,
+            always: raw.always,
+            package_bases: raw.package_bases,
+            config_dir_variable: raw.config_dir_variable,
         })
     }
 
@@ -295,6 +359,18 @@ impl Compiler<'_> {
             .daemon
             .map(|daemon| self.daemon(id, daemon))
             .transpose()?;
+        let selection = raw.selection.map(|s| SelectionSpec {
+            project_args: s.project_args,
+            config: s.config.into_iter().map(config_source).collect(),
+            include: s.include.map(selection_key),
+            exclude: s.exclude.map(selection_key),
+            stubs: s.stubs,
+        });
+        let inherited = selection.as_ref().map_or(&[][..], |s| &s.config[..]);
+        let search_paths = raw
+            .search_paths
+            .map(|paths| self.search_paths(&key("search_paths"), paths, inherited))
+            .transpose()?;
         Ok(Gate {
             daemon,
             id: id.to_string(),
@@ -332,27 +408,8 @@ impl Compiler<'_> {
                 rule_args: f.rule_args,
                 config_files: f.config_files,
             }),
-            selection: raw.selection.map(|s| {
-                let key = |k: schema::RawSelectionKey| SelectionKey {
-                    key: k.key,
-                    syntax: k.syntax,
-                    default: k.default,
-                };
-                SelectionSpec {
-                    project_args: s.project_args,
-                    config: s
-                        .config
-                        .into_iter()
-                        .map(|c| ConfigSource {
-                            file: c.file,
-                            section: c.section,
-                        })
-                        .collect(),
-                    include: s.include.map(key),
-                    exclude: s.exclude.map(key),
-                    stubs: s.stubs,
-                }
-            }),
+            search_paths,
+            selection,
         })
     }
 
@@ -614,4 +671,19 @@ fn check_placeholders(hint: &str, known: &[&str]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn config_source(raw: schema::RawConfigSource) -> ConfigSource {
+    ConfigSource {
+        file: raw.file,
+        section: raw.section,
+    }
+}
+
+fn selection_key(raw: schema::RawSelectionKey) -> SelectionKey {
+    SelectionKey {
+        key: raw.key,
+        syntax: raw.syntax,
+        default: raw.default,
+    }
 }

@@ -58,6 +58,40 @@ pub(crate) struct ImportGraph {
     pub(crate) config_files: Vec<String>,
     /// Command that installs the analyzer; `{venv_bin}` as for gates.
     pub(crate) install_hint: Option<String>,
+    /// The analyzer's own import roots (its config, its defaults).
+    pub(crate) search_paths: Option<SearchPathSpec>,
+    /// Arguments that hand the analyzer the merged roots of every importer
+    /// gate (`{search_paths}`: a TOML array of root-relative directories);
+    /// none: the analyzer's own settings alone decide.
+    pub(crate) search_path_args: Vec<String>,
+}
+
+/// Where a tool looks for the project's own modules (`search_paths`).
+#[derive(Debug, Clone)]
+pub(crate) struct SearchPathSpec {
+    /// Where its config lives, in the tool's order of precedence.
+    pub(crate) config: Vec<ConfigSource>,
+    /// Keys holding root directories (`/` walks into tables, `*` into
+    /// every list item).
+    pub(crate) keys: Vec<SearchKey>,
+    /// Environment variables holding a list of directories.
+    pub(crate) env: Vec<String>,
+    /// Directories the tool always searches.
+    pub(crate) always: Vec<String>,
+    /// Whether it searches the directory above each checked file's
+    /// outermost package.
+    pub(crate) package_bases: bool,
+    /// The variable that stands for the config file's directory.
+    pub(crate) config_dir_variable: Option<String>,
+}
+
+/// One key of a [`SearchPathSpec`].
+#[derive(Debug, Clone)]
+pub(crate) struct SearchKey {
+    /// The key, or a `/`-separated walk to it.
+    pub(crate) key: String,
+    /// What the tool assumes when it is absent.
+    pub(crate) default: Vec<String>,
 }
 
 /// One compiled gate.
@@ -136,6 +170,9 @@ pub struct Gate {
     pub(crate) match_lines: bool,
     /// How to keep the tool warm between runs (`qg daemon`, `qg watch`).
     pub(crate) daemon: Option<DaemonSpec>,
+    /// Where the tool finds the project's own modules: the import graph
+    /// resolves with these roots too, when the gate checks importers.
+    pub(crate) search_paths: Option<SearchPathSpec>,
 }
 
 /// A gate's `daemon` section, checked.

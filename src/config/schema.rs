@@ -40,6 +40,9 @@ pub(crate) struct RawImportGraph {
     pub(crate) config_files: Vec<String>,
     #[serde(default)]
     pub(crate) install_hint: Option<String>,
+    /// The analyzer's own import roots, and how to hand it more.
+    #[serde(default)]
+    pub(crate) search_paths: Option<RawSearchPaths>,
 }
 
 fn default_graph_timeout() -> f64 {
@@ -145,6 +148,60 @@ pub(crate) struct RawGate {
     pub(crate) baseline: RawBaselineMatching,
     #[serde(default)]
     pub(crate) daemon: Option<RawDaemon>,
+    #[serde(default)]
+    pub(crate) search_paths: Option<RawSearchPaths>,
+}
+
+/// `search_paths`: where a tool looks for the project's own modules, read
+/// from its config, its environment variables and its built-in defaults.
+/// The import graph resolves imports with every importer gate's roots.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSearchPaths {
+    /// Where its config lives (default: the gate's `selection.config`).
+    #[serde(default)]
+    pub(crate) config: Option<Vec<RawConfigSource>>,
+    /// Keys holding root directories, relative to the config's directory.
+    #[serde(default)]
+    pub(crate) keys: Vec<RawSearchKey>,
+    /// Environment variables holding a list of directories.
+    #[serde(default)]
+    pub(crate) env: Vec<String>,
+    /// Directories the tool always searches (when they exist).
+    #[serde(default)]
+    pub(crate) always: Vec<String>,
+    /// The tool also searches the directory above the outermost package
+    /// (`__init__.py`) of each file it checks.
+    #[serde(default)]
+    pub(crate) package_bases: bool,
+    /// The variable that stands for the config file's directory in the
+    /// tool's paths (`$MYPY_CONFIG_FILE_DIR`).
+    #[serde(default)]
+    pub(crate) config_dir_variable: Option<String>,
+    /// `import_graph` only: the arguments that hand the analyzer the
+    /// merged roots, `{search_paths}` standing for them as a TOML array.
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+}
+
+/// A key of [`RawSearchPaths`]: its name alone, or with the directories the
+/// tool assumes when the key is absent.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawSearchKey {
+    /// `mypy_path`.
+    Name(String),
+    /// `{key: stubPath, default: [typings]}`.
+    WithDefault(RawSearchKeyWithDefault),
+}
+
+/// See [`RawSearchKey::WithDefault`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSearchKeyWithDefault {
+    pub(crate) key: String,
+    #[serde(default)]
+    pub(crate) default: Vec<String>,
 }
 
 /// `daemon`: how to keep the gate's tool warm between runs.

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 
+use super::roots::SearchRoots;
 use super::Request;
 use crate::paths::PathContext;
 use crate::process::{self, batch};
@@ -19,8 +20,13 @@ pub(crate) struct Answers {
 }
 
 /// Asks the analyzer about `files` (in as many runs as the OS command-line
-/// limit needs). `Err` says why there is no usable answer.
-pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers, String> {
+/// limit needs), resolving imports from `roots`. `Err` says why there is
+/// no usable answer.
+pub(crate) fn analyze(
+    request: &Request<'_>,
+    files: &[String],
+    roots: &SearchRoots,
+) -> Result<Answers, String> {
     let spec = request.spec;
     let ws = request.ws;
     let ctx = Toolbox::from_env(&ws.root).cancelled_by(request.cancel);
@@ -34,7 +40,10 @@ pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers
         format!("the import analyzer `{program}` is not installed{install}")
     })?;
     let env = ctx.activated(&tool);
-    let fixed: usize = spec.command.iter().map(|a| batch::cost(&a.into())).sum();
+    let mut options: Vec<OsString> = spec.command[1..].iter().map(OsString::from).collect();
+    options.extend(root_args(&spec.search_path_args, roots));
+    let fixed: usize =
+        batch::cost(&program.into()) + options.iter().map(|a| batch::cost(a)).sum::<usize>();
     // A name that starts with `-` must not read as an option.
     let file_args: Vec<OsString> = files
         .iter()
@@ -61,7 +70,7 @@ pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers
     let paths = PathContext::new(&ws.root, &ws.root);
     let mut answers = Answers::default();
     for part in parts {
-        let mut args: Vec<OsString> = spec.command[1..].iter().map(OsString::from).collect();
+        let mut args = options.clone();
         args.extend(part);
         let invocation = process::Invocation {
             label: "import graph",
@@ -77,6 +86,18 @@ pub(crate) fn analyze(request: &Request<'_>, files: &[String]) -> Result<Answers
         read_answer(request, &done, &paths, &mut answers)?;
     }
     Ok(answers)
+}
+
+/// The arguments that hand the analyzer its roots (`{search_paths}`: the
+/// TOML array of them); none when the config gives no way to.
+fn root_args(args: &[String], roots: &SearchRoots) -> Vec<OsString> {
+    if roots.roots.is_empty() {
+        return Vec::new();
+    }
+    let array = roots.toml_array();
+    args.iter()
+        .map(|a| OsString::from(a.replace("{search_paths}", &array)))
+        .collect()
 }
 
 fn read_answer(

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::roots::SearchRoots;
 use super::Request;
 use crate::workspace::Workspace;
 
@@ -52,13 +53,18 @@ impl Node {
 }
 
 /// Identity of the analyzer: its command, the binary it resolves to (path,
-/// size, mtime), and the content of its config files.
-pub(crate) fn key(request: &Request<'_>) -> Result<String, String> {
+/// size, mtime), the content of its config files, and the roots it
+/// resolves imports from.
+pub(crate) fn key(request: &Request<'_>, roots: &SearchRoots) -> Result<String, String> {
     let ctx = crate::tools::Toolbox::from_env(&request.ws.root);
     let spec = request.spec;
     let tool = ctx.resolve_program(&spec.command[0]);
     let stamp = crate::tools::resolve::stamp(&tool);
-    let mut identity = format!("qg-graph/v1\0{}\0{stamp:?}", spec.command.join("\0"));
+    let mut identity = format!(
+        "qg-graph/v2\0{}\0{stamp:?}\0{}",
+        spec.command.join("\0"),
+        roots.toml_array()
+    );
     for file in &spec.config_files {
         let blob = crate::git::blob_id(&request.ws.root.join(file));
         identity.push_str(&format!("\0{file}={}", blob.as_deref().unwrap_or("-")));

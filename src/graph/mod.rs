@@ -14,6 +14,7 @@
 
 mod analyzer;
 pub(crate) mod cache;
+pub(crate) mod roots;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -21,6 +22,7 @@ use crate::config::{Config, ImportGraph};
 use crate::git::{self, Changes};
 use crate::workspace::Workspace;
 use cache::{Graph, Node};
+use roots::SearchRoots;
 
 /// What [`importers`] needs to know about the run.
 pub(crate) struct Request<'a> {
@@ -85,7 +87,8 @@ pub(crate) fn refresh(request: &Request<'_>) -> Result<(), String> {
 /// whether that changed it (else the cache need not be rewritten).
 fn current_graph(request: &Request<'_>) -> Result<(Graph, bool), String> {
     let current = current_blobs(request)?;
-    let key = cache::key(request)?;
+    let roots = search_roots(request.ws, request.config, current.keys());
+    let key = cache::key(request, &roots)?;
     let old = cache::load(request.ws).unwrap_or(Graph {
         key: String::new(),
         nodes: BTreeMap::new(),
@@ -94,9 +97,9 @@ fn current_graph(request: &Request<'_>) -> Result<(Graph, bool), String> {
     let mut graph = if old.key != key || current.keys().any(is_new) {
         // A file new to the graph may be what an unchanged file's import
         // now resolves to: every file is asked again.
-        build(request, &key, &current, &old)?
+        build(request, &key, &current, &old, &roots)?
     } else {
-        update(request, &old, &current)?
+        update(request, &old, &current, &roots)?
     };
     // What is gone stays known, as a tombstone.
     for (path, node) in &old.nodes {
@@ -132,19 +135,46 @@ fn forget_old_tombstones(graph: &mut Graph) {
         .retain(|path, node| !node.gone || imported.contains(path));
 }
 
+/// The roots the analyzer resolves imports from, for the project whose
+/// analyzed files are `files` (see [`roots`]).
+fn search_roots<'a>(
+    ws: &Workspace,
+    config: &Config,
+    files: impl Iterator<Item = &'a String> + Clone,
+) -> SearchRoots {
+    let environment = crate::tools::Toolbox::from_env(&ws.root).environment();
+    roots::search_roots(
+        &ws.root,
+        config,
+        files.map(String::as_str),
+        environment.as_ref(),
+    )
+}
+
+/// The roots the import graph of the project resolves from now, with
+/// where each came from: `qg explain` and `qg doctor` show them.
+pub(crate) fn current_search_roots(ws: &Workspace, config: &Config) -> Option<SearchRoots> {
+    let spec = config.import_graph.as_ref()?;
+    let files = crate::scope::project_files(ws, config).ok()?;
+    let analyzed: Vec<String> = files
+        .into_iter()
+        .filter(|f| is_analyzed(spec, config, f))
+        .collect();
+    Some(search_roots(ws, config, analyzed.iter()))
+}
+
+/// Whether the analyzer reads `path`: a project file of its types.
+fn is_analyzed(spec: &ImportGraph, config: &Config, path: &str) -> bool {
+    spec.file_types.iter().any(|t| path.ends_with(t.as_str()))
+        && config.project_scope.matches(path)
+        && !crate::state::is_state_file(path)
+}
+
 /// The blob id of every project file the analyzer reads: the index's for
 /// files the diff shows unchanged, the file's own for the others.
 fn current_blobs(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
     let ws = request.ws;
-    let wanted = |path: &str| {
-        request
-            .spec
-            .file_types
-            .iter()
-            .any(|t| path.ends_with(t.as_str()))
-            && request.config.project_scope.matches(path)
-            && !crate::state::is_state_file(path)
-    };
+    let wanted = |path: &str| is_analyzed(request.spec, request.config, path);
     let Some(repo) = &ws.repo else {
         // Outside git every file is hashed: nothing else knows its content.
         let files = crate::scope::project_files(ws, request.config).map_err(|e| e.to_string())?;
@@ -196,9 +226,10 @@ fn build(
     key: &str,
     current: &BTreeMap<String, String>,
     old: &Graph,
+    roots: &SearchRoots,
 ) -> Result<Graph, String> {
     let files: Vec<String> = current.keys().cloned().collect();
-    let answers = analyzer::analyze(request, &files)?;
+    let answers = analyzer::analyze(request, &files, roots)?;
     let nodes = current
         .iter()
         .map(|(path, blob)| {
@@ -224,6 +255,7 @@ fn update(
     request: &Request<'_>,
     old: &Graph,
     current: &BTreeMap<String, String>,
+    roots: &SearchRoots,
 ) -> Result<Graph, String> {
     let unchanged = |path: &String, blob: &String| {
         old.nodes
@@ -238,7 +270,7 @@ fn update(
         .collect();
     let answers = match stale.is_empty() {
         true => analyzer::Answers::default(),
-        false => analyzer::analyze(request, &stale)?,
+        false => analyzer::analyze(request, &stale, roots)?,
     };
     let nodes = current
         .iter()

@@ -169,6 +169,26 @@ pub(crate) struct Environment {
 }
 
 impl Environment {
+    /// Its `site-packages` directories: `lib/python3.X/site-packages` (one
+    /// per Python the environment was made for), or Windows'
+    /// `Lib/site-packages`.
+    pub(crate) fn site_packages(&self) -> Vec<PathBuf> {
+        let Some(dir) = self.bin.parent() else {
+            return Vec::new();
+        };
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("python"))
+            .map(|entry| entry.path().join("site-packages"))
+            .chain(std::iter::once(dir.join("Lib").join("site-packages")))
+            .filter(|path| path.is_dir())
+            .collect();
+        found.sort();
+        found
+    }
+
     /// One line for `qg doctor`: where, and why.
     pub(crate) fn describe(&self, root: &Path) -> String {
         let dir = self.bin.parent().unwrap_or(&self.bin);
