@@ -17,6 +17,9 @@ pub(crate) struct Answers {
     pub(crate) imports: BTreeMap<String, Vec<String>>,
     /// Files it said it could not read.
     pub(crate) unreadable: BTreeSet<String>,
+    /// File → the project files its unresolved imports may be (target →
+    /// the import as written), filled in by the graph.
+    pub(crate) assumed: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Asks the analyzer about `files` (in as many runs as the OS command-line
@@ -43,7 +46,7 @@ pub(crate) fn analyze(
     let mut options: Vec<OsString> = spec.command[1..].iter().map(OsString::from).collect();
     options.extend(root_args(&spec.search_path_args, roots));
     let fixed: usize =
-        batch::cost(&program.into()) + options.iter().map(|a| batch::cost(a)).sum::<usize>();
+        batch::cost(&program.into()) + options.iter().map(batch::cost).sum::<usize>();
     // A name that starts with `-` must not read as an option.
     let file_args: Vec<OsString> = files
         .iter()

@@ -31,6 +31,11 @@ pub(crate) struct Node {
     /// Root-relative project files it imports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) imports: Vec<String>,
+    /// Project files it may import through an import the analyzer left
+    /// unresolved (see [`super::unresolved`]): target → the import as
+    /// written.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) assumed: BTreeMap<String, String>,
     /// The analyzer could not read it: its imports are unknown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unreadable: bool,
@@ -46,6 +51,7 @@ impl Node {
         Node {
             blob: self.blob.clone(),
             imports: Vec::new(),
+            assumed: BTreeMap::new(),
             unreadable: false,
             gone: true,
         }

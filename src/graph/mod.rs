@@ -14,7 +14,9 @@
 
 mod analyzer;
 pub(crate) mod cache;
+mod imports;
 pub(crate) mod roots;
+mod unresolved;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -46,10 +48,20 @@ pub(crate) struct Request<'a> {
     pub(crate) cancel: &'a crate::process::Cancel,
 }
 
+/// The files that import the changed ones.
+#[derive(Debug, Default)]
+pub(crate) struct Importers {
+    /// Importer → one changed file it depends on.
+    pub(crate) found: BTreeMap<String, String>,
+    /// The importers found only through imports the analyzer could not
+    /// resolve, each with such an import (`acme.b.use in tests/t.py`).
+    pub(crate) assumed: BTreeMap<String, String>,
+}
+
 /// Every project file that imports a seed or a deleted file, transitively
 /// (seeds themselves left out), with one changed file it depends on.
 /// `Err` says why the importers cannot be known.
-pub(crate) fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn importers(request: &Request<'_>) -> Result<Importers, String> {
     let (graph, changed) = current_graph(request)?;
     if request.remember && changed {
         cache::save(request.ws, &graph);
@@ -66,11 +78,33 @@ pub(crate) fn importers(request: &Request<'_>) -> Result<BTreeMap<String, String
             crate::file_name::display(unknown)
         ));
     }
-    let mut found = reach(&graph, request.seeds.iter().chain(&request.deleted));
-    found.retain(|file, _| {
+    let seeds = || request.seeds.iter().chain(&request.deleted);
+    let live = |file: &String| {
         graph.nodes.get(file).is_some_and(|n| !n.gone) && !request.seeds.contains(file)
-    });
-    Ok(found)
+    };
+    let mut found = reach(&graph, seeds(), true);
+    found.retain(|file, _| live(file));
+    let real = reach(&graph, seeds(), false);
+    let assumed = found
+        .keys()
+        .filter(|file| !real.contains_key(*file))
+        .map(|file| (file.clone(), assumed_import(&graph, file, &found)))
+        .collect();
+    Ok(Importers { found, assumed })
+}
+
+/// Why `file` was assumed to import a changed one: an assumed import of
+/// its own that reaches the changes, or of a module it imports.
+fn assumed_import(graph: &Graph, file: &str, found: &BTreeMap<String, String>) -> String {
+    let node = &graph.nodes[file];
+    let own = node
+        .assumed
+        .iter()
+        .find(|(target, _)| found.contains_key(*target) || found.values().any(|o| o == *target));
+    match own {
+        Some((_, import)) => format!("`{import}` in {}", crate::file_name::display(file)),
+        None => format!("{}'s imports", crate::file_name::display(file)),
+    }
 }
 
 /// Brings the cached graph up to date without asking for importers (a
@@ -163,6 +197,38 @@ pub(crate) fn current_search_roots(ws: &Workspace, config: &Config) -> Option<Se
     Some(search_roots(ws, config, analyzed.iter()))
 }
 
+/// How many imports of the cached graph the analyzer left unresolved while
+/// they may name project modules (see [`unresolved`]).
+pub(crate) struct AssumedCount {
+    /// The imports (edges).
+    pub(crate) imports: usize,
+    /// The files holding them.
+    pub(crate) files: usize,
+    /// One of them: `from acme.b import use` in tests/t.py.
+    pub(crate) example: Option<String>,
+}
+
+/// The assumed imports of the cached graph, or `None` without one.
+pub(crate) fn assumed_imports(ws: &Workspace) -> Option<AssumedCount> {
+    let graph = cache::load(ws)?;
+    let holding = graph
+        .nodes
+        .iter()
+        .filter(|(_, n)| !n.gone && !n.assumed.is_empty());
+    let imports: BTreeSet<(&String, &String)> = holding
+        .clone()
+        .flat_map(|(file, node)| node.assumed.values().map(move |import| (file, import)))
+        .collect();
+    Some(AssumedCount {
+        imports: imports.len(),
+        files: holding.count(),
+        example: imports
+            .iter()
+            .next()
+            .map(|(file, import)| format!("`{import}` in {}", crate::file_name::display(file))),
+    })
+}
+
 /// Whether the analyzer reads `path`: a project file of its types.
 fn is_analyzed(spec: &ImportGraph, config: &Config, path: &str) -> bool {
     spec.file_types.iter().any(|t| path.ends_with(t.as_str()))
@@ -229,7 +295,7 @@ fn build(
     roots: &SearchRoots,
 ) -> Result<Graph, String> {
     let files: Vec<String> = current.keys().cloned().collect();
-    let answers = analyzer::analyze(request, &files, roots)?;
+    let answers = ask(request, &files, roots, current)?;
     let nodes = current
         .iter()
         .map(|(path, blob)| {
@@ -270,7 +336,7 @@ fn update(
         .collect();
     let answers = match stale.is_empty() {
         true => analyzer::Answers::default(),
-        false => analyzer::analyze(request, &stale, roots)?,
+        false => ask(request, &stale, roots, current)?,
     };
     let nodes = current
         .iter()
@@ -283,6 +349,26 @@ fn update(
         key: old.key.clone(),
         nodes,
     })
+}
+
+/// The analyzer's answer for `files`, with the edges their unresolved
+/// imports are assumed to make into the `current` project files.
+fn ask(
+    request: &Request<'_>,
+    files: &[String],
+    roots: &SearchRoots,
+    current: &BTreeMap<String, String>,
+) -> Result<analyzer::Answers, String> {
+    let mut answers = analyzer::analyze(request, files, roots)?;
+    let index = unresolved::ModuleIndex::new(current.keys().map(String::as_str));
+    let readable: Vec<String> = files
+        .iter()
+        .filter(|f| !answers.unreadable.contains(*f))
+        .cloned()
+        .collect();
+    answers.assumed =
+        unresolved::assumed_edges(&request.ws.root, &readable, &answers.imports, &index);
+    Ok(answers)
 }
 
 /// A file the analyzer could not read may import anything: unless it is
@@ -301,11 +387,17 @@ fn check_readable(request: &Request<'_>, graph: &Graph) -> Result<(), String> {
 }
 
 /// Breadth-first over "is imported by" from every seed at once: each file
-/// reached, with the seed that reached it first.
-fn reach<'a>(graph: &Graph, seeds: impl Iterator<Item = &'a String>) -> BTreeMap<String, String> {
+/// reached, with the seed that reached it first. `assumed`: whether the
+/// edges of unresolved imports count.
+fn reach<'a>(
+    graph: &Graph,
+    seeds: impl Iterator<Item = &'a String>,
+    assumed: bool,
+) -> BTreeMap<String, String> {
     let mut imported_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (path, node) in &graph.nodes {
-        for dependency in &node.imports {
+        let guessed = node.assumed.keys().filter(|_| assumed);
+        for dependency in node.imports.iter().chain(guessed) {
             imported_by
                 .entry(dependency.as_str())
                 .or_default()
@@ -378,6 +470,7 @@ impl analyzer::Answers {
             Some(imports) if !self.unreadable.contains(path) => Node {
                 blob: blob.to_string(),
                 imports: imports.clone(),
+                assumed: self.assumed.get(path).cloned().unwrap_or_default(),
                 unreadable: false,
                 gone: false,
             },
@@ -385,6 +478,7 @@ impl analyzer::Answers {
             _ => Node {
                 blob: blob.to_string(),
                 imports: Vec::new(),
+                assumed: BTreeMap::new(),
                 unreadable: true,
                 gone: false,
             },
@@ -405,6 +499,7 @@ mod tests {
                     let node = Node {
                         blob: String::new(),
                         imports: imports.iter().map(|s| s.to_string()).collect(),
+                        assumed: BTreeMap::new(),
                         unreadable: false,
                         gone: false,
                     };
@@ -426,7 +521,7 @@ mod tests {
             ("e.py", &["c.py", "d.py"]),
         ]);
         let seeds = ["a.py".to_string()];
-        let found = reach(&g, seeds.iter());
+        let found = reach(&g, seeds.iter(), true);
         let expected: BTreeMap<String, String> = ["b.py", "c.py", "e.py", "pkg/__init__.py"]
             .iter()
             .map(|f| (f.to_string(), "a.py".to_string()))
@@ -434,7 +529,7 @@ mod tests {
         assert_eq!(found, expected);
         // A cycle ends; a seed is never its own importer.
         let g = graph(&[("x.py", &["y.py"]), ("y.py", &["x.py"])]);
-        let found = reach(&g, ["x.py".to_string()].iter());
+        let found = reach(&g, ["x.py".to_string()].iter(), true);
         assert_eq!(found.keys().collect::<Vec<_>>(), ["y.py"]);
     }
 

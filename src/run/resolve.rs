@@ -54,14 +54,22 @@ pub(crate) fn resolve_scope(
         tools: tools.clone(),
     };
     let mut scope = scope::resolve(workspace, config, request, &baseline)?;
+    let mut warnings = store.take_warnings();
     if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
-        add_importers(workspace, config, &mut scope, remember, cancel);
+        add_importers(
+            workspace,
+            config,
+            &mut scope,
+            remember,
+            cancel,
+            &mut warnings,
+        );
     }
     Ok(ResolvedScope {
         scope,
         head,
         tools,
-        warnings: store.take_warnings(),
+        warnings,
     })
 }
 
@@ -73,6 +81,7 @@ fn add_importers(
     scope: &mut Scope,
     remember: bool,
     cancel: &Cancel,
+    warnings: &mut Vec<String>,
 ) {
     let Some(spec) = &config.import_graph else {
         return;
@@ -107,9 +116,37 @@ fn add_importers(
         cancel,
     };
     match graph::importers(&request) {
-        Ok(found) => scope::add_importers(scope, found),
+        Ok(importers) => {
+            warnings.extend(assumed_warning(spec, &importers.assumed));
+            scope::add_importers(scope, importers.found);
+        }
         Err(reason) => scope.importers_unknown = Some(reason),
     }
+}
+
+/// What the run says when importers came in only through imports the
+/// analyzer could not resolve: they are checked, to be safe, and the
+/// search roots are what would make the graph exact.
+fn assumed_warning(
+    spec: &config::ImportGraph,
+    assumed: &BTreeMap<String, String>,
+) -> Option<String> {
+    let (first, why) = assumed.iter().next()?;
+    let (files, more) = match assumed.len() {
+        1 => (
+            "it names a project module, add its source root",
+            String::new(),
+        ),
+        n => (
+            "they name project modules, add their source roots",
+            format!(" and {} more", n - 1),
+        ),
+    };
+    Some(format!(
+        "{}{more} checked as importers of the changes only through imports the import analyzer ({}) could not resolve ({why}): checked to be safe; if {files} to the tools' search paths (`qg doctor` lists the roots the import graph uses)",
+        crate::file_name::display(first),
+        spec.command[0],
+    ))
 }
 
 /// What each active gate's `command[0]` resolves to now.
