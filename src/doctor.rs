@@ -88,6 +88,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.extend(import_checks(&workspace.root, &config));
+            checks.extend(import_graph_checks(&workspace, &config));
         }
         Err(e) => checks.push(Check::new(
             "config",
@@ -236,6 +237,52 @@ fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
             })
         })
         .collect()
+}
+
+/// The roots the import graph resolves imports from (when a gate checks
+/// importers), each with where it came from; what a tool's config names
+/// that cannot be a root; and the imports the graph's analyzer could not
+/// resolve that may name project modules (their importers are assumed).
+fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
+    let uses_graph = config
+        .active_gates
+        .iter()
+        .any(|id| config.gates[id].importers);
+    let Some(spec) = config.import_graph.as_ref().filter(|_| uses_graph) else {
+        return Vec::new();
+    };
+    let Some(roots) = crate::graph::current_search_roots(workspace, config) else {
+        return Vec::new();
+    };
+    let mut checks: Vec<Check> = roots
+        .roots
+        .iter()
+        .map(|root| {
+            let detail = format!("{} — {}", root.path, root.from.join("; "));
+            Check::new("import root", Health::Ok, detail, None)
+        })
+        .collect();
+    checks.extend(roots.problems.iter().map(|problem| {
+        Check::new(
+            "import root",
+            Health::Warning,
+            problem.clone(),
+            Some("fix the path in the tool's config, or create the directory".into()),
+        )
+    }));
+    if let Some(count) = crate::graph::assumed_imports(workspace).filter(|c| c.imports > 0) {
+        let example = count.example.unwrap_or_default();
+        checks.push(Check::new(
+            "import graph",
+            Health::Warning,
+            format!(
+                "{} imports in {} files could not be resolved by `{}` but may name project modules (e.g. {example}): their importers are checked whenever a file they could be changes",
+                count.imports, count.files, spec.command[0]
+            ),
+            Some("add the source root of those modules to the tools' search paths (mypy_path, extraPaths, ruff's src)".into()),
+        ));
+    }
+    checks
 }
 
 fn git_check(workspace: &Workspace) -> Check {

@@ -2,8 +2,6 @@
 //! program that resolves and its version, where its files come from, how
 //! its output is read, and how its findings are fixed. Read-only.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use crate::config::{Config, Gate};
@@ -12,6 +10,7 @@ use crate::parse::ParserSpec;
 use crate::tools::resolve::ResolveError;
 use crate::tools::Toolbox;
 use crate::violation::Severity;
+use crate::workspace::Workspace;
 
 /// One gate, explained: the `qg explain --format json` document (schema:
 /// `schemas/explain.json`).
@@ -40,6 +39,9 @@ pub(crate) struct GateExplanation {
     pub(crate) files_from: String,
     /// On a partial scope, it also checks the files importing a changed one.
     pub(crate) checks_importers: bool,
+    /// For a gate that checks importers: the roots the import graph
+    /// resolves imports from, with where each came from.
+    pub(crate) import_roots: Option<Vec<crate::graph::roots::SearchRoot>>,
     /// It runs on the whole project and reports the scoped files.
     pub(crate) project_wide: bool,
     /// Its files may be split over several runs.
@@ -94,7 +96,12 @@ pub(crate) struct Problem {
 
 /// Explains gate `id` of `config`; an unknown id is a usage error naming
 /// the gates there are.
-pub(crate) fn explain(root: &Path, config: &Config, id: &str) -> Result<GateExplanation, QgError> {
+pub(crate) fn explain(
+    ws: &Workspace,
+    config: &Config,
+    id: &str,
+) -> Result<GateExplanation, QgError> {
+    let root = ws.root.as_path();
     let gate = crate::plan::gate(config, id)?;
     let tools = Toolbox::from_env(root);
     let (program, tool_version, problem) = match tools.resolve(gate) {
@@ -119,6 +126,11 @@ pub(crate) fn explain(root: &Path, config: &Config, id: &str) -> Result<GateExpl
         file_types: gate.file_types.clone(),
         files_from: crate::selection::files_from(root, gate).unwrap_or_else(|why| why),
         checks_importers: gate.importers,
+        import_roots: gate
+            .importers
+            .then(|| crate::graph::current_search_roots(ws, config))
+            .flatten()
+            .map(|roots| roots.roots),
         project_wide: gate.project_wide,
         batchable: gate.batchable,
         timeout_seconds: gate.timeout.as_secs(),

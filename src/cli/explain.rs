@@ -28,7 +28,7 @@ enum ExplainFormat {
 
 pub(super) fn command(args: ExplainArgs) -> Result<i32, QgError> {
     let (workspace, config) = crate::run::prepare(&current_dir()?, args.config.as_deref())?;
-    let explained = explain::explain(&workspace.root, &config, &args.gate)?;
+    let explained = explain::explain(&workspace, &config, &args.gate)?;
     let text = match args.format {
         ExplainFormat::Json => {
             serde_json::to_string(&explained).expect("an explanation serializes") + "\n"
@@ -68,6 +68,18 @@ fn human(e: &GateExplanation) -> String {
     out.push_str(&format!("  files:    {types}; {}\n", e.files_from));
     if e.checks_importers {
         out.push_str("            on a partial scope, also the files that import a changed one\n");
+    }
+    if let Some(roots) = &e.import_roots {
+        out.push_str(
+            "  imports:  resolved from these roots, as the import graph finds importers:\n",
+        );
+        for root in roots {
+            out.push_str(&format!(
+                "            {} ({})\n",
+                root.path,
+                root.from.join("; ")
+            ));
+        }
     }
     if e.project_wide {
         out.push_str("            runs on the whole project, reports the scoped files\n");

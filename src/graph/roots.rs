@@ -57,14 +57,6 @@ impl SearchRoots {
         let paths: Vec<&str> = self.paths().collect();
         serde_json::to_string(&paths).unwrap_or_else(|_| "[]".into())
     }
-
-    /// `path (from; from)`, one line per root.
-    pub(crate) fn describe(&self) -> Vec<String> {
-        self.roots
-            .iter()
-            .map(|r| format!("{} ({})", r.path, r.from.join("; ")))
-            .collect()
-    }
 }
 
 /// The search roots of the project at `root`: the analyzer's own, then

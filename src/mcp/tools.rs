@@ -440,11 +440,7 @@ fn explain_gate(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: ExplainGateArgs = arguments(args)?;
     let project = call.project;
     let (workspace, config) = crate::run::prepare(&project.cwd, project.config.as_deref())?;
-    answer(&crate::explain::explain(
-        &workspace.root,
-        &config,
-        &args.gate,
-    )?)
+    answer(&crate::explain::explain(&workspace, &config, &args.gate)?)
 }
 
 fn history_tool() -> Tool {
