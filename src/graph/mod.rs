@@ -366,8 +366,24 @@ fn ask(
         .filter(|f| !answers.unreadable.contains(*f))
         .cloned()
         .collect();
-    answers.assumed =
-        unresolved::assumed_edges(&request.ws.root, &readable, &answers.imports, &index);
+    let roots: Vec<&str> = roots.paths().collect();
+    let extra = unresolved::extra_edges(
+        &request.ws.root,
+        &readable,
+        &answers.imports,
+        &roots,
+        &index,
+    );
+    for (file, extra) in extra {
+        if let Some(imports) = answers.imports.get_mut(&file) {
+            imports.extend(extra.imports);
+            imports.sort();
+            imports.dedup();
+        }
+        if !extra.assumed.is_empty() {
+            answers.assumed.insert(file, extra.assumed);
+        }
+    }
     Ok(answers)
 }
 

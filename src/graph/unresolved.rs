@@ -1,13 +1,21 @@
-//! No silent drop: an import the analyzer left unresolved, but whose name
-//! could be a project module, still makes an edge. The graph cannot know
-//! where a type checker finds what the analyzer could not, so the edge
-//! goes to every project file the name could be — the module files whose
-//! dotted path ends with the longest prefix of the name that the project
-//! has, or every file under such a directory (a namespace package). A
-//! larger scope is a cost; a missing importer is a green that is not the
-//! truth. The run says when such an edge put an importer in scope.
+//! What the analyzer's answer lacks. It resolves each import to the first
+//! root that has the module, as Python would — but the gates do not agree
+//! on the order (pyright reads its `stubPath` first, mypy its `mypy_path`),
+//! and a file the analyzer never names has no importers. So every import
+//! is read again (see [`super::imports`]) and:
+//!
+//! - an absolute import gains an edge to every file it names under any
+//!   search root (`typings/ext/__init__.pyi` beside `ext/__init__.py`), and
+//!   a relative one to the file it names beside the importer: exact edges;
+//! - an import found under no root, whose name the project still has, is
+//!   no silent drop: it is *assumed* to reach every project file the name
+//!   could be — the module files whose dotted path ends with the longest
+//!   prefix of the name that the project has, or every file under such a
+//!   directory (a namespace package). A larger scope is a cost; a missing
+//!   importer is a green that is not the truth. The run says when such an
+//!   edge put an importer in scope.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::imports::{self, Import};
@@ -17,73 +25,84 @@ pub(crate) struct ModuleIndex<'a> {
     /// Every dotted suffix of a module file's path (`use`, `b.use`,
     /// `acme.b.use` for `…/acme/b/use.py`; a package is its `__init__`).
     modules: HashMap<String, Vec<&'a str>>,
-    /// Every project file, for the files under a directory.
-    files: Vec<&'a str>,
+    /// Every project file.
+    files: HashSet<&'a str>,
 }
 
 impl<'a> ModuleIndex<'a> {
     /// The index of `files` (root-relative).
     pub(crate) fn new(files: impl Iterator<Item = &'a str>) -> ModuleIndex<'a> {
         let mut modules: HashMap<String, Vec<&'a str>> = HashMap::new();
-        let files: Vec<&'a str> = files.collect();
+        let files: HashSet<&'a str> = files.collect();
         for file in &files {
             for suffix in dotted_suffixes(file) {
                 modules.entry(suffix).or_default().push(file);
             }
         }
+        for found in modules.values_mut() {
+            found.sort_unstable();
+        }
         ModuleIndex { modules, files }
     }
 
-    /// The files `name` could be: the module files of the longest prefix
-    /// of it that names one, or else every file under the directories of
-    /// that prefix; empty when no prefix names anything in the project.
-    fn candidates(&self, name: &str) -> Vec<&'a str> {
+    /// The files `name` could be anywhere in the project: the module files
+    /// of the longest prefix of it that names one, or else every file
+    /// under the directories of that prefix; empty when no prefix names
+    /// anything in the project.
+    fn anywhere(&self, name: &str) -> Vec<&'a str> {
         let parts: Vec<&str> = name.split('.').collect();
         for end in (1..=parts.len()).rev() {
-            let prefix = parts[..end].join(".");
-            if let Some(files) = self.modules.get(&prefix) {
+            if let Some(files) = self.modules.get(&parts[..end].join(".")) {
                 return files.clone();
             }
             let dir = parts[..end].join("/");
-            let under: Vec<&'a str> = self
+            let (top, inner) = (format!("{dir}/"), format!("/{dir}/"));
+            let mut under: Vec<&'a str> = self
                 .files
                 .iter()
                 .copied()
-                .filter(|f| f.starts_with(&format!("{dir}/")) || f.contains(&format!("/{dir}/")))
+                .filter(|f| f.starts_with(&top) || f.contains(&inner))
                 .collect();
             if !under.is_empty() {
+                under.sort_unstable();
                 return under;
             }
         }
         Vec::new()
     }
 
-    /// The module files of the root-relative module path `path` (no
+    /// The module files at the root-relative module path `path` (no
     /// suffix): `path.py(i)` or `path/__init__.py(i)`.
     fn files_at(&self, path: &str) -> Vec<&'a str> {
-        let wanted = [
-            format!("{path}.py"),
-            format!("{path}.pyi"),
-            format!("{path}/__init__.py"),
-            format!("{path}/__init__.pyi"),
-        ];
-        self.files
+        ["py", "pyi"]
             .iter()
-            .copied()
-            .filter(|f| wanted.iter().any(|w| w.trim_start_matches('/') == *f))
+            .flat_map(|ext| [format!("{path}.{ext}"), format!("{path}/__init__.{ext}")])
+            .filter_map(|wanted| self.files.get(wanted.trim_start_matches('/')).copied())
             .collect()
     }
 }
 
-/// For each of `analyzed` (root-relative files under `root`), the project
-/// files its unresolved imports could be, each with the import as written.
-/// `resolved` gives what the analyzer said each file imports.
-pub(crate) fn assumed_edges(
+/// What one file's imports add to the analyzer's answer.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Extra {
+    /// Files its imports name exactly (under a search root, or beside it
+    /// for a relative import) that the analyzer left out.
+    pub(crate) imports: BTreeSet<String>,
+    /// Files an import found under no root could be: target → the import,
+    /// as written.
+    pub(crate) assumed: BTreeMap<String, String>,
+}
+
+/// For each of `analyzed` (root-relative files under `root`), what its
+/// imports add to `resolved` (what the analyzer said each imports), given
+/// the search `roots`.
+pub(crate) fn extra_edges(
     root: &Path,
     analyzed: &[String],
     resolved: &BTreeMap<String, Vec<String>>,
+    roots: &[&str],
     index: &ModuleIndex<'_>,
-) -> BTreeMap<String, BTreeMap<String, String>> {
+) -> BTreeMap<String, Extra> {
     let mut edges = BTreeMap::new();
     for file in analyzed {
         let Some(imports) = resolved.get(file) else {
@@ -92,106 +111,134 @@ pub(crate) fn assumed_edges(
         let Ok(source) = std::fs::read(crate::file_name::join(root, file)) else {
             continue;
         };
-        let found = for_file(file, &imports::of(&source), imports, index);
-        if !found.is_empty() {
-            edges.insert(file.clone(), found);
-        }
-    }
-    edges
-}
-
-/// The assumed edges of one file: target → the import, as written.
-fn for_file(
-    file: &str,
-    imports: &[Import],
-    resolved: &[String],
-    index: &ModuleIndex<'_>,
-) -> BTreeMap<String, String> {
-    let resolved_files: HashSet<&str> = resolved.iter().map(String::as_str).collect();
-    // Only project files count: an import resolved to an installed copy
-    // of a project module outside the root is not an edge to the project.
-    let resolved_names: HashSet<String> = resolved
-        .iter()
-        .filter(|r| !r.starts_with('/'))
-        .flat_map(|r| dotted_suffixes(r))
-        .collect();
-    let mut edges = BTreeMap::new();
-    for import in imports {
-        for (written, targets) in
-            open_requests(file, import, &resolved_files, &resolved_names, index)
-        {
-            for target in targets.into_iter().filter(|t| *t != file) {
-                edges
-                    .entry(target.to_string())
-                    .or_insert_with(|| written.clone());
-            }
-        }
-    }
-    edges
-}
-
-/// The requests of one import the analyzer did not resolve, each with the
-/// files it could be.
-fn open_requests<'a>(
-    file: &str,
-    import: &Import,
-    resolved_files: &HashSet<&str>,
-    resolved_names: &HashSet<String>,
-    index: &ModuleIndex<'a>,
-) -> Vec<(String, Vec<&'a str>)> {
-    // `from m import a`: `a` may be a submodule of `m`, or a name in it.
-    let requests: Vec<Vec<String>> = match import.names.is_empty() {
-        true => vec![vec![import.module.clone()]],
-        false => import
-            .names
-            .iter()
-            .map(|n| match import.module.is_empty() {
-                true => vec![n.clone()],
-                false => vec![format!("{}.{n}", import.module), import.module.clone()],
-            })
-            .collect(),
-    };
-    let mut open = Vec::new();
-    if import.level > 0 {
-        let Some(base) = package_dir(file, import.level) else {
-            return open;
+        let context = Context {
+            file,
+            resolved: imports,
+            roots,
+            index,
         };
-        for request in requests {
-            let paths: Vec<String> = request
-                .iter()
-                .map(|name| join_module(&base, name))
-                .chain(import.module.is_empty().then(|| base.clone()))
-                .collect();
-            let existing: Vec<&'a str> = paths
-                .iter()
-                .map(|p| index.files_at(p))
-                .find(|files| !files.is_empty())
-                .unwrap_or_default();
-            if !existing.is_empty() && !existing.iter().any(|f| resolved_files.contains(f)) {
-                open.push((import.statement(&request[0]), existing));
+        let extra = context.extra(&imports::of(&source));
+        if extra != Extra::default() {
+            edges.insert(file.clone(), extra);
+        }
+    }
+    edges
+}
+
+/// One file, what the analyzer said it imports, and where modules are.
+struct Context<'c, 'a> {
+    file: &'c str,
+    resolved: &'c [String],
+    roots: &'c [&'c str],
+    index: &'c ModuleIndex<'a>,
+}
+
+impl Context<'_, '_> {
+    fn extra(&self, imports: &[Import]) -> Extra {
+        // Only project files count: an import resolved to an installed copy
+        // of a project module outside the root is not an edge to the project.
+        let resolved_names: HashSet<String> = self
+            .resolved
+            .iter()
+            .filter(|r| !r.starts_with('/'))
+            .flat_map(|r| dotted_suffixes(r))
+            .collect();
+        let known: HashSet<&str> = self.resolved.iter().map(String::as_str).collect();
+        let mut extra = Extra::default();
+        for import in imports {
+            for request in requests(import) {
+                let exact = match import.level {
+                    0 => self.under_roots(&request),
+                    level => self.beside(level, &request),
+                };
+                let missing: Vec<&str> = exact
+                    .iter()
+                    .copied()
+                    .filter(|f| !known.contains(f) && *f != self.file)
+                    .collect();
+                extra
+                    .imports
+                    .extend(missing.into_iter().map(str::to_string));
+                let resolved =
+                    !exact.is_empty() || request.iter().any(|name| resolved_names.contains(name));
+                if import.level == 0 && !resolved {
+                    self.assume(import, &request[0], &mut extra);
+                }
             }
         }
-        return open;
+        extra
     }
-    for request in requests {
-        let top = request[0].split('.').next().unwrap_or_default();
-        if request.iter().any(|name| resolved_names.contains(name)) || is_stdlib(top) {
-            continue;
+
+    /// Every file the first of `request`'s names that names any (`m.a`,
+    /// else `m`) is under a search root.
+    fn under_roots(&self, request: &[String]) -> Vec<&str> {
+        request
+            .iter()
+            .map(|name| {
+                let path = name.replace('.', "/");
+                self.roots
+                    .iter()
+                    .flat_map(|root| self.index.files_at(&join_module(root, &path)))
+                    .collect::<Vec<_>>()
+            })
+            .find(|files| !files.is_empty())
+            .unwrap_or_default()
+    }
+
+    /// The file a relative import of `level` dots names beside this one.
+    fn beside(&self, level: usize, request: &[String]) -> Vec<&str> {
+        let Some(base) = package_dir(self.file, level) else {
+            return Vec::new();
+        };
+        request
+            .iter()
+            .map(|name| {
+                self.index
+                    .files_at(&join_module(&base, &name.replace('.', "/")))
+            })
+            .chain(std::iter::once(self.index.files_at(&base)))
+            .find(|files| !files.is_empty())
+            .unwrap_or_default()
+    }
+
+    /// An import found nowhere the tools look: every file it could be.
+    fn assume(&self, import: &Import, name: &str, extra: &mut Extra) {
+        let top = name.split('.').next().unwrap_or_default();
+        if is_stdlib(top) {
+            return;
         }
-        let targets = index.candidates(&request[0]);
-        if !targets.is_empty() {
-            open.push((import.statement(&request[0]), targets));
+        for target in self.index.anywhere(name) {
+            if target != self.file {
+                extra
+                    .assumed
+                    .entry(target.to_string())
+                    .or_insert_with(|| import.statement(name));
+            }
         }
     }
-    open
+}
+
+/// The names one import asks for, each with its fallbacks: `from m import
+/// a` asks for `m.a` (a submodule) or else `m` (a name in it).
+fn requests(import: &Import) -> Vec<Vec<String>> {
+    if import.names.is_empty() {
+        return vec![vec![import.module.clone()]];
+    }
+    import
+        .names
+        .iter()
+        .map(|n| match import.module.is_empty() {
+            true => vec![n.clone()],
+            false => vec![format!("{}.{n}", import.module), import.module.clone()],
+        })
+        .collect()
 }
 
 impl Import {
     /// The statement that asks for `request` (one of the import's names),
     /// as it would be written: `import a.b`, `from .m import x`.
     fn statement(&self, request: &str) -> String {
-        let dots = ".".repeat(self.level);
-        let module = format!("{dots}{}", self.module);
+        let module = format!("{}{}", ".".repeat(self.level), self.module);
         match self.names.is_empty() {
             true => format!("import {module}"),
             false => {
@@ -215,13 +262,12 @@ fn package_dir(file: &str, level: usize) -> Option<String> {
     Some(dir.join("/"))
 }
 
-/// `base/a/b` for the dotted `a.b` below `base`.
-fn join_module(base: &str, dotted: &str) -> String {
-    let path = dotted.replace('.', "/");
-    match (base.is_empty(), path.is_empty()) {
-        (true, _) => path,
-        (false, true) => base.to_string(),
-        (false, false) => format!("{base}/{path}"),
+/// `base/path` (`.` or empty `base`: `path` alone).
+fn join_module(base: &str, path: &str) -> String {
+    match (base, path.is_empty()) {
+        ("" | ".", _) => path.to_string(),
+        (_, true) => base.to_string(),
+        _ => format!("{base}/{path}"),
     }
 }
 
@@ -498,16 +544,46 @@ mod tests {
         "pkg/sub/mod.py",
         "tests/test_use.py",
         "stubs/foo-stubs/__init__.pyi",
+        "ext/__init__.py",
+        "typings/ext/__init__.pyi",
     ];
 
-    fn open(file: &str, source: &str, resolved: &[&str]) -> BTreeMap<String, String> {
+    /// What `source` in `file` adds, given what the analyzer resolved and
+    /// the roots `.` and `typings`.
+    fn extra(file: &str, source: &str, resolved: &[&str]) -> Extra {
         let index = ModuleIndex::new(FILES.iter().copied());
         let resolved: Vec<String> = resolved.iter().map(|r| r.to_string()).collect();
-        for_file(file, &imports::of(source.as_bytes()), &resolved, &index)
+        let context = Context {
+            file,
+            resolved: &resolved,
+            roots: &[".", "typings"],
+            index: &index,
+        };
+        context.extra(&imports::of(source.as_bytes()))
+    }
+
+    fn open(file: &str, source: &str, resolved: &[&str]) -> BTreeMap<String, String> {
+        extra(file, source, resolved).assumed
+    }
+
+    fn set(files: &[&str]) -> BTreeSet<String> {
+        files.iter().map(|f| f.to_string()).collect()
     }
 
     #[test]
-    fn an_unresolved_project_module_is_an_edge_and_a_resolved_one_is_not() {
+    fn an_import_names_its_file_under_every_root_not_only_the_first() {
+        let found = extra("use.py", "from ext import f\n", &["ext/__init__.py"]);
+        assert_eq!(found.imports, set(&["typings/ext/__init__.pyi"]));
+        assert!(found.assumed.is_empty());
+        let found = extra("use.py", "import pkg.sub.mod as m\n", &[]);
+        assert_eq!(found.imports, set(&["pkg/sub/mod.py"]));
+        // `from pkg import name`: the package itself when `name` is no module.
+        let found = extra("use.py", "from pkg import name\n", &[]);
+        assert_eq!(found.imports, set(&["pkg/__init__.py"]));
+    }
+
+    #[test]
+    fn an_unresolved_project_module_is_assumed_and_a_resolved_one_is_not() {
         let source = "from acme.b.use import twice\nimport acme.a.core as c\nimport os.path\nimport requests\n";
         let edges = open(
             "tests/test_use.py",
@@ -552,39 +628,32 @@ mod tests {
     }
 
     #[test]
-    fn relative_imports_resolve_from_the_files_package() {
-        let edges = open(
+    fn relative_imports_name_the_file_beside_the_importer() {
+        let found = extra(
             "pkg/sub/other.py",
             "from . import mod\nfrom .. import sub\n",
             &[],
         );
-        assert_eq!(
-            edges,
-            BTreeMap::from([
-                // `sub` has no __init__: importing it runs pkg's.
-                (
-                    "pkg/__init__.py".to_string(),
-                    "from .. import sub".to_string()
-                ),
-                (
-                    "pkg/sub/mod.py".to_string(),
-                    "from . import mod".to_string()
-                ),
-            ])
-        );
-        let resolved = open(
+        // `sub` has no __init__: importing it runs pkg's.
+        assert_eq!(found.imports, set(&["pkg/__init__.py", "pkg/sub/mod.py"]));
+        assert!(found.assumed.is_empty());
+        let resolved = extra(
             "pkg/sub/other.py",
             "from .mod import x\n",
             &["pkg/sub/mod.py"],
         );
-        assert!(resolved.is_empty());
+        assert_eq!(resolved, Extra::default());
         // Beyond the top: not an import of the project.
-        assert!(open("top.py", "from ...x import y\n", &[]).is_empty());
+        assert_eq!(
+            extra("top.py", "from ...x import y\n", &[]),
+            Extra::default()
+        );
     }
 
     #[test]
     fn the_standard_library_list_is_sorted_for_binary_search() {
         assert!(is_stdlib("os") && is_stdlib("zoneinfo") && is_stdlib("abc"));
         assert!(!is_stdlib("acme"));
+        assert!(open("x.py", "import json\n", &[]).is_empty());
     }
 }
