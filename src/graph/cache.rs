@@ -14,6 +14,39 @@ use crate::workspace::Workspace;
 /// Where the graph is cached, relative to the root.
 pub(crate) const CACHE_FILE: &str = ".st3/import-graph.json";
 
+/// Where each analyzed content's import statements are cached.
+pub(crate) const NAMES_FILE: &str = ".st3/import-names.json";
+
+/// The import statements of each analyzed blob: parsing every file again
+/// whenever the graph is rebuilt (a file added, a config changed) would
+/// cost a large project seconds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Names {
+    /// What parsed them; another parser's answers are not reused.
+    pub(crate) parser: String,
+    /// Blob id → its imports.
+    pub(crate) blobs: std::collections::HashMap<String, Vec<super::imports::Import>>,
+}
+
+/// The parser behind [`Names`]: this qg's grammar.
+pub(crate) const NAMES_PARSER: &str = "tree-sitter-python/v1";
+
+/// The cached import statements (none when unreadable or from another parser).
+pub(crate) fn load_names(ws: &Workspace) -> Names {
+    std::fs::read(ws.root.join(NAMES_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Names>(&bytes).ok())
+        .filter(|names| names.parser == NAMES_PARSER)
+        .unwrap_or_default()
+}
+
+/// Writes the import statements; unwritable, they are parsed again next time.
+pub(crate) fn save_names(ws: &Workspace, names: &Names) {
+    if let Ok(bytes) = serde_json::to_vec(names) {
+        let _ = crate::atomic_file::write_cache(&ws.root.join(NAMES_FILE), &bytes);
+    }
+}
+
 /// The import graph: for each analyzed file, what it imports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Graph {

@@ -4,16 +4,62 @@
 //! names it asks for. The graph uses them to see which imports its
 //! analyzer left unresolved (see [`super::unresolved`]).
 
-/// One import statement's request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// One import statement's request (kept in `.st3/import-names.json` by
+/// blob, under short keys: a large project has hundreds of thousands).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Import {
     /// Leading dots of a relative import; 0 for an absolute one.
+    #[serde(rename = "l", default, skip_serializing_if = "is_zero")]
     pub(crate) level: usize,
     /// The dotted module (`a.b`; empty in `from . import x`).
+    #[serde(rename = "m", default, skip_serializing_if = "String::is_empty")]
     pub(crate) module: String,
     /// What `from module import …` names (each may be a submodule); empty
     /// for `import module` and `from module import *`.
+    #[serde(rename = "n", default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) names: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The imports of each of `files` (root-relative) under `root`, parsed on
+/// every core (a whole project's first graph reads every file); `None` for
+/// a file that cannot be read.
+pub(crate) fn of_files(root: &Path, files: &[&str]) -> Vec<Option<Vec<Import>>> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    let mut parsed: Vec<(usize, Option<Vec<Import>>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = files.get(index) else {
+                            return done;
+                        };
+                        let source = std::fs::read(crate::file_name::join(root, file));
+                        done.push((index, source.ok().map(|s| of(&s))));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    parsed.sort_by_key(|(index, _)| *index);
+    parsed.into_iter().map(|(_, imports)| imports).collect()
 }
 
 /// Every import of `source`. A file that does not parse still yields the

@@ -366,14 +366,9 @@ fn ask(
         .filter(|f| !answers.unreadable.contains(*f))
         .cloned()
         .collect();
+    let parsed = import_statements(request, &readable, current);
     let roots: Vec<&str> = roots.paths().collect();
-    let extra = unresolved::extra_edges(
-        &request.ws.root,
-        &readable,
-        &answers.imports,
-        &roots,
-        &index,
-    );
+    let extra = unresolved::extra_edges(&parsed, &answers.imports, &roots, &index);
     for (file, extra) in extra {
         if let Some(imports) = answers.imports.get_mut(&file) {
             imports.extend(extra.imports);
@@ -385,6 +380,40 @@ fn ask(
         }
     }
     Ok(answers)
+}
+
+/// The import statements of `files`: parsed once per content, the
+/// answers kept in `.st3/import-names.json` for the contents in `current`.
+fn import_statements(
+    request: &Request<'_>,
+    files: &[String],
+    current: &BTreeMap<String, String>,
+) -> BTreeMap<String, Vec<imports::Import>> {
+    let mut names = cache::load_names(request.ws);
+    let blob = |file: &String| current.get(file).cloned().unwrap_or_default();
+    let unparsed: Vec<&str> = files
+        .iter()
+        .filter(|f| !names.blobs.contains_key(&blob(f)))
+        .map(String::as_str)
+        .collect();
+    let parsed = imports::of_files(&request.ws.root, &unparsed);
+    let changed = !unparsed.is_empty();
+    for (file, statements) in unparsed.iter().zip(parsed) {
+        if let Some(statements) = statements {
+            names.blobs.insert(blob(&file.to_string()), statements);
+        }
+    }
+    let found = files
+        .iter()
+        .filter_map(|f| Some((f.clone(), names.blobs.get(&blob(f))?.clone())))
+        .collect();
+    if request.remember && changed {
+        let live: BTreeSet<&String> = current.values().collect();
+        names.blobs.retain(|blob, _| live.contains(blob));
+        names.parser = cache::NAMES_PARSER.to_string();
+        cache::save_names(request.ws, &names);
+    }
+    found
 }
 
 /// A file the analyzer could not read may import anything: unless it is

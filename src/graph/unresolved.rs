@@ -16,9 +16,8 @@
 //!   edge put an importer in scope.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::Path;
 
-use super::imports::{self, Import};
+use super::imports::Import;
 
 /// Project files by the dotted module names they can be imported as.
 pub(crate) struct ModuleIndex<'a> {
@@ -93,22 +92,18 @@ pub(crate) struct Extra {
     pub(crate) assumed: BTreeMap<String, String>,
 }
 
-/// For each of `analyzed` (root-relative files under `root`), what its
-/// imports add to `resolved` (what the analyzer said each imports), given
-/// the search `roots`.
+/// For each file of `parsed` (its import statements), what its imports
+/// add to `resolved` (what the analyzer said each imports), given the
+/// search `roots`.
 pub(crate) fn extra_edges(
-    root: &Path,
-    analyzed: &[String],
+    parsed: &BTreeMap<String, Vec<Import>>,
     resolved: &BTreeMap<String, Vec<String>>,
     roots: &[&str],
     index: &ModuleIndex<'_>,
 ) -> BTreeMap<String, Extra> {
     let mut edges = BTreeMap::new();
-    for file in analyzed {
+    for (file, statements) in parsed {
         let Some(imports) = resolved.get(file) else {
-            continue;
-        };
-        let Ok(source) = std::fs::read(crate::file_name::join(root, file)) else {
             continue;
         };
         let context = Context {
@@ -117,7 +112,7 @@ pub(crate) fn extra_edges(
             roots,
             index,
         };
-        let extra = context.extra(&imports::of(&source));
+        let extra = context.extra(statements);
         if extra != Extra::default() {
             edges.insert(file.clone(), extra);
         }
@@ -535,6 +530,7 @@ fn is_stdlib(top: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::imports;
 
     const FILES: &[&str] = &[
         "packages/a/src/acme/a/core.py",

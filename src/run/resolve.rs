@@ -132,18 +132,21 @@ fn assumed_warning(
     assumed: &BTreeMap<String, String>,
 ) -> Option<String> {
     let (first, why) = assumed.iter().next()?;
-    let (files, more) = match assumed.len() {
+    let (checked, names) = match assumed.len() {
         1 => (
+            "checked as an importer of the changes only through an import".to_string(),
             "it names a project module, add its source root",
-            String::new(),
         ),
         n => (
+            format!(
+                "and {} more checked as importers of the changes only through imports",
+                n - 1
+            ),
             "they name project modules, add their source roots",
-            format!(" and {} more", n - 1),
         ),
     };
     Some(format!(
-        "{}{more} checked as importers of the changes only through imports the import analyzer ({}) could not resolve ({why}): checked to be safe; if {files} to the tools' search paths (`qg doctor` lists the roots the import graph uses)",
+        "{} {checked} the import analyzer ({}) could not resolve ({why}): checked to be safe; if {names} to the tools' search paths (`qg doctor` lists the roots the import graph uses)",
         crate::file_name::display(first),
         spec.command[0],
     ))

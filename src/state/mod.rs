@@ -32,6 +32,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "history.jsonl"
         || name == "findings.json"
         || name == "import-graph.json"
+        || name == "import-names.json"
         || name == "lsp-findings.json"
         || name == "environment.json"
         || name.starts_with("daemons/")
