@@ -276,8 +276,10 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
             "import graph",
             Health::Warning,
             format!(
-                "{} imports in {} files could not be resolved by `{}` but may name project modules (e.g. {example}): their importers are checked whenever a file they could be changes",
-                count.imports, count.files, spec.command[0]
+                "{} in {} could not be resolved by `{}` but may name project modules (e.g. {example}): their importers are checked whenever a file they could be changes",
+                crate::report::plural(count.imports, "import"),
+                crate::report::plural(count.files, "file"),
+                spec.command[0]
             ),
             Some("add the source root of those modules to the tools' search paths (mypy_path, extraPaths, ruff's src)".into()),
         ));

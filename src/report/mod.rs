@@ -17,6 +17,7 @@ use crate::outcome::GateResult;
 use crate::violation::Violation;
 pub(crate) use model::ReportScope;
 pub use model::{RunReport, Summary};
+pub(crate) use summary::plural;
 
 /// `--format` / `--report` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

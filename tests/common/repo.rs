@@ -10,6 +10,9 @@ use super::Run;
 /// A repository on `main`, with `qg` run in it with the real tools.
 pub struct GitRepo {
     dir: tempfile::TempDir,
+    /// Variables every `qg` run here gets, after `VIRTUAL_ENV` (the real
+    /// tools' virtualenv unless this overrides it).
+    env: Vec<(String, String)>,
 }
 
 impl GitRepo {
@@ -20,6 +23,7 @@ impl GitRepo {
                 .prefix("qg-repo-")
                 .tempdir()
                 .unwrap(),
+            env: Vec::new(),
         };
         repo.git(&["init", "-q", "-b", "main"]);
         for (path, text) in files {
@@ -31,6 +35,19 @@ impl GitRepo {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Every later `qg` run (and [`GitRepo::env`]) gets `key=value`.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
+    /// The variables a `qg` run here gets: `VIRTUAL_ENV`, then those set.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let venv = super::tools_venv().display().to_string();
+        let mut env = vec![("VIRTUAL_ENV".to_string(), venv)];
+        env.extend(self.env.iter().cloned());
+        env
     }
 
     pub fn write(&self, relative: &str, contents: &str) {
@@ -53,7 +70,7 @@ impl GitRepo {
             Command::new(env!("CARGO_BIN_EXE_qg"))
                 .args(args)
                 .current_dir(self.path())
-                .env("VIRTUAL_ENV", super::tools_venv())
+                .envs(self.env())
                 .env("CI", "true")
                 .output()
                 .unwrap(),
