@@ -43,6 +43,46 @@ enum Matcher {
     /// Regexes searched in each path and in each of its directories
     /// (`a/`, `a/b/`), as mypy's `exclude` is.
     Regex(Vec<Regex>),
+    /// Entries a walk finds (see [`PatternSyntax::WalkedPaths`]).
+    Walked(Vec<WalkedEntry>),
+}
+
+/// One entry of a walked include: where the walk starts, what it matches,
+/// and whether it enters every directory.
+#[derive(Debug, Clone)]
+struct WalkedEntry {
+    /// The entry's directories before its first wildcard (`""`: the root).
+    start: String,
+    /// The entry itself, or anything under what it matches.
+    matcher: GlobSet,
+    /// It holds `**`: the walk enters every directory below `start`.
+    deep: bool,
+}
+
+impl WalkedEntry {
+    /// Whether the walk reaches `path` and the entry matches it: every
+    /// directory it enters below `start` must match the entry too (one
+    /// that matches makes every directory under it match).
+    fn reaches(&self, path: &str) -> bool {
+        let below = match self.start.as_str() {
+            "" => Some(path),
+            start => path.strip_prefix(start).and_then(|p| p.strip_prefix('/')),
+        };
+        let Some(below) = below else {
+            return false;
+        };
+        let entered = match below.split_once('/') {
+            Some((first, _)) if !self.deep => {
+                let dir = match self.start.as_str() {
+                    "" => first.to_string(),
+                    start => format!("{start}/{first}"),
+                };
+                self.matcher.is_match(&dir)
+            }
+            _ => true,
+        };
+        entered && self.matcher.is_match(path)
+    }
 }
 
 impl ToolSelection {
@@ -76,6 +116,7 @@ impl Matcher {
                     .chain(dirs)
                     .any(|p| regexes.iter().any(|r| r.is_match(p)))
             }
+            Matcher::Walked(entries) => entries.iter().any(|e| e.reaches(path)),
         }
     }
 }
@@ -174,28 +215,52 @@ fn from_section(
 fn compile(entries: &[String], syntax: PatternSyntax) -> Result<Matcher, String> {
     match syntax {
         PatternSyntax::Paths => {
-            let mut builder = GlobSetBuilder::new();
-            for entry in entries {
-                let entry = entry.trim().trim_start_matches("./").trim_end_matches('/');
-                if entry.is_empty() || entry == "." {
-                    builder.add(glob("**")?);
-                    continue;
-                }
-                // The entry itself (a file, or a glob), or anything under it.
-                builder.add(glob(entry)?);
-                builder.add(glob(&format!("{entry}/**"))?);
-            }
-            builder
-                .build()
-                .map(Matcher::Paths)
-                .map_err(|e| e.to_string())
+            paths_matcher(entries.iter().map(String::as_str)).map(Matcher::Paths)
         }
+        PatternSyntax::WalkedPaths => entries
+            .iter()
+            .map(|entry| {
+                let entry = clean(entry);
+                let start: Vec<&str> = entry
+                    .split('/')
+                    .take_while(|part| !part.contains(['*', '?', '[']))
+                    .filter(|part| !part.is_empty() && *part != ".")
+                    .collect();
+                Ok(WalkedEntry {
+                    start: start.join("/"),
+                    matcher: paths_matcher(std::iter::once(entry))?,
+                    deep: entry.contains("**"),
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Matcher::Walked),
         PatternSyntax::Regex => entries
             .iter()
             .map(|r| Regex::new(r.trim()).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()
             .map(Matcher::Regex),
     }
+}
+
+/// An entry as written, without `./` before or `/` after.
+fn clean(entry: &str) -> &str {
+    entry.trim().trim_start_matches("./").trim_end_matches('/')
+}
+
+/// Files, directories or globs: each entry itself (a file, or a glob), or
+/// anything under it; `.` or nothing: everything.
+fn paths_matcher<'e>(entries: impl Iterator<Item = &'e str>) -> Result<GlobSet, String> {
+    let mut builder = GlobSetBuilder::new();
+    for entry in entries {
+        let entry = clean(entry);
+        if entry.is_empty() || entry == "." {
+            builder.add(glob("**")?);
+            continue;
+        }
+        builder.add(glob(entry)?);
+        builder.add(glob(&format!("{entry}/**"))?);
+    }
+    builder.build().map_err(|e| e.to_string())
 }
 
 fn glob(pattern: &str) -> Result<globset::Glob, String> {
@@ -210,7 +275,7 @@ fn glob(pattern: &str) -> Result<globset::Glob, String> {
 fn entries(section: &Section, key: &str, syntax: PatternSyntax) -> Option<Vec<String>> {
     let split = |text: &str| -> Vec<String> {
         match syntax {
-            PatternSyntax::Paths => text
+            PatternSyntax::Paths | PatternSyntax::WalkedPaths => text
                 .split([',', '\n'])
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -250,7 +315,9 @@ mod tests {
                 key: exclude.0.into(),
                 syntax: exclude.1,
                 default: match exclude.1 {
-                    PatternSyntax::Paths => vec!["**/node_modules".into()],
+                    PatternSyntax::Paths | PatternSyntax::WalkedPaths => {
+                        vec!["**/node_modules".into()]
+                    }
                     PatternSyntax::Regex => Vec::new(),
                 },
             }),
@@ -319,6 +386,33 @@ mod tests {
         // Nothing configured: everything, and the tool's own run takes its args.
         let none = read_in(&[], &s);
         assert!(!none.names_files && none.selects("anything.py"));
+    }
+
+    #[test]
+    fn a_walked_include_enters_only_directories_the_entry_matches() {
+        let walked = |entries: &[&str]| {
+            let entries: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
+            compile(&entries, PatternSyntax::WalkedPaths).unwrap()
+        };
+        // pyright: `packages/*/jaraco` never enters packages/text, which it
+        // does not match; `**` enters everything; `packages/*` matches
+        // packages/text and so everything under it.
+        let one_star = walked(&["packages/*/jaraco"]);
+        assert!(!one_star.matches("packages/text/jaraco/text/__init__.py"));
+        let two_stars = walked(&["packages/**/jaraco"]);
+        assert!(two_stars.matches("packages/text/jaraco/text/__init__.py"));
+        assert!(!two_stars.matches("packages/text/tests/test_core.py"));
+        let last = walked(&["packages/*", "src", "./tools/"]);
+        for path in ["packages/text/jaraco/a.py", "src/deep/a.py", "tools/x.py"] {
+            assert!(last.matches(path), "{path}");
+        }
+        assert!(!last.matches("other/a.py"));
+        assert!(walked(&["*.py"]).matches("setup.py"));
+        assert!(
+            !walked(&["*.py"]).matches("pkg/a.py"),
+            "`*` stays in its directory"
+        );
+        assert!(walked(&["."]).matches("pkg/a.py"));
     }
 
     #[test]

@@ -264,3 +264,45 @@ fn notebooks_and_markdown_are_checked_by_ruff_with_cells() {
         github.stdout
     );
 }
+
+/// pyright walks from an include entry's part before its wildcard and
+/// enters only the directories the entry matches: `packages/*/lib` finds
+/// nothing (pyright's own run: "No source files found"), `packages/**/lib`
+/// finds the modules. qg passes pyright exactly what its own run checks.
+#[test]
+fn pyright_include_wildcards_select_what_pyrights_own_walk_finds() {
+    let project = Project::empty();
+    project.write(
+        "packages/a/lib/bad.py",
+        "def f() -> int:\n    return \"not an int\"\n",
+    );
+    project.write(
+        "packages/a/tools/bad.py",
+        "def g() -> int:\n    return \"not an int\"\n",
+    );
+    for (include, found) in [
+        ("packages/*/lib", 0),
+        ("packages/**/lib", 1),
+        ("packages/*", 2),
+    ] {
+        project.write(
+            "pyproject.toml",
+            &format!("[tool.pyright]\ninclude = [\"{include}\"]\n"),
+        );
+        let native = native_counts(&project);
+        assert_eq!(native[3], ("pyright".to_string(), found), "{include}");
+        let qg = qg_counts(&project);
+        assert_eq!(qg[3], native[3], "{include}: --scope project");
+        let named = project.qg_with_tools(&[
+            "run",
+            "packages/a/lib/bad.py",
+            "packages/a/tools/bad.py",
+            "--format",
+            "json",
+            "--no-state",
+        ]);
+        let pyright = named.gate("pyright");
+        let reported = pyright["violations"].as_array().map_or(0, Vec::len);
+        assert_eq!(reported, found, "{include}: named paths: {pyright}");
+    }
+}

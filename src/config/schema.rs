@@ -378,6 +378,11 @@ pub(crate) enum PatternSyntax {
     Paths,
     /// Regular expressions searched in each path (mypy's `exclude`).
     Regex,
+    /// Files, directories or globs relative to the root, found by a walk
+    /// from each entry's part before its first wildcard that enters only
+    /// the directories the entry matches, unless it holds `**` (pyright's
+    /// `include`: `packages/*/lib` matches nothing, `packages/**/lib` does).
+    WalkedPaths,
 }
 
 /// How a tool treats `mod.py` beside `mod.pyi`.
