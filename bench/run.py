@@ -769,6 +769,124 @@ class McpServer:
         self.proc.wait()
 
 
+def generate_monorepo(root: Path, packages: int, modules: int):
+    """One namespace package, `acme`, spread over `packages` source roots
+    (packages/pN/src/acme/pN/, no __init__.py anywhere) that only the type
+    checkers' configs name, as issue 35 found it; each module imports the
+    first module of the next package."""
+    roots = [f"packages/p{k:02d}/src" for k in range(packages)]
+    for k, src in enumerate(roots):
+        pkg = root / src / "acme" / f"p{k:02d}"
+        pkg.mkdir(parents=True)
+        nxt = f"p{(k + 1) % packages:02d}"
+        for i in range(modules):
+            (pkg / f"mod{i:03d}.py").write_text(
+                f'"""Module {i} of p{k:02d}."""\n\nfrom acme.{nxt}.mod000 import value_000\n\n\n'
+                f'def value_{i:03d}(x: int) -> int:\n    """Return x shifted."""\n    return value_000(x) + {i}\n'
+            )
+    # mod000 imports its own package's mod001 instead: no import cycle of firsts.
+    for k, src in enumerate(roots):
+        first = root / src / "acme" / f"p{k:02d}" / "mod000.py"
+        first.write_text(
+            '"""Module 0."""\n\n\ndef value_000(x: int) -> int:\n    """Return x."""\n    return x\n'
+        )
+    quoted = ", ".join(f'"{r}"' for r in roots)
+    (root / "pyproject.toml").write_text(
+        "[tool.mypy]\n"
+        'files = ["packages"]\n'
+        f'mypy_path = "{":".join(roots)}"\n'
+        "explicit_package_bases = true\n\n"
+        "[tool.pyright]\n"
+        'include = ["packages"]\n'
+        f"extraPaths = [{quoted}]\n"
+    )
+
+
+def without_search_paths(config: str) -> str:
+    """The default config with no gate's search paths given to the import
+    analyzer: ruff resolves from its own `src` alone (what qg did before)."""
+    return re.sub(r"\n    search_paths:\n(      .*\n)+", "\n", config).replace(
+        '    args: ["--config", "src = {search_paths}"]\n', ""
+    )
+
+
+def roots_cost(runs, tmp: Path):
+    """Issue 35: what resolving imports from every importer gate's search
+    roots costs, on the 300-module package and on a generated monorepo (a
+    namespace package over 20 source roots, 600 modules): the graph built
+    from nothing, a one-file `qg files` (auto) with the graph cached, and a
+    one-file `qg run` (auto), each next to the same with the analyzer's own
+    roots alone, in its own copy of the repo."""
+    default = default_config()
+    plain = without_search_paths(default)
+    assert "search_paths" not in plain and "{search_paths}" in default
+    corpora = [
+        ("300-module package", lambda r: generate_package(r, 300), "pkg/mod150.py"),
+        ("monorepo (20 roots, 600 modules)", lambda r: generate_monorepo(r, 20, 30), "packages/p05/src/acme/p05/mod000.py"),
+    ]
+    rows = []
+    for label, generate, module in corpora:
+        roots = {}
+        for name, config in [("roots", default), ("own", plain)]:
+            root = tmp / f"roots-{label.split()[0]}-{name}"
+            generate(root)
+            (root / ".st3").mkdir(exist_ok=True)
+            (root / ".st3" / "quality.yaml").write_text(config)
+            git_commit_all(root)
+            report = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+            assert report["overall_pass"], report["summary_line"]
+            roots[name] = root
+        original = (roots["own"] / module).read_text()
+        edits = iter(range(10_000))
+
+        def edit(name):
+            (roots[name] / module).write_text(original + f"\n\nEDIT_{next(edits)} = 1\n")
+
+        def listing(name):
+            edit(name)
+            return json.loads(sh([QG, "files", "--format", "json"], roots[name], capture=True))
+
+        def files(name, cold):
+            def step():
+                if cold:
+                    for cache in ("import-graph.json", "import-names.json"):
+                        (roots[name] / ".st3" / cache).unlink(missing_ok=True)
+                listing(name)
+
+            return step
+
+        def run(name):
+            def step():
+                edit(name)
+                sh([QG, "run"], roots[name], check=False)
+
+            return step
+
+        importers = {n: sum("imports_changed" in f["reasons"] for f in listing(n)["files"]) for n in roots}
+        built = medians({n: files(n, True) for n in roots}, runs, warmup=1)
+        warm = medians({n: files(n, False) for n in roots}, runs * 2, warmup=1)
+        full = medians({n: run(n) for n in roots}, runs, warmup=1)
+        for n in roots:
+            (roots[n] / module).write_text(original)
+        for figure, m, goal in [
+            ("the import graph built from nothing (`qg files`, no cache)", built, "(report)"),
+            ("a one-file `qg files` (auto), graph cached", warm, "<= +50 ms"),
+            ("a one-file `qg run` (auto), the real tools", full, "(report)"),
+        ]:
+            added = (m["roots"] - m["own"]) * 1000
+            rows.append(
+                (
+                    f"search roots, {label}: {figure}",
+                    f"with the gates' roots {ms(m['roots'])}, the analyzer's own alone {ms(m['own'])}; "
+                    f"importers of {module}: {importers['roots']} with, {importers['own']} without",
+                    f"{added:+.1f} ms",
+                    goal,
+                    goal == "(report)" or added <= 50,
+                )
+            )
+    return rows
+
+
 def mcp_server(runs, tmp: Path):
     """`qg mcp`: start to the first tools/list answer; a run_gates call on a
     running server against the same run from the CLI (four no-op gates over
@@ -1296,6 +1414,7 @@ FIGURES = {
     "tdd": tdd_loop,
     "tdd-importers": tdd_importers,
     "graph": graph_cost,
+    "roots": roots_cost,
     "parsing": parsing,
     "mypy-wide": whole_project_mypy,
     "baseline": baseline_matching,
