@@ -382,6 +382,10 @@ fn ask(
     Ok(answers)
 }
 
+/// Parsing this many files costs less than reading the names cache of a
+/// large project: an update of a few changed files parses them directly.
+const PARSE_WITHOUT_CACHE: usize = 64;
+
 /// The import statements of `files`: parsed once per content, the
 /// answers kept in `.st3/import-names.json` for the contents in `current`.
 fn import_statements(
@@ -389,6 +393,15 @@ fn import_statements(
     files: &[String],
     current: &BTreeMap<String, String>,
 ) -> BTreeMap<String, Vec<imports::Import>> {
+    if files.len() <= PARSE_WITHOUT_CACHE {
+        let names: Vec<&str> = files.iter().map(String::as_str).collect();
+        let parsed = imports::of_files(&request.ws.root, &names);
+        return files
+            .iter()
+            .zip(parsed)
+            .filter_map(|(file, statements)| Some((file.clone(), statements?)))
+            .collect();
+    }
     let mut names = cache::load_names(request.ws);
     let blob = |file: &String| current.get(file).cloned().unwrap_or_default();
     let unparsed: Vec<&str> = files

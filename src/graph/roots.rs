@@ -354,11 +354,14 @@ fn package_bases<'a>(
     files: impl Iterator<Item = &'a str>,
     known: &HashSet<&str>,
 ) -> BTreeMap<String, String> {
-    let is_package = |dir: &str| {
-        ["__init__.py", "__init__.pyi"]
-            .iter()
-            .any(|init| known.contains(format!("{dir}/{init}").as_str()))
-    };
+    let packages: HashSet<&str> = known
+        .iter()
+        .filter_map(|f| {
+            let (dir, name) = f.rsplit_once('/')?;
+            matches!(name, "__init__.py" | "__init__.pyi").then_some(dir)
+        })
+        .collect();
+    let is_package = |dir: &str| packages.contains(dir);
     let mut bases: BTreeMap<String, String> = BTreeMap::new();
     for file in files {
         let Some((dir, _)) = file.rsplit_once('/') else {

@@ -15,33 +15,44 @@
 //!   importer is a green that is not the truth. The run says when such an
 //!   edge put an importer in scope.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::imports::Import;
 
-/// Project files by the dotted module names they can be imported as.
+/// Project files by path, and by the dotted module names they can be
+/// imported as.
 pub(crate) struct ModuleIndex<'a> {
-    /// Every dotted suffix of a module file's path (`use`, `b.use`,
-    /// `acme.b.use` for `…/acme/b/use.py`; a package is its `__init__`).
-    modules: HashMap<String, Vec<&'a str>>,
     /// Every project file.
     files: HashSet<&'a str>,
+    /// Every dotted suffix of a module file's path (`use`, `b.use`,
+    /// `acme.b.use` for `…/acme/b/use.py`; a package is its `__init__`):
+    /// made only when an import must be assumed, which is rare.
+    modules: OnceCell<HashMap<String, Vec<&'a str>>>,
 }
 
 impl<'a> ModuleIndex<'a> {
     /// The index of `files` (root-relative).
     pub(crate) fn new(files: impl Iterator<Item = &'a str>) -> ModuleIndex<'a> {
-        let mut modules: HashMap<String, Vec<&'a str>> = HashMap::new();
-        let files: HashSet<&'a str> = files.collect();
-        for file in &files {
-            for suffix in dotted_suffixes(file) {
-                modules.entry(suffix).or_default().push(file);
+        ModuleIndex {
+            files: files.collect(),
+            modules: OnceCell::new(),
+        }
+    }
+
+    fn modules(&self) -> &HashMap<String, Vec<&'a str>> {
+        self.modules.get_or_init(|| {
+            let mut modules: HashMap<String, Vec<&'a str>> = HashMap::new();
+            for file in &self.files {
+                for suffix in dotted_suffixes(file) {
+                    modules.entry(suffix).or_default().push(file);
+                }
             }
-        }
-        for found in modules.values_mut() {
-            found.sort_unstable();
-        }
-        ModuleIndex { modules, files }
+            for found in modules.values_mut() {
+                found.sort_unstable();
+            }
+            modules
+        })
     }
 
     /// The files `name` could be anywhere in the project: the module files
@@ -51,7 +62,7 @@ impl<'a> ModuleIndex<'a> {
     fn anywhere(&self, name: &str) -> Vec<&'a str> {
         let parts: Vec<&str> = name.split('.').collect();
         for end in (1..=parts.len()).rev() {
-            if let Some(files) = self.modules.get(&parts[..end].join(".")) {
+            if let Some(files) = self.modules().get(&parts[..end].join(".")) {
                 return files.clone();
             }
             let dir = parts[..end].join("/");
