@@ -196,17 +196,40 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
 /// Where each active gate's files come from: the tool's own config (and
 /// which keys), or qg's file list.
 fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
-    config
-        .active_gates
-        .iter()
-        .map(|id| {
-            let name = format!("{id} files");
-            match crate::selection::files_from(root, &config.gates[id]) {
-                Ok(detail) => Check::new(&name, Health::Ok, detail, None),
-                Err(why) => Check::new(&name, Health::Warning, why, None),
-            }
-        })
-        .collect()
+    let mut checks = Vec::new();
+    for id in &config.active_gates {
+        let name = format!("{id} files");
+        let gate = &config.gates[id];
+        match crate::selection::files_from(root, gate) {
+            Ok(detail) => checks.push(Check::new(&name, Health::Ok, detail, None)),
+            Err(why) => checks.push(Check::new(&name, Health::Warning, why, None)),
+        }
+        checks.extend(missing_selected_paths(root, gate, &name));
+    }
+    checks
+}
+
+/// A path the tool's own config names to check that does not exist: the
+/// tool's own run stops on it or warns, and the gate with it.
+fn missing_selected_paths(root: &Path, gate: &config::Gate, name: &str) -> Option<Check> {
+    let spec = gate.selection.as_ref()?;
+    let selection = crate::selection::read(root, spec).ok()?;
+    let missing = selection.missing_entries(root);
+    if missing.is_empty() {
+        return None;
+    }
+    let key = spec.include.as_ref().map_or("", |k| k.key.as_str());
+    let source = selection
+        .config_label
+        .as_deref()
+        .unwrap_or("the tool's config");
+    let listed = missing.join(", ");
+    Some(Check::new(
+        name,
+        Health::Error,
+        format!("{source} `{key}` names {listed}, which does not exist: the tool's own run stops on it (or warns) and `qg run` with it"),
+        Some(format!("remove {listed} from `{key}` in {source}, or create it")),
+    ))
 }
 
 /// A gate whose last run reported mostly unresolved imports cannot see the

@@ -30,6 +30,8 @@ pub(crate) struct ToolSelection {
     /// The entries of the include key as the config writes them, when it
     /// names the files (`files = ["src"]`).
     pub(crate) named: Vec<String>,
+    /// The config that says so (`pyproject.toml [tool.mypy]`), if one does.
+    pub(crate) config_label: Option<String>,
     include: Option<Box<Matcher>>,
     exclude: Option<Box<Matcher>>,
     prefer_stub: bool,
@@ -92,6 +94,19 @@ impl ToolSelection {
             && !self.exclude.as_ref().is_some_and(|m| m.matches(path))
     }
 
+    /// The entries of the include key, as the config writes them, that
+    /// name no file or directory under `root` (globs are left out: one
+    /// that matches nothing is not a mistake the tool stops on).
+    pub(crate) fn missing_entries(&self, root: &Path) -> Vec<String> {
+        self.named
+            .iter()
+            .map(|entry| clean(entry))
+            .filter(|entry| !entry.is_empty() && *entry != "." && !entry.contains(['*', '?', '[']))
+            .filter(|entry| !root.join(entry).exists())
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Whether the tool checks `path` given the project's other files:
     /// with `prefer_stub`, a `.py` beside a `.pyi` of the same module is
     /// never checked (the tool's discovery takes the stub).
@@ -144,6 +159,7 @@ pub(crate) fn read(
         source,
         names_files: false,
         named: Vec::new(),
+        config_label: None,
         include: None,
         exclude: spec
             .exclude
@@ -206,6 +222,7 @@ fn from_section(
         source,
         names_files: include.is_some(),
         named,
+        config_label: Some(label.to_string()),
         include,
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,

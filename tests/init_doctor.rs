@@ -181,3 +181,42 @@ fn completions_are_generated() {
         );
     }
 }
+
+/// A directory the tool's own config names to check that does not exist
+/// (`files = ["src", "tests", "examples"]` without `examples`): bare mypy
+/// stops with "Cannot read file" and the gate errors, so doctor says so and
+/// how to fix it; a glob matching nothing is no such mistake.
+#[test]
+fn doctor_names_a_path_the_tools_config_names_that_does_not_exist() {
+    let project = init_fixture("scripts");
+    for tool in ["ruff", "mypy", "pyright"] {
+        project.fake_tool(tool, &format!("echo '{tool} 1.0'"));
+    }
+    project.write(
+        "pyproject.toml",
+        "[tool.mypy]\nfiles = [\"src\", \"tests\", \"examples\", \"gen/*.py\"]\n",
+    );
+    project.write("src/a.py", "x = 1\n");
+    project.write("tests/test_a.py", "x = 1\n");
+    let run = project.qg(&["doctor", "--format", "json"]);
+    run.assert_code(1);
+    let json = run.json();
+    let failed: Vec<&serde_json::Value> = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "error")
+        .collect();
+    assert_eq!(failed.len(), 1, "{json}");
+    assert_eq!(failed[0]["name"], "mypy files");
+    assert_eq!(
+        failed[0]["detail"],
+        "pyproject.toml [tool.mypy] `files` names examples, which does not exist: the tool's own run stops on it (or warns) and `qg run` with it"
+    );
+    assert_eq!(
+        failed[0]["fix"],
+        "remove examples from `files` in pyproject.toml [tool.mypy], or create it"
+    );
+    project.write("examples/demo.py", "x = 1\n");
+    project.qg(&["doctor"]).assert_code(0);
+}
