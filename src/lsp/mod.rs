@@ -3,13 +3,17 @@
 //! (what changed and its importers), the baseline's known findings apart
 //! from new ones — with fixes as code actions.
 //!
-//! The client's messages are read on one thread ([`session`]); runs of the
-//! gates happen on another ([`runs`]), one at a time, the newest save
-//! cancelling a run it makes stale. stdout carries protocol frames only.
+//! The client's messages are read on one thread and handed to their
+//! handlers by the dispatcher ([`api`]), which read and change the plain
+//! [`session`]; runs of the gates happen on another thread ([`runs`]), one
+//! at a time from the [`queue`], the newest save cancelling a run it makes
+//! stale. stdout carries protocol frames only.
 
-mod actions;
+mod api;
 pub(crate) mod diagnostics;
 mod documents;
+mod fixes;
+mod queue;
 mod runs;
 mod session;
 mod store;
@@ -100,7 +104,7 @@ pub(crate) fn serve(
     let rpc = Rpc::start(
         output,
         input,
-        Box::new(move |incoming| handler_session.handle(incoming)),
+        Box::new(move |incoming| api::handle(&handler_session, incoming)),
     );
     session.attach(rpc);
     let worker = runs::start(Arc::clone(&session));

@@ -1,16 +1,16 @@
-//! The session's runs of the gates, one at a time on a worker thread:
-//! what is asked while a run is under way waits for it — or, when the run
-//! is a check the new request makes stale (a save after a save), cancels
-//! it — and queued requests are merged, so the last save always wins.
+//! The session's runs of the gates, one at a time on a worker thread that
+//! takes merged work from the [queue](super::queue) and shows what each
+//! run found.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use lsp_types::MessageType;
 use serde_json::{json, Value};
 
+use super::queue::Pending;
 use super::session::Session;
 use crate::baseline::BaselineUse;
 use crate::config::Gate;
@@ -21,122 +21,6 @@ use crate::process::Cancel;
 use crate::report::RunReport;
 use crate::run::{self, DaemonUse, RunOptions};
 use crate::scope::{ScopeMode, ScopeRequest};
-
-/// Something to do on the worker.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Job {
-    /// Check what changed (the `auto` scope, importers included).
-    Auto,
-    /// Check a file just opened whose findings are not known.
-    Open(String),
-    /// Check the whole project (`qg.runProject`).
-    Project,
-    /// Write the baseline, then check the project against it.
-    BaselineWrite,
-    /// Start the warm gates' daemons.
-    StartDaemons,
-}
-
-/// Waiting work, merged.
-#[derive(Debug, Default)]
-struct Pending {
-    auto: bool,
-    open: BTreeSet<String>,
-    project: bool,
-    baseline_write: bool,
-    start_daemons: bool,
-    closed: bool,
-}
-
-impl Pending {
-    fn is_empty(&self) -> bool {
-        !(self.auto
-            || self.project
-            || self.baseline_write
-            || self.start_daemons
-            || !self.open.is_empty())
-    }
-}
-
-/// The queue between the reader thread and the worker.
-#[derive(Default)]
-pub(crate) struct Queue {
-    pending: Mutex<Pending>,
-    wake: Condvar,
-    /// The run under way, and whether a new request makes it stale.
-    current: Mutex<Option<(Cancel, bool)>>,
-}
-
-impl Queue {
-    fn pending(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn current(&self) -> MutexGuard<'_, Option<(Cancel, bool)>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues a job; a save or a change cancels a check under way that it
-    /// makes stale (the merged run that follows covers both).
-    pub(crate) fn push(&self, job: Job) {
-        let stales = matches!(job, Job::Auto);
-        {
-            let mut pending = self.pending();
-            match job {
-                Job::Auto => pending.auto = true,
-                Job::Open(file) => {
-                    pending.open.insert(file);
-                }
-                Job::Project => pending.project = true,
-                Job::BaselineWrite => pending.baseline_write = true,
-                Job::StartDaemons => pending.start_daemons = true,
-            }
-        }
-        if stales {
-            if let Some((cancel, true)) = self.current().as_ref() {
-                cancel.cancel();
-            }
-        }
-        self.wake.notify_all();
-    }
-
-    /// Cancels the run under way, whatever it is.
-    pub(crate) fn cancel_current(&self) {
-        if let Some((cancel, _)) = self.current().as_ref() {
-            cancel.cancel();
-        }
-    }
-
-    /// Stops the worker (after cancelling its run).
-    pub(crate) fn close(&self) {
-        self.pending().closed = true;
-        self.cancel_current();
-        self.wake.notify_all();
-    }
-
-    /// The next merged batch of work, after a short quiet spell (an
-    /// editor's save and its file-change notice arrive together); `None`
-    /// once closed.
-    fn next(&self) -> Option<Pending> {
-        let mut pending = self.pending();
-        loop {
-            if pending.closed {
-                return None;
-            }
-            if !pending.is_empty() {
-                break;
-            }
-            pending = self.wake.wait(pending).unwrap_or_else(|e| e.into_inner());
-        }
-        drop(pending);
-        std::thread::sleep(Duration::from_millis(30));
-        let mut pending = self.pending();
-        if pending.closed {
-            return None;
-        }
-        Some(std::mem::take(&mut *pending))
-    }
-}
 
 /// Starts the worker.
 pub(crate) fn start(session: Arc<Session>) -> std::thread::JoinHandle<()> {
@@ -193,7 +77,9 @@ fn check(session: &Session, kind: Kind) {
     // A save makes a check of what changed stale, not a look at an opened
     // file (the run after the save would not cover an unchanged file).
     let stale_by_saves = matches!(kind, Kind::Auto);
-    *session.queue.current() = Some((options.cancel.clone(), stale_by_saves));
+    session
+        .queue
+        .set_current(Some((options.cancel.clone(), stale_by_saves)));
     let title = match kind {
         Kind::Auto => "checking what changed",
         Kind::Project => "checking the project",
@@ -202,7 +88,7 @@ fn check(session: &Session, kind: Kind) {
     let progress = Progress::begin(session, title);
     let started = SystemTime::now();
     let outcome = run::run(&options, &progress);
-    *session.queue.current() = None;
+    session.queue.set_current(None);
     match outcome {
         Ok(report) => {
             // Ended once the editor has the findings: a client (or a test)
@@ -305,10 +191,12 @@ fn write_baseline(session: &Session) {
         return;
     };
     options.report_covered = false;
-    *session.queue.current() = Some((options.cancel.clone(), false));
+    session
+        .queue
+        .set_current(Some((options.cancel.clone(), false)));
     let progress = Progress::begin(session, "writing the baseline");
     let written = run::write_baseline(&options, &progress);
-    *session.queue.current() = None;
+    session.queue.set_current(None);
     match written {
         Ok(written) => {
             let line = format!(

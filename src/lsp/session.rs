@@ -1,7 +1,7 @@
-//! One client's session: what it said it can do, the documents it has
-//! open, what it was last shown; every message it sends is answered or
-//! handled here, on the connection's reader thread. Anything slow (a run
-//! of the gates) is handed to the run queue.
+//! One client's session: plain state — what the client said it can do,
+//! the documents it has open, what it was last shown — and the connection
+//! to it. The [handlers](super::api) read and change it on the reader
+//! thread; anything slow (a run of the gates) goes to the run [queue].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,22 +12,14 @@ use lsp_types::{Diagnostic, MessageType};
 use serde_json::{json, Value};
 
 use super::diagnostics::{self, Origin};
-use super::documents::{self, Document, Documents};
-use super::runs::{Job, Queue};
+use super::documents::{self, Documents};
+use super::queue::Queue;
 use super::store::Store;
 use super::{ServeOptions, Settings};
 use crate::config::{Config, PositionEncoding};
-use crate::warm::lsp::rpc::{Answer, Incoming, Rpc};
+use crate::warm::lsp::rpc::Rpc;
 use crate::watch::filter::Filter;
 use crate::workspace::Workspace;
-
-/// `workspace/executeCommand`: run the project scope into the editor.
-pub(crate) const RUN_PROJECT: &str = "qg.runProject";
-/// `workspace/executeCommand`: write the baseline from the project's findings.
-pub(crate) const BASELINE_WRITE: &str = "qg.baselineWrite";
-
-/// `InvalidParams`: a request qg understood but cannot serve as asked.
-const INVALID_PARAMS: i64 = -32602;
 
 /// The session, shared by the reader thread and the run worker.
 pub(crate) struct Session {
@@ -46,7 +38,7 @@ pub(crate) struct State {
     /// The project's config, when it loads.
     pub(crate) config: Option<Arc<Config>>,
     /// Which changed paths can change a verdict (as for `qg watch`).
-    filter: Option<Filter>,
+    pub(crate) filter: Option<Filter>,
     /// The units the client counts columns in.
     pub(crate) encoding: PositionEncoding,
     /// Whether the client shows `$/progress` the server starts.
@@ -54,7 +46,7 @@ pub(crate) struct State {
     /// Whether the client resolves a code action's edit lazily.
     pub(crate) resolve_edits: bool,
     /// Whether the client watches files for a server that asks it to.
-    watches_files: bool,
+    pub(crate) watches_files: bool,
     /// Open documents.
     pub(crate) documents: Documents,
     /// Every checked file's findings.
@@ -69,7 +61,7 @@ pub(crate) struct State {
     /// The user's choices (command line, then `initializationOptions`).
     pub(crate) settings: Settings,
     /// `shutdown` was received.
-    shut_down: bool,
+    pub(crate) shut_down: bool,
     /// Gates whose daemons this session started.
     pub(crate) owned_daemons: Vec<String>,
 }
@@ -140,6 +132,17 @@ impl Session {
         self.rpc.wait()
     }
 
+    /// Sends a request without waiting for the reply (the reader thread
+    /// cannot wait: it is the one that would read it).
+    pub(crate) fn request_without_waiting(&self, method: &str, params: Value) {
+        let _ = self.connection().request(method, params);
+    }
+
+    /// Says the client's `exit` was heard: the server ends.
+    pub(crate) fn end(&self) {
+        let _ = self.ended.lock().map(|e| e.send(()));
+    }
+
     /// Sends a request and waits (briefly) for the client's reply.
     pub(crate) fn ask(&self, method: &str, params: Value) -> Option<Value> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -154,114 +157,9 @@ impl Session {
         );
     }
 
-    /// Answers a request or handles a notification.
-    pub(crate) fn handle(&self, incoming: Incoming<'_>) -> Option<Answer> {
-        match incoming {
-            Incoming::Request(method, params) => self.request(method, params),
-            Incoming::Notification(method, params) => {
-                self.notification(method, params);
-                None
-            }
-        }
-    }
-
-    fn request(&self, method: &str, params: &Value) -> Option<Answer> {
-        let answer = match method {
-            "initialize" => Ok(self.initialize(params)),
-            "shutdown" => {
-                self.state().shut_down = true;
-                self.queue.cancel_current();
-                Ok(Value::Null)
-            }
-            "textDocument/codeAction" => Ok(super::actions::code_actions(self, params)),
-            "codeAction/resolve" => super::actions::resolve(self, params),
-            "workspace/executeCommand" => self.execute_command(params),
-            _ => return None,
-        };
-        Some(answer.map_err(|message| (INVALID_PARAMS, message)))
-    }
-
-    fn notification(&self, method: &str, params: &Value) {
-        match method {
-            "initialized" => self.initialized(),
-            "exit" => {
-                let _ = self.ended.lock().map(|e| e.send(()));
-            }
-            "textDocument/didOpen" => self.did_open(params),
-            "textDocument/didChange" => self.did_change(params),
-            "textDocument/didClose" => self.did_close(params),
-            "textDocument/didSave" => self.did_save(params),
-            "workspace/didChangeWatchedFiles" => self.did_change_watched_files(params),
-            // `$/cancelRequest` among them: a request is answered as soon as
-            // it is read, before any cancellation of it can be.
-            _ => {}
-        }
-    }
-
-    /// Takes the client's root and abilities; says what qg serves.
-    fn initialize(&self, params: &Value) -> Value {
-        let folder = params["workspaceFolders"][0]["uri"]
-            .as_str()
-            .or(params["rootUri"].as_str())
-            .and_then(documents::uri_path)
-            .or_else(|| params["rootPath"].as_str().map(PathBuf::from))
-            .unwrap_or_else(|| self.options.cwd.clone());
-        let capabilities = &params["capabilities"];
-        let offered = capabilities["general"]["positionEncodings"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        // Characters when the client counts them too: no recounting.
-        let encoding = match offered.iter().any(|e| e == "utf-32") {
-            true => PositionEncoding::Utf32,
-            false => PositionEncoding::Utf16,
-        };
-        let resolves_edits = capabilities["textDocument"]["codeAction"]["resolveSupport"]
-            ["properties"]
-            .as_array()
-            .is_some_and(|p| p.iter().any(|p| p == "edit"));
-        let (settings, errors) = self
-            .state()
-            .settings
-            .with_client_options(&params["initializationOptions"]);
-        for error in errors {
-            self.show(MessageType::ERROR, &format!("qg: {error}"));
-        }
-        {
-            let mut state = self.state();
-            state.settings = settings;
-            state.encoding = encoding;
-            state.progress = capabilities["window"]["workDoneProgress"] == json!(true);
-            state.resolve_edits = resolves_edits;
-            state.watches_files = capabilities["workspace"]["didChangeWatchedFiles"]
-                ["dynamicRegistration"]
-                == json!(true);
-        }
-        self.open_project(&folder);
-        json!({
-            "capabilities": {
-                "positionEncoding": match encoding {
-                    PositionEncoding::Utf32 => "utf-32",
-                    _ => "utf-16",
-                },
-                "textDocumentSync": {
-                    "openClose": true,
-                    "change": 1,
-                    "save": {"includeText": false},
-                },
-                "codeActionProvider": {
-                    "codeActionKinds": ["quickfix", "source.fixAll.qg"],
-                    "resolveProvider": true,
-                },
-                "executeCommandProvider": {"commands": [RUN_PROJECT, BASELINE_WRITE]},
-            },
-            "serverInfo": {"name": "qg", "version": env!("CARGO_PKG_VERSION")},
-        })
-    }
-
     /// Finds the project from the client's folder and loads its config; a
     /// config that does not load is shown, and tried again on the next run.
-    fn open_project(&self, folder: &Path) {
+    pub(crate) fn open_project(&self, folder: &Path) {
         let workspace = match Workspace::discover(folder) {
             Ok(workspace) => workspace,
             Err(e) => {
@@ -299,67 +197,19 @@ impl Session {
         }
     }
 
-    /// After the handshake: asks to hear about file changes, starts the
-    /// daemons when asked to, and checks what changed since the last run.
-    fn initialized(&self) {
-        self.register_file_watching();
-        let settings = self.state().settings;
-        if settings.start_daemons && !settings.no_daemon {
-            self.queue.push(Job::StartDaemons);
-        }
-        self.queue.push(Job::Auto);
-    }
-
-    fn register_file_watching(&self) {
-        if !self.state().watches_files {
-            return;
-        }
-        let registration = json!({"registrations": [{
-            "id": "qg-watched-files",
-            "method": "workspace/didChangeWatchedFiles",
-            "registerOptions": {"watchers": [{"globPattern": "**/*"}]},
-        }]});
-        // The reply is not awaited: this is the reader thread.
-        let _ = self
-            .connection()
-            .request("client/registerCapability", registration);
-    }
-
-    fn document_file(&self, params: &Value) -> Option<(String, String)> {
+    /// The document a notification is about: its URI and root-relative
+    /// file, when it is one of the project's.
+    pub(crate) fn document_file(&self, params: &Value) -> Option<(String, String)> {
         let uri = params["textDocument"]["uri"].as_str()?.to_string();
         let root = self.state().root.clone()?;
         let file = documents::relative(&root, &uri)?;
         Some((uri, file))
     }
 
-    fn did_open(&self, params: &Value) {
-        let Some((uri, file)) = self.document_file(params) else {
-            self.tell_outside(params["textDocument"]["uri"].as_str().unwrap_or(""));
-            return;
-        };
-        let document = Document {
-            uri,
-            text: params["textDocument"]["text"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-            version: params["textDocument"]["version"].as_i64().unwrap_or(0) as i32,
-        };
-        let mut state = self.state();
-        state.documents.open(file.clone(), document);
-        let root = state.root.clone().unwrap_or_default();
-        let known = state.store.current(&root, &file).is_some();
-        drop(state);
-        match known {
-            true => self.publish(&[file]),
-            false => self.queue.push(Job::Open(file)),
-        }
-    }
-
     /// Says that an opened document is not one qg checks: a warning the
     /// first time, a log line after (jumping into a library's sources
     /// should not pop up a message each time).
-    fn tell_outside(&self, uri: &str) {
+    pub(crate) fn tell_outside(&self, uri: &str) {
         let (root, told) = {
             let mut state = self.state();
             let told = std::mem::replace(&mut state.told_outside, true);
@@ -376,83 +226,6 @@ impl Session {
                 json!({"type": MessageType::LOG, "message": message}),
             ),
         }
-    }
-
-    fn did_change(&self, params: &Value) {
-        let Some((_, file)) = self.document_file(params) else {
-            return;
-        };
-        // Full sync: the last change holds the whole text.
-        let Some(text) = params["contentChanges"]
-            .as_array()
-            .and_then(|c| c.last())
-            .and_then(|c| c["text"].as_str())
-        else {
-            return;
-        };
-        let version = params["textDocument"]["version"].as_i64().unwrap_or(0) as i32;
-        self.state()
-            .documents
-            .change(&file, text.to_string(), version);
-    }
-
-    fn did_close(&self, params: &Value) {
-        if let Some((_, file)) = self.document_file(params) {
-            self.state().documents.close(&file);
-        }
-    }
-
-    fn did_save(&self, params: &Value) {
-        if self.document_file(params).is_some() {
-            self.queue.push(Job::Auto);
-        }
-    }
-
-    /// Files changed outside the editor (a `git checkout`, a formatter, a
-    /// save in another tool): the project's own files and configs count;
-    /// an open document's own save arrives as `didSave`.
-    fn did_change_watched_files(&self, params: &Value) {
-        let Some(root) = self.state().root.clone() else {
-            return;
-        };
-        let Some(changes) = params["changes"].as_array() else {
-            return;
-        };
-        let state = self.state();
-        let relevant = changes.iter().any(|change| {
-            let Some(path) = change["uri"].as_str().and_then(documents::uri_path) else {
-                return false;
-            };
-            // 1 created, 2 changed, 3 deleted.
-            let moved = change["type"] != json!(2);
-            let Some(file) = (match &state.filter {
-                Some(filter) => filter.relevant(&root, &path, moved),
-                // No config: any change may be the one that fixes it.
-                None => documents::relative(&root, change["uri"].as_str().unwrap_or("")),
-            }) else {
-                return false;
-            };
-            let saved_here = !moved && state.documents.is_open(&file);
-            !saved_here
-        });
-        drop(state);
-        if relevant {
-            self.queue.push(Job::Auto);
-        }
-    }
-
-    fn execute_command(&self, params: &Value) -> Result<Value, String> {
-        match params["command"].as_str() {
-            Some(RUN_PROJECT) => self.queue.push(Job::Project),
-            Some(BASELINE_WRITE) => self.queue.push(Job::BaselineWrite),
-            other => {
-                return Err(format!(
-                    "qg has no command {}; it has {RUN_PROJECT} and {BASELINE_WRITE}",
-                    other.unwrap_or("(none)")
-                ))
-            }
-        }
-        Ok(Value::Null)
     }
 
     /// Shows `files`' findings (an empty list clears a file).

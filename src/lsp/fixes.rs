@@ -1,8 +1,9 @@
-//! Code actions: "Fix <rule> (gate)", "Fix all <gate> findings in this
-//! file", and `source.fixAll.qg` for fix-on-save. Each edit is what the
-//! gate's fixer makes of the editor's text — unsaved changes included — in
-//! a temporary copy of the file with the fixer's config files beside it
-//! as in the project; the editor applies it, so undo works.
+//! Fix actions, whichever request offers or resolves them: what one
+//! carries (the gates whose fixers run, and maybe one rule) and the edit it
+//! makes — what the gates' fixers make of the editor's text, unsaved
+//! changes included, in a temporary copy of the file with the fixers'
+//! config files beside it as in the project. The editor applies the edit,
+//! so undo works.
 
 use std::path::Path;
 
@@ -15,122 +16,25 @@ use crate::exec::ExecContext;
 use crate::process::Cancel;
 
 /// The code action kind of qg's fix-on-save.
-const FIX_ALL_KIND: &str = "source.fixAll.qg";
+pub(crate) const FIX_ALL_KIND: &str = "source.fixAll.qg";
 
 /// What one action fixes.
-struct Fix {
+pub(crate) struct Fix {
     /// The gates whose fixers run, in config order.
-    gates: Vec<String>,
+    pub(crate) gates: Vec<String>,
     /// One rule only (`rule_args`), or all the gates' fixes.
-    rule: Option<String>,
+    pub(crate) rule: Option<String>,
 }
 
-/// Answers `textDocument/codeAction`.
-pub(crate) fn code_actions(session: &Session, params: &Value) -> Value {
-    let uri = params["textDocument"]["uri"].as_str().unwrap_or("");
-    let (config, root, resolve_later) = {
-        let state = session.state();
-        (
-            state.config.clone(),
-            state.root.clone(),
-            state.resolve_edits,
-        )
-    };
-    let (Some(config), Some(root)) = (config, root) else {
-        return json!([]);
-    };
-    let Some(file) = documents::relative(&root, uri) else {
-        return json!([]);
-    };
-    let mut actions = Vec::new();
-    let only: Vec<&str> = params["context"]["only"]
-        .as_array()
-        .map(|kinds| kinds.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let wants = |kind: &str| only.is_empty() || only.iter().any(|o| kind.starts_with(o));
-    if wants("quickfix") {
-        actions.extend(quick_fixes(&config, params, uri));
-    }
-    if wants(FIX_ALL_KIND) && !only.is_empty() {
-        let gates = fixing_gates(&config, &file);
-        if !gates.is_empty() {
-            actions.push(action(
-                "Fix all qg findings in this file",
-                FIX_ALL_KIND,
-                uri,
-                Fix { gates, rule: None },
-                Vec::new(),
-            ));
-        }
-    }
-    if !resolve_later {
-        for action in &mut actions {
-            if let Ok(resolved) = resolve(session, action) {
-                *action = resolved;
-            }
-        }
-    }
-    Value::Array(actions)
-}
-
-/// One "Fix <rule>" and one "Fix all <gate> findings" per fixable
-/// diagnostic of a gate with a fixer.
-fn quick_fixes(config: &Config, params: &Value, uri: &str) -> Vec<Value> {
-    let mut actions = Vec::new();
-    let mut whole_file_offered = std::collections::BTreeSet::new();
-    let diagnostics = params["context"]["diagnostics"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for diagnostic in diagnostics {
-        let data = &diagnostic["data"];
-        let Some(gate) = data["gate"].as_str().and_then(|g| config.gates.get(g)) else {
-            continue;
-        };
-        let Some(fix) = &gate.fix else { continue };
-        if data["fixable"] != json!(true) {
-            continue;
-        }
-        let code = diagnostic["code"].as_str().map(str::to_string);
-        let quick_fix = |title: String, rule: Option<String>| {
-            let fix = Fix {
-                gates: vec![gate.id.clone()],
-                rule,
-            };
-            action(&title, "quickfix", uri, fix, vec![diagnostic.clone()])
-        };
-        if let (Some(code), false) = (&code, fix.rule_args.is_empty()) {
-            actions.push(quick_fix(
-                format!("Fix {code} ({})", gate.id),
-                Some(code.clone()),
-            ));
-        }
-        if whole_file_offered.insert(gate.id.clone()) {
-            actions.push(quick_fix(
-                format!("Fix all {} findings in this file", gate.id),
-                None,
-            ));
-        }
-    }
-    actions
-}
-
-/// The active gates with a fixer for files like `file`. Not only those
-/// that found something: fix-on-save asks about the editor's unsaved
-/// text, which no run has seen.
-fn fixing_gates(config: &Config, file: &str) -> Vec<String> {
-    config
-        .active_gates
-        .iter()
-        .filter(|id| {
-            let gate = &config.gates[*id];
-            gate.fix.is_some() && gate.handles_file_type(file)
-        })
-        .cloned()
-        .collect()
-}
-
-fn action(title: &str, kind: &str, uri: &str, fix: Fix, diagnostics: Vec<Value>) -> Value {
+/// A code action that fixes `uri` as `fix` says, its edit made when it is
+/// resolved.
+pub(crate) fn action(
+    title: &str,
+    kind: &str,
+    uri: &str,
+    fix: Fix,
+    diagnostics: Vec<Value>,
+) -> Value {
     json!({
         "title": title,
         "kind": kind,
@@ -139,7 +43,7 @@ fn action(title: &str, kind: &str, uri: &str, fix: Fix, diagnostics: Vec<Value>)
     })
 }
 
-/// Answers `codeAction/resolve`: the action with its edit.
+/// The action with its edit.
 pub(crate) fn resolve(session: &Session, action: &Value) -> Result<Value, String> {
     let data = &action["data"];
     let uri = data["uri"].as_str().ok_or("the action has no document")?;
