@@ -11,6 +11,7 @@ use super::{current_dir, print_stdout};
 use crate::error::QgError;
 use crate::warm::control::{self, DaemonState, StartRequest, Started};
 use crate::warm::daemon::{self, ServeOptions};
+use crate::warm::log::Log;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum DaemonAction {
@@ -99,17 +100,26 @@ pub(super) fn command(action: DaemonAction) -> Result<i32, QgError> {
         DaemonAction::Stop(args) => stop(args),
         DaemonAction::Status(args) => status(args),
         DaemonAction::Serve(args) => {
+            // Its stderr is the slot's daemon.log (`qg daemon start` opens it).
+            let log = Log::new(
+                Box::new(std::io::stderr()),
+                &format!("qg daemon {}", args.gate),
+            );
             let options = ServeOptions {
                 cwd: current_dir()?,
                 config: args.config,
                 gate: args.gate,
                 owner: args.owner,
                 idle_timeout: args.idle_timeout,
+                log,
             };
             daemon::serve(options).map_err(QgError::Usage)?;
             Ok(0)
         }
-        DaemonAction::Guard { argv } => Ok(crate::warm::guard::main(&argv)),
+        DaemonAction::Guard { argv } => {
+            let log = Log::new(Box::new(std::io::stderr()), "qg daemon guard");
+            Ok(crate::warm::guard::main(&argv, &log))
+        }
     }
 }
 

@@ -8,8 +8,9 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use super::engine::{Context, Process};
+use super::context::Context;
 use super::program::Program;
+use super::tree::Process;
 use super::wire::{Bytes, CommandOutput, Reply};
 use crate::config::CommandSpec;
 use crate::process::{self, Termination};

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::key::DaemonKey;
-use super::slot::{self, Phase, Slot};
+use super::record::Phase;
+use super::slot::{self, Slot};
 use super::wire::{self, Reply, Request, Status};
 use crate::config::{Config, Gate};
 use crate::error::QgError;

@@ -14,9 +14,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::engine::{Context, Engine};
+use super::context::Context;
+use super::engine::Engine;
 use super::key::DaemonKey;
-use super::slot::{now_rfc3339, Phase, Record, Slot};
+use super::log::Log;
+use super::record::{Phase, Record};
+use super::slot::Slot;
 use super::wire::{self, Reply, Request, Status};
 use crate::config::{self, Config};
 use crate::tools::Toolbox;
@@ -35,6 +38,8 @@ pub(crate) struct ServeOptions {
     pub(crate) owner: Option<u32>,
     /// Overrides the gate's `idle_timeout_minutes`.
     pub(crate) idle_timeout: Option<Duration>,
+    /// Where the daemon writes what it does (the caller's channel).
+    pub(crate) log: Log,
 }
 
 /// How often the daemon looks at its clock, its owner and its tool.
@@ -99,6 +104,7 @@ impl Held {
             slot: &shared.slot,
             tools: &tools,
             qg: &shared.qg,
+            log: &shared.options.log,
         };
         f(&mut self.engine, &ctx)
     }
@@ -132,7 +138,7 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
         digest: key.digest(),
         key,
         phase: Phase::Starting,
-        started_at: now_rfc3339(),
+        started_at: super::record::now_rfc3339(),
         first_pass_ms: None,
         owner: options.owner,
         idle_timeout_s: idle_timeout.as_secs(),
@@ -362,6 +368,7 @@ fn launch(shared: &Shared) -> Result<(Held, DaemonKey), String> {
         slot: &shared.slot,
         tools: &tools,
         qg: &shared.qg,
+        log: &shared.options.log,
     };
     let deadline = Instant::now() + gate.timeout;
     let engine = start_and_pass(&ctx, deadline)?;
@@ -547,11 +554,7 @@ fn shut_down(shared: &Arc<Shared>) {
 }
 
 fn log(shared: &Shared, message: &str) {
-    eprintln!(
-        "{} qg daemon {}: {message}",
-        now_rfc3339(),
-        shared.options.gate
-    );
+    shared.options.log.line(message);
 }
 
 /// A poisoned lock only means another thread panicked; the data is usable.

@@ -14,14 +14,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::log::Log;
+
 /// How often the guard looks at its parent and its tool.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Runs the guard for `argv` (program first); returns only if the tool
-/// could not be started (exit status 127, as a shell would).
-pub(crate) fn main(argv: &[OsString]) -> i32 {
+/// Runs the guard for `argv` (program first), saying what it does on
+/// `log` (the daemon's); returns only if the tool could not be started
+/// (exit status 127, as a shell would).
+pub(crate) fn main(argv: &[OsString], log: &Log) -> i32 {
     let Some((program, args)) = argv.split_first() else {
-        eprintln!("qg daemon guard: no program given");
+        log.line("no program given");
         return 2;
     };
     // SAFETY: getppid and getpgrp have no preconditions.
@@ -29,7 +32,7 @@ pub(crate) fn main(argv: &[OsString]) -> i32 {
     let group = unsafe { libc::getpgrp() } as u32;
     if group != std::process::id() {
         // Killing "its" group would kill whoever started it.
-        eprintln!("qg daemon guard: must lead its own process group");
+        log.line("must lead its own process group");
         return 2;
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -39,10 +42,7 @@ pub(crate) fn main(argv: &[OsString]) -> i32 {
     let mut child = match std::process::Command::new(program).args(args).spawn() {
         Ok(child) => child,
         Err(e) => {
-            eprintln!(
-                "qg daemon guard: cannot start {}: {e}",
-                program.to_string_lossy()
-            );
+            log.line(&format!("cannot start {}: {e}", program.to_string_lossy()));
             return 127;
         }
     };
@@ -54,15 +54,12 @@ pub(crate) fn main(argv: &[OsString]) -> i32 {
                 true => "the daemon is gone",
                 false => "asked to stop",
             };
-            eprintln!("qg daemon guard: {why}; killing the tool's process group");
+            log.line(&format!("{why}; killing the tool's process group"));
             break;
         }
         match child.try_wait() {
             Ok(Some(status)) => {
-                eprintln!(
-                    "qg daemon guard: {} ended ({status})",
-                    program.to_string_lossy()
-                );
+                log.line(&format!("{} ended ({status})", program.to_string_lossy()));
                 break;
             }
             Ok(None) => std::thread::sleep(POLL),

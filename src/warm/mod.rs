@@ -17,16 +17,20 @@
 
 pub(crate) mod client;
 mod command;
+mod context;
 pub(crate) mod control;
 pub(crate) mod daemon;
 mod engine;
 pub(crate) mod guard;
 pub(crate) mod key;
+pub(crate) mod log;
 pub(crate) mod lsp;
 mod procfs;
 mod program;
+pub(crate) mod record;
 pub(crate) mod slot;
 mod snapshot;
+mod tree;
 pub(crate) mod wire;
 
 use crate::process::Finished;

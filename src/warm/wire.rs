@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::slot::Record;
+use super::record::Record;
 use crate::violation::Violation;
 
 /// The version of what runs and daemons say; part of the socket's name.

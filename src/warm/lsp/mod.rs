@@ -10,7 +10,6 @@
 pub(crate) mod diagnostics;
 pub(crate) mod rpc;
 
-use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -18,9 +17,10 @@ use std::time::{Duration, Instant};
 use lsp_types::Diagnostic;
 use serde_json::{json, Value};
 
-use super::engine::{Context, Process};
+use super::context::Context;
 use super::program::Program;
 use super::snapshot::Snapshot;
+use super::tree::Process;
 use super::wire::Reply;
 use crate::config::{LspSpec, PositionEncoding};
 use crate::violation::Violation;
@@ -335,6 +335,7 @@ fn encoding_name(encoding: PositionEncoding) -> &'static str {
 fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
     let settings = spec.settings.clone();
     let folder = json!([{"uri": dir_uri(&ctx.ws.root), "name": "project"}]);
+    let log = ctx.log.named("language server");
     Box::new(move |incoming| match incoming {
         Incoming::Request("workspace/configuration", params) => {
             let items = params.get("items").and_then(Value::as_array);
@@ -362,13 +363,7 @@ fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
                 .and_then(Value::as_i64)
                 .is_some_and(|t| t <= 2);
             if serious {
-                let message = params.get("message").and_then(Value::as_str).unwrap_or("");
-                let mut stderr = std::io::stderr().lock();
-                let _ = writeln!(
-                    stderr,
-                    "{} language server: {message}",
-                    super::slot::now_rfc3339()
-                );
+                log.line(params.get("message").and_then(Value::as_str).unwrap_or(""));
             }
             None
         }
