@@ -25,6 +25,10 @@ pub(super) enum DaemonAction {
     /// Run one gate's daemon in the foreground (what `start` launches).
     #[command(hide = true)]
     Serve(ServeArgs),
+    /// Compare a daemon's answers with a cold run (what a daemon starts,
+    /// at low priority, after its first full pass and now and then after).
+    #[command(hide = true)]
+    SelfCheck(SelfCheckArgs),
     /// Run a daemon's tool in a process group that dies with the daemon.
     #[command(hide = true)]
     Guard {
@@ -84,6 +88,22 @@ pub(super) struct ServeArgs {
     owner: Option<u32>,
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     idle_timeout: Option<Duration>,
+    #[arg(long, value_name = "N")]
+    verify_every: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct SelfCheckArgs {
+    #[arg(long)]
+    gate: String,
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The daemon: the comparison stops when it is gone.
+    #[arg(long, value_name = "PID")]
+    owner: Option<u32>,
+    /// A sampled run's files (a JSON list); default: the whole program.
+    #[arg(long, value_name = "FILE")]
+    files_from: Option<PathBuf>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -111,11 +131,13 @@ pub(super) fn command(action: DaemonAction) -> Result<i32, QgError> {
                 gate: args.gate,
                 owner: args.owner,
                 idle_timeout: args.idle_timeout,
+                verify_every: args.verify_every,
                 log,
             };
             daemon::serve(options).map_err(QgError::Usage)?;
             Ok(0)
         }
+        DaemonAction::SelfCheck(args) => self_check(args),
         DaemonAction::Guard { argv } => {
             let log = Log::new(Box::new(std::io::stderr()), "qg daemon guard");
             Ok(crate::warm::guard::main(&argv, &log))
@@ -130,6 +152,7 @@ fn start(args: StartArgs) -> Result<i32, QgError> {
         gates: args.gates,
         owner: None,
         idle_timeout: args.idle_timeout,
+        verify_every: None,
     };
     let started = control::start(&request)?;
     let failed = started.iter().filter(|s| s.outcome.is_err()).count();
@@ -163,8 +186,15 @@ fn start_human(started: &[Started]) -> String {
         let line = match &s.outcome {
             Ok(ready) if ready.already => format!("already running (pid {})", ready.pid),
             Ok(ready) => format!(
-                "ready: first full pass in {} (pid {})",
+                "ready: first full pass in {}{} (pid {})",
                 seconds(ready.first_pass_ms),
+                ready
+                    .checked_ms
+                    .map(|ms| format!(
+                        ", its answers equal a cold run's (compared in {})",
+                        seconds(ms)
+                    ))
+                    .unwrap_or_default(),
                 ready.pid
             ),
             Err(why) => format!("failed: {why}"),
@@ -180,7 +210,8 @@ fn start_json(started: &[Started]) -> serde_json::Value {
         .map(|s| match &s.outcome {
             Ok(ready) => serde_json::json!({
                 "gate": s.gate, "state": "ready", "pid": ready.pid,
-                "first_pass_ms": ready.first_pass_ms, "already_running": ready.already,
+                "first_pass_ms": ready.first_pass_ms, "checked_ms": ready.checked_ms,
+                "already_running": ready.already,
             }),
             Err(why) => serde_json::json!({"gate": s.gate, "state": "failed", "error": why}),
         })
@@ -252,6 +283,9 @@ fn status_human(states: &[DaemonState]) -> String {
             if let Some(error) = &record.error {
                 line.push_str(&format!("  error: {error}"));
             }
+            if let Some(distrust) = &record.distrust {
+                line.push_str(&format!("  untrusted: {}", distrust.describe()));
+            }
         }
         out.push_str(&line);
         out.push('\n');
@@ -269,4 +303,81 @@ fn plural(n: usize) -> &'static str {
 
 fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// The run pipeline with `--verify` for one gate, over the whole program
+/// or a sampled run's files, at the lowest CPU priority (the daemon starts
+/// it so): the comparison itself tells the daemon how it came out. A run
+/// that could not compare (the daemon did not answer, the run failed)
+/// tells it so here.
+fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
+    use crate::run::{self, DaemonUse, RunOptions};
+    use crate::scope::{ScopeMode, ScopeRequest};
+    let cwd = current_dir()?;
+    let cancel = crate::process::Cancel::default();
+    if let Some(owner) = args.owner {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            while crate::warm::procfs::alive(owner) {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            cancel.cancel();
+        });
+    }
+    let scope = match &args.files_from {
+        Some(list) => {
+            let files = crate::warm::checker::read_sample(list).map_err(QgError::Usage)?;
+            let root = crate::workspace::Workspace::discover(&cwd)?.root;
+            ScopeRequest {
+                mode: Some(ScopeMode::Files),
+                paths: files
+                    .iter()
+                    .map(|f| crate::file_name::join(&root, f))
+                    .collect(),
+                parent: None,
+            }
+        }
+        None => ScopeRequest {
+            mode: Some(ScopeMode::Project),
+            ..ScopeRequest::default()
+        },
+    };
+    let options = RunOptions {
+        cwd: cwd.clone(),
+        config: args.config,
+        scope,
+        gates: vec![args.gate.clone()],
+        jobs: crate::process::cores(),
+        no_state: true,
+        baseline: crate::baseline::BaselineUse::Ignore,
+        shard: None,
+        cancel,
+        daemons: DaemonUse::Verify,
+        report_covered: false,
+    };
+    let log = Log::new(
+        Box::new(std::io::stderr()),
+        &format!("qg daemon self-check {}", args.gate),
+    );
+    let unanswered = match run::run(&options, &crate::exec::Silent) {
+        Ok(report) => report
+            .gates
+            .iter()
+            .find(|g| g.id == args.gate && !g.warm)
+            .map(|g| match g.warnings.first() {
+                Some(why) => format!("the daemon gave no answer ({why})"),
+                None => "the daemon gave no answer".to_string(),
+            }),
+        Err(e) => Some(format!("the run failed: {e}")),
+    };
+    if let Some(reason) = unanswered {
+        log.line(&reason);
+        let root = crate::workspace::Workspace::discover(&cwd)?.root;
+        crate::warm::client::report(
+            &root,
+            &args.gate,
+            crate::warm::record::Comparison::Inconclusive { reason },
+        );
+    }
+    Ok(0)
 }

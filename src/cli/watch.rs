@@ -38,8 +38,9 @@ pub(super) struct WatchArgs {
     /// Quiet time after a change before a pass starts.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     debounce: Duration,
-    /// Verify the first warm pass, then one in this many, against a cold
-    /// run in the background (0: never).
+    /// The daemons this watch starts compare one warm answer in this many
+    /// with a cold run, in the background (0: only the self-check after
+    /// each start).
     #[arg(long, value_name = "N", default_value_t = 10)]
     verify_every: usize,
     /// Stop the daemons this watch starts after this long without a pass

@@ -498,10 +498,23 @@ impl Compiler<'_> {
                         "`command` needs `check`: the client command that checks the whole program once",
                     ));
                 };
+                let ignore_output = raw
+                    .ignore_output
+                    .as_deref()
+                    .map(|pattern| {
+                        regex::RegexBuilder::new(pattern)
+                            .multi_line(true)
+                            .build()
+                            .map_err(|e| {
+                                self.error(&key("ignore_output"), format!("invalid regex: {e}"))
+                            })
+                    })
+                    .transpose()?;
                 Protocol::Command(CommandSpec {
                     check,
                     stop: raw.stop.filter(|s| !s.is_empty()),
                     ready_file: raw.ready_file,
+                    ignore_output,
                 })
             }
         };
@@ -523,6 +536,7 @@ impl Compiler<'_> {
             reports_imported: raw.reports_imported,
             fresh_args: raw.fresh_args,
             idle_timeout: Duration::from_secs_f64(raw.idle_timeout_minutes * 60.0),
+            verify_every: raw.verify_every,
         })
     }
 

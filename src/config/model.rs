@@ -194,6 +194,9 @@ pub(crate) struct DaemonSpec {
     pub(crate) restart_on: Option<GlobFilter>,
     /// Time without a request after which the daemon stops itself.
     pub(crate) idle_timeout: Duration,
+    /// Every this many warm answers, one is compared with a cold run in
+    /// the background (0: never, beyond the self-check after each start).
+    pub(crate) verify_every: usize,
 }
 
 /// The protocol of a [`DaemonSpec`], with what only it needs.
@@ -250,6 +253,9 @@ pub(crate) struct CommandSpec {
     pub(crate) stop: Option<Vec<String>>,
     /// The file whose existence says the daemon takes requests.
     pub(crate) ready_file: Option<String>,
+    /// Output lines of the check that a cold run does not print and that
+    /// are no finding: left out of the answer.
+    pub(crate) ignore_output: Option<regex::Regex>,
 }
 
 pub(crate) use super::schema::PositionEncoding;

@@ -238,6 +238,10 @@ pub(crate) struct RawDaemon {
     /// `command`: the daemon takes requests once this file exists.
     #[serde(default)]
     pub(crate) ready_file: Option<String>,
+    /// `command`: a regex of output lines the check prints that a cold run
+    /// does not and that are no finding (a summary): left out of the answer.
+    #[serde(default)]
+    pub(crate) ignore_output: Option<String>,
     /// The cold run also reports the project modules its files import
     /// (mypy follows imports): a warm answer reports them too.
     #[serde(default)]
@@ -253,10 +257,18 @@ pub(crate) struct RawDaemon {
     /// Minutes without a request after which the daemon stops itself.
     #[serde(default = "default_idle_minutes")]
     pub(crate) idle_timeout_minutes: f64,
+    /// Every this many warm answers, one is compared with a cold run in
+    /// the background (0: only the self-check after each start).
+    #[serde(default = "default_verify_every")]
+    pub(crate) verify_every: usize,
 }
 
 fn default_idle_minutes() -> f64 {
     30.0
+}
+
+fn default_verify_every() -> usize {
+    10
 }
 
 /// The two ways qg keeps a tool warm.

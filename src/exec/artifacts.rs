@@ -72,6 +72,22 @@ pub(crate) fn write_report(
     Ok(crate::paths::to_slash(&settings.output_dir.join(name)))
 }
 
+/// Writes `text` (`<time>-…-<what>.log`) beside the logs, rotated with
+/// them; returns its root-relative path.
+pub(crate) fn write_text(
+    root: &Path,
+    settings: &ArtifactLogging,
+    what: &str,
+    text: &str,
+) -> std::io::Result<String> {
+    let dir = root.join(&settings.output_dir);
+    create_log_dir(&dir)?;
+    let name = unique_name(what, "log");
+    crate::atomic_file::write(&dir.join(&name), text.as_bytes())?;
+    rotate(&dir, settings.max_files);
+    Ok(crate::paths::to_slash(&settings.output_dir.join(name)))
+}
+
 /// `<time>-<pid>-<sequence>-<what>.<extension>`: sorts by time, and two
 /// runs in one process (concurrent MCP calls) never share a name.
 fn unique_name(what: &str, extension: &str) -> String {

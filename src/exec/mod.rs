@@ -19,7 +19,7 @@ use crate::process::{self, batch};
 use crate::tools::resolve::{ResolveError, ResolvedTool};
 use crate::tools::Toolbox;
 use crate::violation::Violation;
-use crate::warm::{self, WarmAnswer, WarmPlan};
+use crate::warm::{self, WarmAnswer, WarmFindings, WarmPlan};
 
 /// What every gate run shares.
 pub(crate) struct ExecContext<'a> {
@@ -37,6 +37,8 @@ pub(crate) struct WarmRequests<'a> {
     pub(crate) config: &'a Config,
     /// Gate id → what to check and report.
     pub(crate) plans: BTreeMap<String, WarmPlan>,
+    /// The run compares each warm answer with a cold run's (`--verify`).
+    pub(crate) verify: bool,
 }
 
 impl ExecContext<'_> {
@@ -133,6 +135,8 @@ pub(crate) trait Judge<R>: Sync {
     /// A gate that could have been answered warm and was answered cold,
     /// with why, when the user should know.
     fn cold_instead(&self, result: R, why: Option<String>) -> R;
+    /// A result with something the user should know (a daemon's notice).
+    fn noted(&self, result: R, note: String) -> R;
 }
 
 /// Hears about gates as they start and finish (progress display).
@@ -351,12 +355,20 @@ impl<R: Send> Runner<'_, R> {
         let gate = plan.gate;
         self.observer
             .gate_started(gate, files.len(), &[format!("({} daemon)", gate.id)]);
-        let why = match warm::client::ask(warm.config, gate, &self.ctx.tools, request) {
-            Ok((answer, took)) => match self.judge_warm(plan, launch, files, answer, request, took)
-            {
-                Ok(result) => return result,
-                Err(why) => Some(why),
-            },
+        let asked = warm::client::ask(warm.config, gate, &self.ctx.tools, request, warm.verify);
+        let why = match asked {
+            Ok((answer, took)) => {
+                let notice = answer.notice.clone();
+                match self.judge_warm(plan, launch, files, answer, request, took) {
+                    Ok(result) => {
+                        return match notice {
+                            Some(notice) => self.judge.noted(result, notice),
+                            None => result,
+                        }
+                    }
+                    Err(why) => Some(why),
+                }
+            }
             Err(not_warm) => not_warm.warn.then_some(not_warm.reason),
         };
         let cold = self.run_unit(plan, launch, files);
@@ -374,13 +386,13 @@ impl<R: Send> Runner<'_, R> {
         request: &WarmPlan,
         took: Duration,
     ) -> Result<R, String> {
-        let (finished, argv) = match answer {
-            WarmAnswer::Diagnostics(violations) => {
+        let (finished, argv) = match answer.findings {
+            WarmFindings::Diagnostics(violations) => {
                 return self
                     .judge
                     .warm(plan, WarmRun::Diagnostics(violations), request, took)
             }
-            WarmAnswer::Output { finished, argv } => (finished, argv),
+            WarmFindings::Output { finished, argv } => (finished, argv),
         };
         let program = PathBuf::from(argv.first().map(String::as_str).unwrap_or(""));
         let log = write_log(plan.gate, &argv, &program, &launch.cwd, &finished, self.ctx);

@@ -236,6 +236,7 @@ fn start_daemons(session: &Session) {
         gates,
         owner: Some(std::process::id()),
         idle_timeout: None,
+        verify_every: None,
     };
     let owned = match crate::warm::control::start_owned(&request) {
         Ok(owned) => owned,

@@ -141,10 +141,13 @@ impl Judge<GateResult> for Verdicts<'_> {
 
     fn cold_instead(&self, mut result: GateResult, why: Option<String>) -> GateResult {
         if let Some(why) = why {
-            result
-                .warnings
-                .push(format!("answered cold: the warm answer failed ({why})"));
+            result.warnings.push(format!("answered cold: {why}"));
         }
+        result
+    }
+
+    fn noted(&self, mut result: GateResult, note: String) -> GateResult {
+        result.warnings.push(note);
         result
     }
 }

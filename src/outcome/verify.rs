@@ -1,4 +1,5 @@
-//! `--verify`: a warm answer stands only if it equals a cold run's.
+//! Comparing a warm answer with a cold run's: it stands only if both report
+//! the same findings (`--verify`, and every comparison a daemon asks for).
 
 use std::collections::BTreeMap;
 
@@ -9,24 +10,82 @@ use crate::violation::Violation;
 /// How many findings of each side an error lists.
 const SHOWN: usize = 5;
 
+/// The findings only one side of a comparison has, each counted as often
+/// as it occurs; none on either side: the answers agree.
+#[derive(Debug)]
+pub(crate) struct Difference<'a> {
+    /// Reported warm, not cold.
+    pub(crate) only_warm: Vec<&'a Violation>,
+    /// Reported cold, not warm.
+    pub(crate) only_cold: Vec<&'a Violation>,
+}
+
+impl Difference<'_> {
+    /// Whether the two sides agree.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.only_warm.is_empty() && self.only_cold.is_empty()
+    }
+
+    /// The first finding only one side has, in words (`only cold:
+    /// src/a.py:3:5 reportReturnType …`).
+    pub(crate) fn first(&self) -> String {
+        match (self.only_warm.first(), self.only_cold.first()) {
+            (Some(v), _) => format!("only warm: {}", describe(v)),
+            (None, Some(v)) => format!("only cold: {}", describe(v)),
+            (None, None) => "none".into(),
+        }
+    }
+}
+
+/// What each side of `warm` and `cold` reports that the other does not.
+pub(crate) fn difference<'a>(warm: &'a GateResult, cold: &'a GateResult) -> Difference<'a> {
+    let identity = |v: &Violation| serde_json::to_string(v).unwrap_or_default();
+    let mut counts: BTreeMap<String, (Vec<&Violation>, Vec<&Violation>)> = BTreeMap::new();
+    for v in &warm.violations {
+        counts.entry(identity(v)).or_default().0.push(v);
+    }
+    for v in &cold.violations {
+        counts.entry(identity(v)).or_default().1.push(v);
+    }
+    let (mut only_warm, mut only_cold) = (Vec::new(), Vec::new());
+    for (_, (w, c)) in counts {
+        let common = w.len().min(c.len());
+        only_warm.extend(&w[common..]);
+        only_cold.extend(&c[common..]);
+    }
+    Difference {
+        only_warm,
+        only_cold,
+    }
+}
+
 /// `warm` when it reports exactly `cold`'s findings; otherwise a gate
-/// error naming what only one side found, with the cold side's findings
-/// (the tool's own answer) and both counts as evidence.
-pub(crate) fn verified(gate: &Gate, warm: &GateResult, cold: GateResult) -> GateResult {
+/// error naming what only one side found (and, when written, the file that
+/// holds both sides), with the cold side's findings (the tool's own
+/// answer) and both counts as evidence.
+pub(crate) fn verified(
+    gate: &Gate,
+    warm: &GateResult,
+    cold: GateResult,
+    both_sides: Option<&str>,
+) -> GateResult {
     if cold.status == GateStatus::Error {
         // No cold answer to compare with: the cold error is the verdict.
         return cold;
     }
-    let (only_warm, only_cold) = difference(&warm.violations, &cold.violations);
-    if only_warm.is_empty() && only_cold.is_empty() {
+    let difference = difference(warm, &cold);
+    if difference.is_empty() {
         return warm.clone();
     }
+    let log = both_sides
+        .map(|log| format!("; both sides: {log}"))
+        .unwrap_or_default();
     let message = format!(
-        "the warm answer differs from a cold run of the tool: {} findings warm, {} cold; only warm: {}; only cold: {}",
+        "the warm answer differs from a cold run of the tool: {} findings warm, {} cold; only warm: {}; only cold: {}{log}",
         warm.violations.len(),
         cold.violations.len(),
-        listed(&only_warm),
-        listed(&only_cold)
+        listed(&difference.only_warm),
+        listed(&difference.only_cold),
     );
     let mut result = cold;
     result.warm = true;
@@ -41,47 +100,47 @@ pub(crate) fn verified(gate: &Gate, warm: &GateResult, cold: GateResult) -> Gate
     result
 }
 
-/// The findings only `warm` has and those only `cold` has, each counted
-/// as often as it occurs.
-fn difference<'a>(
-    warm: &'a [Violation],
-    cold: &'a [Violation],
-) -> (Vec<&'a Violation>, Vec<&'a Violation>) {
-    let identity = |v: &Violation| serde_json::to_string(v).unwrap_or_default();
-    let mut counts: BTreeMap<String, (Vec<&Violation>, Vec<&Violation>)> = BTreeMap::new();
-    for v in warm {
-        counts.entry(identity(v)).or_default().0.push(v);
-    }
-    for v in cold {
-        counts.entry(identity(v)).or_default().1.push(v);
-    }
-    let (mut only_warm, mut only_cold) = (Vec::new(), Vec::new());
-    for (_, (w, c)) in counts {
-        let common = w.len().min(c.len());
-        only_warm.extend(&w[common..]);
-        only_cold.extend(&c[common..]);
-    }
-    (only_warm, only_cold)
+/// Both sides of a comparison, whole: the findings only one side has,
+/// then every finding of each (one JSON object a line) — what a user reads
+/// to see where the warm answer went wrong.
+pub(crate) fn both_sides(gate: &Gate, warm: &GateResult, cold: &GateResult) -> String {
+    let difference = difference(warm, cold);
+    let mut text = format!(
+        "# qg: the warm answer of {} against a cold run of the tool\nwarm: {} findings; cold: {} findings\n",
+        gate.id,
+        warm.violations.len(),
+        cold.violations.len()
+    );
+    let mut section = |title: &str, violations: &mut dyn Iterator<Item = &Violation>| {
+        text.push_str(&format!("\n===== {title} =====\n"));
+        for v in violations {
+            text.push_str(&serde_json::to_string(v).unwrap_or_default());
+            text.push('\n');
+        }
+    };
+    section("only warm", &mut difference.only_warm.iter().copied());
+    section("only cold", &mut difference.only_cold.iter().copied());
+    section("warm", &mut warm.violations.iter());
+    section("cold", &mut cold.violations.iter());
+    text
+}
+
+fn describe(v: &Violation) -> String {
+    format!(
+        "{}:{}:{} {} {}",
+        v.file.as_deref().unwrap_or("-"),
+        v.line.unwrap_or(0),
+        v.column.unwrap_or(0),
+        v.code.as_deref().unwrap_or("-"),
+        v.message.lines().next().unwrap_or("")
+    )
 }
 
 fn listed(violations: &[&Violation]) -> String {
     if violations.is_empty() {
         return "none".into();
     }
-    let mut shown: Vec<String> = violations
-        .iter()
-        .take(SHOWN)
-        .map(|v| {
-            format!(
-                "{}:{}:{} {} {}",
-                v.file.as_deref().unwrap_or("-"),
-                v.line.unwrap_or(0),
-                v.column.unwrap_or(0),
-                v.code.as_deref().unwrap_or("-"),
-                v.message.lines().next().unwrap_or("")
-            )
-        })
-        .collect();
+    let mut shown: Vec<String> = violations.iter().take(SHOWN).map(|v| describe(v)).collect();
     if violations.len() > SHOWN {
         shown.push(format!("and {} more", violations.len() - SHOWN));
     }

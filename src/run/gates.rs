@@ -91,9 +91,12 @@ pub(super) fn run_gates<'a>(
         )
     });
     let mut ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
+    let verifying = options.daemons == DaemonUse::Verify;
     if options.daemons != DaemonUse::Ignore {
-        ctx.warm = warm_requests(workspace, config, &plans);
+        ctx.warm = warm_requests(workspace, config, &plans, verifying);
     }
+    // A comparison is of one tree: the files as the warm answer saw them.
+    let before = verifying.then(|| TreeStamp::take(workspace, config));
     let running: Vec<&config::Gate> = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
@@ -110,16 +113,18 @@ pub(super) fn run_gates<'a>(
         }
         let verdicts = Verdicts { tools: &ctx.tools };
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
-        if let (DaemonUse::Verify, Some(warm)) = (options.daemons, &ctx.warm) {
-            verify(
+        if let (Some(before), Some(warm)) = (&before, &ctx.warm) {
+            let comparison = Comparison {
                 workspace,
                 config,
-                &plans,
-                &selections,
+                plans: &plans,
+                selections: &selections,
                 warm,
-                &mut results,
                 options,
-            );
+                before,
+                whole: scope.mode == ScopeMode::Project,
+            };
+            comparison.verify(&mut results);
         }
         (results, versions.join().unwrap_or_default())
     });
@@ -156,6 +161,7 @@ fn warm_requests<'a>(
     workspace: &Workspace,
     config: &'a Config,
     plans: &[GatePlan<'_>],
+    verify: bool,
 ) -> Option<WarmRequests<'a>> {
     let mut requests = std::collections::BTreeMap::new();
     for plan in plans.iter().filter(|p| p.skip_reason.is_none()) {
@@ -177,49 +183,149 @@ fn warm_requests<'a>(
     (!requests.is_empty()).then_some(WarmRequests {
         config,
         plans: requests,
+        verify,
     })
 }
 
-/// `--verify`: runs every gate a daemon answered cold as well — as the
-/// daemon checks it: a language server's files as they are, a command
-/// daemon's whole program reported over the same files — and turns each
-/// difference into a gate error showing both answers; the drifting daemon
-/// starts its tool again.
-fn verify(
-    workspace: &Workspace,
-    config: &Config,
-    plans: &[GatePlan<'_>],
-    selections: &BTreeMap<String, ToolSelection>,
-    warm: &WarmRequests<'_>,
-    results: &mut [GateResult],
-    options: &RunOptions,
-) {
-    let answered: Vec<usize> = (0..plans.len()).filter(|i| results[*i].warm).collect();
-    if answered.is_empty() {
-        return;
+/// The project's files as a comparison started with them.
+struct TreeStamp {
+    files: Vec<String>,
+    snapshot: warm::snapshot::Snapshot,
+}
+
+impl TreeStamp {
+    fn take(workspace: &Workspace, config: &Config) -> TreeStamp {
+        let files = scope::project_files(workspace, config).unwrap_or_default();
+        let snapshot = warm::snapshot::Snapshot::take(&workspace.root, &files, &Default::default());
+        TreeStamp { files, snapshot }
     }
-    let cold_plans: Vec<GatePlan<'_>> = answered
-        .iter()
-        .map(|i| {
-            cold_equivalent(
-                &plans[*i],
-                &warm.plans[&plans[*i].gate.id],
-                selections,
-                config,
-            )
-        })
-        .collect();
-    let ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
-    let verdicts = Verdicts { tools: &ctx.tools };
-    let cold = exec::run_all(&cold_plans, &ctx, options.jobs, &verdicts, &exec::Silent);
-    for (index, cold) in answered.into_iter().zip(cold) {
-        let gate = plans[index].gate;
-        let checked = crate::outcome::verified(gate, &results[index], cold);
-        if checked.status == GateStatus::Error {
-            let reason = checked.error.as_ref().map_or("", |e| e.message.as_str());
-            warm::client::restart(&workspace.root, &gate.id, reason);
+
+    /// What changed since, in words, if anything did.
+    fn changed(&self, workspace: &Workspace) -> Option<String> {
+        let now = warm::snapshot::Snapshot::take(&workspace.root, &self.files, &self.snapshot);
+        let changes = self.snapshot.changes_to(&now);
+        let mut files = changes
+            .created
+            .iter()
+            .chain(&changes.changed)
+            .chain(&changes.deleted);
+        let first = files.next()?;
+        let more = files.count();
+        let more = match more {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!(
+            "files changed during the comparison ({first}{more})"
+        ))
+    }
+}
+
+/// `--verify` (and every comparison a daemon asks for): each gate a daemon
+/// answered also runs cold — as the daemon checks it: a language server's
+/// files as they are, a command daemon's whole program reported over the
+/// same files. A difference turns the gate into an error showing both
+/// answers (the whole of both sides written beside the logs), and the
+/// daemon is told how each comparison came out: it trusts, distrusts, or
+/// tries again.
+struct Comparison<'c, 'p> {
+    workspace: &'c Workspace,
+    config: &'c Config,
+    plans: &'c [GatePlan<'p>],
+    selections: &'c BTreeMap<String, ToolSelection>,
+    warm: &'c WarmRequests<'c>,
+    options: &'c RunOptions,
+    before: &'c TreeStamp,
+    /// The run covers the whole project (a self-check after a first pass).
+    whole: bool,
+}
+
+impl Comparison<'_, '_> {
+    fn verify(&self, results: &mut [GateResult]) {
+        let answered: Vec<usize> = (0..self.plans.len()).filter(|i| results[*i].warm).collect();
+        if answered.is_empty() {
+            return;
         }
-        results[index] = checked;
+        let cold_plans: Vec<GatePlan<'_>> = answered
+            .iter()
+            .map(|i| {
+                let plan = &self.plans[*i];
+                let request = &self.warm.plans[&plan.gate.id];
+                cold_equivalent(plan, request, self.selections, self.config)
+            })
+            .collect();
+        let root = &self.workspace.root;
+        let ctx = ExecContext::from_env(root, &self.config.artifact_logging, &self.options.cancel);
+        let verdicts = Verdicts { tools: &ctx.tools };
+        let cold = exec::run_all(
+            &cold_plans,
+            &ctx,
+            self.options.jobs,
+            &verdicts,
+            &exec::Silent,
+        );
+        let changed = self.before.changed(self.workspace);
+        for (index, cold) in answered.into_iter().zip(cold) {
+            let comparison = self.judge(index, &mut results[index], cold, changed.as_deref());
+            warm::client::report(root, &self.plans[index].gate.id, comparison);
+        }
+    }
+
+    /// The gate's result after the comparison, and how it came out.
+    fn judge(
+        &self,
+        index: usize,
+        result: &mut GateResult,
+        cold: GateResult,
+        changed: Option<&str>,
+    ) -> warm::record::Comparison {
+        use warm::record::Comparison::{Agreed, Differed, Inconclusive};
+        let plan = &self.plans[index];
+        let gate = plan.gate;
+        let compared = match self.whole {
+            true => "the whole program".to_string(),
+            false => format!(
+                "a run's {}",
+                crate::report::plural(plan.files.len(), "file")
+            ),
+        };
+        if let Some(changed) = changed {
+            result
+                .warnings
+                .push(format!("not compared with a cold run: {changed}"));
+            return Inconclusive {
+                reason: changed.to_string(),
+            };
+        }
+        if cold.status == GateStatus::Error {
+            let why = cold.error.as_ref().map_or("", |e| e.message.as_str());
+            let reason = format!("the cold run erred: {why}");
+            *result = cold;
+            return Inconclusive { reason };
+        }
+        let first = {
+            let difference = crate::outcome::difference(result, &cold);
+            if difference.is_empty() {
+                return Agreed { compared };
+            }
+            difference.first()
+        };
+        let text = crate::outcome::both_sides(gate, result, &cold);
+        let log = exec::artifacts::write_text(
+            &self.workspace.root,
+            &self.config.artifact_logging,
+            &format!("{}-warm-vs-cold", gate.id),
+            &text,
+        )
+        .ok();
+        *result = crate::outcome::verified(gate, result, cold, log.as_deref());
+        Differed(warm::record::Distrust {
+            at: warm::record::now_rfc3339(),
+            compared,
+            first_difference: first,
+            log: log
+                .unwrap_or_else(|| "(not written: the artifact log is off or unwritable)".into()),
+        })
     }
 }
 

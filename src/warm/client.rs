@@ -6,9 +6,10 @@
 use std::time::{Duration, Instant};
 
 use super::key::DaemonKey;
+use super::record::Comparison;
 use super::slot::Slot;
 use super::wire::{self, CommandOutput, Reply, Request};
-use super::{WarmAnswer, WarmPlan};
+use super::{WarmAnswer, WarmFindings, WarmPlan};
 use crate::config::{Config, Gate};
 use crate::process::{Capture, Finished, Termination};
 use crate::tools::Toolbox;
@@ -34,12 +35,14 @@ pub(crate) fn may_have_daemon(root: &std::path::Path, gate: &Gate) -> bool {
 }
 
 /// Asks `gate`'s daemon for the answer to `plan`; returns it with the time
-/// the whole exchange took.
+/// the whole exchange took. `verify`: the run compares the answer with a
+/// cold run's (a daemon being checked answers such a run too).
 pub(crate) fn ask(
     config: &Config,
     gate: &Gate,
     tools: &Toolbox<'_>,
     plan: &WarmPlan,
+    verify: bool,
 ) -> Result<(WarmAnswer, Duration), NotWarm> {
     let started = Instant::now();
     let slot = Slot::new(tools.root, &gate.id);
@@ -47,6 +50,7 @@ pub(crate) fn ask(
     let request = Request::Check {
         key,
         files: plan.report.iter().cloned().collect(),
+        verify,
     };
     let failed = |reason: String| NotWarm { reason, warn: true };
     let reply =
@@ -63,11 +67,20 @@ pub(crate) fn ask(
             _ => failed(format!("its daemon could not be asked: {e}")),
         })?;
     let answer = match reply {
-        Reply::Diagnostics { violations, .. } => WarmAnswer::Diagnostics(violations),
-        Reply::Output(output) => {
+        Reply::Diagnostics {
+            violations, notice, ..
+        } => WarmAnswer {
+            findings: WarmFindings::Diagnostics(violations),
+            notice,
+        },
+        Reply::Output(mut output) => {
+            let notice = output.notice.take();
             let argv = output.argv.clone();
             let finished = finished(*output).map_err(|e| failed(e.to_string()))?;
-            WarmAnswer::Output { finished, argv }
+            WarmAnswer {
+                findings: WarmFindings::Output { finished, argv },
+                notice,
+            }
         }
         Reply::Unavailable { reason, warn } => return Err(NotWarm { reason, warn }),
         other => {
@@ -79,14 +92,15 @@ pub(crate) fn ask(
     Ok((answer, started.elapsed()))
 }
 
-/// Tells `gate`'s daemon that its answer drifted from a cold run's: it
-/// starts its tool again.
-pub(crate) fn restart(root: &std::path::Path, gate: &str, reason: &str) {
+/// Tells `gate`'s daemon how a comparison of its answer with a cold run
+/// came out (it trusts, distrusts, or tries again; see the record).
+pub(crate) fn report(root: &std::path::Path, gate: &str, comparison: Comparison) {
     let slot = Slot::new(root, gate);
-    let request = Request::Restart {
-        reason: reason.to_string(),
-    };
-    let _ = wire::ask(&slot.socket(), &request, Duration::from_secs(5));
+    let _ = wire::ask(
+        &slot.socket(),
+        &Request::Compared(comparison),
+        Duration::from_secs(5),
+    );
 }
 
 /// A command daemon's output as a finished tool's.

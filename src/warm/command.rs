@@ -114,14 +114,18 @@ impl CommandDaemon {
             Termination::TimedOut => (None, None),
         };
         let read = |capture: &process::Capture| capture.read_all().map(Bytes::from_vec);
+        let stdout = read(&finished.stdout)
+            .map(|out| self.without_ignored(out))
+            .map_err(|e| format!("cannot read the output: {e}"))?;
         let output = CommandOutput {
             argv,
             exit_code,
             signal,
             timed_out: finished.termination == Termination::TimedOut,
-            stdout: read(&finished.stdout).map_err(|e| format!("cannot read the output: {e}"))?,
+            stdout,
             stderr: read(&finished.stderr).map_err(|e| format!("cannot read the output: {e}"))?,
             ms: finished.duration.as_millis() as u64,
+            notice: None,
         };
         if output.timed_out {
             return Err(format!(
@@ -130,6 +134,22 @@ impl CommandDaemon {
             ));
         }
         Ok(Reply::Output(Box::new(output)))
+    }
+
+    /// The output without the lines the gate's `ignore_output` matches.
+    fn without_ignored(&self, output: Bytes) -> Bytes {
+        let Some(pattern) = &self.spec.ignore_output else {
+            return output;
+        };
+        let text = String::from_utf8_lossy(output.as_slice());
+        let kept: String = text
+            .split_inclusive('\n')
+            .filter(|line| !pattern.is_match(line.trim_end()))
+            .collect();
+        match output {
+            Bytes::Text(_) => Bytes::Text(kept),
+            raw => raw,
+        }
     }
 
     /// Whether the daemon still runs.

@@ -27,6 +27,8 @@ pub(crate) struct StartRequest {
     pub(crate) owner: Option<u32>,
     /// Overrides each gate's idle timeout.
     pub(crate) idle_timeout: Option<Duration>,
+    /// Overrides each gate's `verify_every`.
+    pub(crate) verify_every: Option<usize>,
 }
 
 /// One gate's daemon after a start.
@@ -38,13 +40,17 @@ pub(crate) struct Started {
     pub(crate) outcome: Result<Ready, String>,
 }
 
-/// A daemon that made its first full pass.
+/// A daemon that made its first full pass, and whose answers agree with
+/// a cold run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ready {
     /// The daemon's process id.
     pub(crate) pid: u32,
     /// How long its first full pass took.
     pub(crate) first_pass_ms: u64,
+    /// How long the comparison with a cold run took (none: this key was
+    /// compared before).
+    pub(crate) checked_ms: Option<u64>,
     /// Whether it was already running (this start started nothing).
     pub(crate) already: bool,
 }
@@ -165,6 +171,9 @@ fn spawn(
     if let Some(idle) = request.idle_timeout {
         command.args(["--idle-timeout", &format!("{}s", idle.as_secs().max(1))]);
     }
+    if let Some(every) = request.verify_every {
+        command.args(["--verify-every", &every.to_string()]);
+    }
     // SAFETY: setsid is async-signal-safe; it only detaches the child.
     unsafe {
         command.pre_exec(|| {
@@ -208,16 +217,26 @@ fn keep_log_small(slot: &Slot) {
     }
 }
 
-/// Waits for the first full pass of `gate`'s daemon.
+/// Waits for the first full pass of `gate`'s daemon and the comparison of
+/// its answers with a cold run (which may take a cold run of the whole
+/// program, at low priority, on top).
 fn wait_ready(root: &Path, gate: &Gate, already: bool) -> Result<Ready, String> {
     let slot = Slot::new(root, &gate.id);
-    let patience = gate.timeout + Duration::from_secs(30);
+    let patience = gate.timeout * 2 + Duration::from_secs(30);
     match wire::ask(&slot.socket(), &Request::WaitReady, patience) {
-        Ok(Reply::Ready { first_pass_ms }) => Ok(Ready {
+        Ok(Reply::Ready {
+            first_pass_ms,
+            checked_ms,
+        }) => Ok(Ready {
             pid: slot.record().map_or(0, |r| r.pid),
             first_pass_ms,
+            checked_ms,
             already,
         }),
+        Ok(Reply::Untrusted { distrust }) => Err(format!(
+            "untrusted: {}; the gate runs cold",
+            distrust.describe()
+        )),
         Ok(Reply::Failed { reason }) => Err(reason),
         Ok(other) => Err(format!("unexpected reply: {other:?}")),
         Err(e) => Err(format!(

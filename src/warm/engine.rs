@@ -16,6 +16,15 @@ pub(crate) struct Engine {
     files: BTreeSet<String>,
 }
 
+/// What a check came to.
+pub(crate) enum Checked {
+    /// The tool's answer.
+    Answer(Reply),
+    /// A file the tool does not follow was added or removed: the tool must
+    /// start again before it can answer.
+    Restart(String),
+}
+
 /// The protocol an engine speaks.
 enum Kind {
     /// A language server.
@@ -54,15 +63,17 @@ impl Engine {
         }
     }
 
-    /// Checks, reporting `report` (what a language server is asked for);
-    /// a file added or removed that the tool does not follow
-    /// (`restart_when_added_or_removed`) makes it start again first.
+    /// Checks, reporting `report` (what a language server is asked for).
+    /// A file added or removed that the tool does not follow
+    /// (`restart_when_added_or_removed`) is no check: the tool must start
+    /// again first, which takes a first full pass — the run should not
+    /// wait for that, so the caller restarts it in the background.
     pub(crate) fn check(
         &mut self,
         ctx: &Context<'_>,
         report: &[String],
         deadline: Instant,
-    ) -> Result<Reply, String> {
+    ) -> Result<Checked, String> {
         let program = ctx.program()?;
         let files: BTreeSet<String> = program.listing.iter().cloned().collect();
         let unfollowed = ctx.spec.restart_on.as_ref().and_then(|globs| {
@@ -72,16 +83,14 @@ impl Engine {
                 .cloned()
         });
         if let Some(file) = unfollowed {
-            self.stop(ctx);
-            *self = Engine::start(ctx, deadline)
-                .map_err(|why| format!("restarting for {file}: {why}"))?;
-            self.first_pass(ctx, deadline)?;
+            return Ok(Checked::Restart(file));
         }
         self.files = files;
-        match &mut self.kind {
+        let reply = match &mut self.kind {
             Kind::Lsp(server) => server.check(ctx, &program, report, deadline),
             Kind::Command(daemon) => daemon.check(ctx, &program, deadline),
-        }
+        }?;
+        Ok(Checked::Answer(reply))
     }
 
     /// Whether the tool still runs.

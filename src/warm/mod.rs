@@ -15,6 +15,7 @@
 //! different verdict: it becomes the same violation records as a cold run,
 //! and whatever goes wrong with a daemon makes the run answer cold.
 
+pub(crate) mod checker;
 pub(crate) mod client;
 mod command;
 mod context;
@@ -25,11 +26,11 @@ pub(crate) mod guard;
 pub(crate) mod key;
 pub(crate) mod log;
 pub(crate) mod lsp;
-mod procfs;
+pub(crate) mod procfs;
 mod program;
 pub(crate) mod record;
 pub(crate) mod slot;
-mod snapshot;
+pub(crate) mod snapshot;
 mod tree;
 pub(crate) mod wire;
 
@@ -38,7 +39,16 @@ use crate::violation::Violation;
 
 /// What a live daemon answered for a gate.
 #[derive(Debug)]
-pub(crate) enum WarmAnswer {
+pub(crate) struct WarmAnswer {
+    /// The findings, one way or the other.
+    pub(crate) findings: WarmFindings,
+    /// A warm answer given earlier was found wrong since: the run says so.
+    pub(crate) notice: Option<String>,
+}
+
+/// The findings of a [`WarmAnswer`].
+#[derive(Debug)]
+pub(crate) enum WarmFindings {
     /// A language server's diagnostics, already violation records.
     Diagnostics(Vec<Violation>),
     /// The output of the daemon's own check command, for the gate's parser.

@@ -1,5 +1,13 @@
 //! What a daemon says about itself (`daemon.json`): its phase, its key,
-//! its tool's process group, and why it does not answer when it does not.
+//! its tool's process group, whether its answers are trusted, and why it
+//! does not answer when it does not.
+//!
+//! Trust: a daemon answers runs only once a comparison of its answers with
+//! a cold run of the tool agreed for its key (the self-check after its
+//! first full pass, made by `qg daemon self-check` at low priority). A
+//! difference — then, or in a sampled comparison later — is a
+//! [`Distrust`]: runs answer the gate cold and say why, naming the first
+//! differing finding and the log that holds both sides.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +25,12 @@ pub(crate) enum Phase {
     Restarting,
     /// Its tool could not be started; runs are answered cold.
     Failed,
+    /// Its first full pass is made; its answers are being compared with a
+    /// cold run's before it serves (runs are answered cold meanwhile).
+    Checking,
+    /// Its answers differed from a cold run's: runs are answered cold, and
+    /// say why, until its key changes or it is started again.
+    Untrusted,
 }
 
 impl Phase {
@@ -27,6 +41,8 @@ impl Phase {
             Phase::Ready => "ready",
             Phase::Restarting => "restarting",
             Phase::Failed => "failed",
+            Phase::Checking => "checking",
+            Phase::Untrusted => "untrusted",
         }
     }
 }
@@ -62,6 +78,54 @@ pub(crate) struct Record {
     /// Why its tool failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// The key digest for which a comparison with a cold run agreed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verified: Option<String>,
+    /// Why its answers are not used, when a comparison differed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) distrust: Option<Distrust>,
+}
+
+/// A comparison of a daemon's answer with a cold run's that differed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Distrust {
+    /// When it was found (RFC 3339, UTC).
+    pub(crate) at: String,
+    /// What was compared (`the whole program`, `a run's 3 files`).
+    pub(crate) compared: String,
+    /// The first finding only one side has, in words.
+    pub(crate) first_difference: String,
+    /// The root-relative file holding both sides.
+    pub(crate) log: String,
+}
+
+impl Distrust {
+    /// One line: what differed, and where both sides are.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "its answer for {} differed from a cold run of the tool ({}; both sides: {})",
+            self.compared, self.first_difference, self.log
+        )
+    }
+}
+
+/// How a comparison of a daemon's answer with a cold run came out, as the
+/// comparing run tells the daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub(crate) enum Comparison {
+    /// The same findings.
+    Agreed {
+        /// What was compared.
+        compared: String,
+    },
+    /// Different findings.
+    Differed(Distrust),
+    /// Nothing to conclude (files changed meanwhile, the cold run erred).
+    Inconclusive {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Now, as RFC 3339 (UTC, seconds).

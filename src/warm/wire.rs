@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::record::Record;
+use super::record::{Comparison, Record};
 use crate::violation::Violation;
 
 /// The version of what runs and daemons say; part of the socket's name.
@@ -28,6 +28,10 @@ pub(crate) enum Request {
         /// The files whose findings are reported (a language server is
         /// asked for these; a command daemon checks the whole program).
         files: Vec<String>,
+        /// The run compares the answer with a cold run's (`--verify`, a
+        /// self-check): answered while the daemon is being checked too.
+        #[serde(default)]
+        verify: bool,
     },
     /// Reply once the first full pass is made (or has failed).
     WaitReady,
@@ -35,11 +39,8 @@ pub(crate) enum Request {
     Status,
     /// Stop: the tool, then the daemon.
     Stop,
-    /// Start the tool again: its answers drifted from a cold run's.
-    Restart {
-        /// What drifted, for the log.
-        reason: String,
-    },
+    /// How a comparison of the daemon's answer with a cold run came out.
+    Compared(Comparison),
 }
 
 /// A daemon's reply.
@@ -52,6 +53,9 @@ pub(crate) enum Reply {
         violations: Vec<Violation>,
         /// Time the check took in the daemon.
         ms: u64,
+        /// A warm answer given earlier was found wrong since (told once).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notice: Option<String>,
     },
     /// The output of the daemon's check command.
     Output(Box<CommandOutput>),
@@ -62,10 +66,19 @@ pub(crate) enum Reply {
         /// Whether the run should warn (a crash, a hang) or not (warming up).
         warn: bool,
     },
-    /// The first full pass is made.
+    /// The first full pass is made, and the answers agree with a cold run.
     Ready {
-        /// How long it took.
+        /// How long the first full pass took.
         first_pass_ms: u64,
+        /// How long the comparison with a cold run took (none: the key was
+        /// checked before).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checked_ms: Option<u64>,
+    },
+    /// The first full pass is made, but the answers differ from a cold run.
+    Untrusted {
+        /// What differed.
+        distrust: super::record::Distrust,
     },
     /// The first full pass failed.
     Failed {
@@ -95,6 +108,9 @@ pub(crate) struct CommandOutput {
     pub(crate) stderr: Bytes,
     /// Wall time in the daemon.
     pub(crate) ms: u64,
+    /// A warm answer given earlier was found wrong since (told once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) notice: Option<String>,
 }
 
 /// Output bytes: text when they are UTF-8 (nearly always), else the bytes

@@ -4,24 +4,24 @@
 //! run as `qg run`, scope, state and history included — and a screen
 //! ([`Screen`]) shows it with what was fixed and what is new since the
 //! pass before. The warm gates' daemons are started first (and those this
-//! watch started are stopped when it ends); a sampled pass is verified
-//! against a cold run in the background. A change made while a pass runs
-//! is never lost: it makes the next pass.
+//! watch started are stopped when it ends); they compare their answers
+//! with a cold run themselves (after each start, then one in
+//! `verify_every`), and a pass says when one was found wrong. A change
+//! made while a pass runs is never lost: it makes the next pass.
 
 pub(crate) mod filter;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use notify::RecursiveMode;
 use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, NoCache};
 
 use crate::error::QgError;
 use crate::exec::Silent;
-use crate::outcome::{ErrorKind, GateResult};
+use crate::outcome::GateResult;
 use crate::report::RunReport;
 use crate::run::{self, DaemonUse, RunOptions};
 use crate::violation::{BaselineState, Fingerprint, Violation};
@@ -35,7 +35,8 @@ pub(crate) struct WatchOptions {
     pub(crate) run: RunOptions,
     /// Quiet time after a change before a pass starts.
     pub(crate) debounce: Duration,
-    /// Verify the first warm pass and then one in this many (0: never).
+    /// The daemons this watch starts compare one warm answer in this many
+    /// with a cold run (0: only after each start).
     pub(crate) verify_every: usize,
     /// The idle timeout of the daemons this watch starts.
     pub(crate) idle_timeout: Option<Duration>,
@@ -114,6 +115,7 @@ fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<
         gates,
         owner: Some(std::process::id()),
         idle_timeout: options.idle_timeout,
+        verify_every: Some(options.verify_every),
     };
     let owned = control::start_owned(&request)?;
     for (gate, why) in &owned.without {
@@ -143,29 +145,11 @@ fn watch_loop(
     debouncer
         .watch(root, RecursiveMode::Recursive)
         .map_err(|e| QgError::Usage(format!("cannot watch {}: {e}", root.display())))?;
-    // Bumped on every relevant change: a verification that saw one during
-    // its runs compared two different trees and is dropped.
-    let generation = Arc::new(AtomicU64::new(0));
-    let (verified_tx, verified) = mpsc::channel::<String>();
     let mut state = Passes::default();
     let mut changed: Vec<String> = Vec::new();
     loop {
-        // The first pass, then one in every `verify_every`, is verified: its
-        // scope is taken first (the pass moves the baseline).
-        let sampled = options.verify_every > 0 && state.number % options.verify_every == 0;
-        let scope = sampled.then(|| pass_scope(options)).flatten();
-        let warm = state.run(options, &changed, screen);
-        if let (Some(warm), Some(scope)) = (warm, scope) {
-            verify_in_background(
-                options,
-                warm,
-                scope,
-                Arc::clone(&generation),
-                verified_tx.clone(),
-            );
-        }
-        changed = match wait_for_changes(&heard, filter, root, stop, &generation, &verified, screen)
-        {
+        state.run(options, &changed, screen);
+        changed = match wait_for_changes(&heard, filter, root, stop, screen) {
             Some(changed) => changed,
             None => return Ok(()),
         };
@@ -173,23 +157,18 @@ fn watch_loop(
 }
 
 /// Blocks until relevant files change (then returns them, sorted) or
-/// `stop` is set (`None`); shows verification outcomes meanwhile.
+/// `stop` is set (`None`); shows file-watching errors meanwhile.
 fn wait_for_changes(
     heard: &mpsc::Receiver<DebounceEventResult>,
     filter: &Filter,
     root: &std::path::Path,
     stop: &AtomicBool,
-    generation: &AtomicU64,
-    verified: &mpsc::Receiver<String>,
     screen: &mut dyn Screen,
 ) -> Option<Vec<String>> {
     let mut changed = BTreeSet::new();
     loop {
         if stop.load(Ordering::SeqCst) {
             return None;
-        }
-        while let Ok(message) = verified.try_recv() {
-            screen.note(&message);
         }
         match heard.recv_timeout(Duration::from_millis(100)) {
             Ok(Ok(events)) => {
@@ -212,7 +191,6 @@ fn wait_for_changes(
                     changed.extend(filter.relevant_paths(root, &event));
                 }
             }
-            generation.fetch_add(1, Ordering::SeqCst);
             return Some(changed.into_iter().collect());
         }
     }
@@ -227,19 +205,14 @@ struct Passes {
 }
 
 impl Passes {
-    /// Runs one pass and shows it; returns the gates a daemon answered.
-    fn run(
-        &mut self,
-        options: &WatchOptions,
-        changed: &[String],
-        screen: &mut dyn Screen,
-    ) -> Option<Vec<String>> {
+    /// Runs one pass and shows it.
+    fn run(&mut self, options: &WatchOptions, changed: &[String], screen: &mut dyn Screen) {
         self.number += 1;
         let report = match run::run(&options.run, &Silent) {
             Ok(report) => report,
             Err(e) => {
                 screen.note(&format!("pass {} could not run: {e}", self.number));
-                return None;
+                return;
             }
         };
         let now = findings(&report.gates);
@@ -255,13 +228,6 @@ impl Passes {
             new,
         });
         self.last = Some(now);
-        let warm: Vec<String> = report
-            .gates
-            .iter()
-            .filter(|g| g.warm)
-            .map(|g| g.id.clone())
-            .collect();
-        (!warm.is_empty()).then_some(warm)
     }
 }
 
@@ -292,80 +258,6 @@ fn difference(a: &Findings, b: &Findings) -> Vec<Finding> {
             violation: violation.clone(),
         })
         .collect()
-}
-
-/// The files the next pass checks, as named paths (a run of them checks
-/// the same files: their importers are among them already).
-fn pass_scope(options: &WatchOptions) -> Option<Vec<PathBuf>> {
-    let run = &options.run;
-    let resolved = run::scope_of(&run.cwd, run.config.as_deref(), &run.scope, &run.cancel).ok()?;
-    if resolved.scope.files.is_empty() {
-        return None;
-    }
-    let root = crate::workspace::Workspace::discover(&run.cwd).ok()?.root;
-    let files = resolved.scope.files.iter();
-    Some(
-        files
-            .map(|f| crate::file_name::join(&root, &f.path))
-            .collect(),
-    )
-}
-
-/// Runs the pass's warm gates on its files again, warm and cold
-/// (`--verify`, recording nothing), on a thread of its own; a drift is
-/// reported unless the tree changed meanwhile.
-fn verify_in_background(
-    options: &WatchOptions,
-    gates: Vec<String>,
-    files: Vec<PathBuf>,
-    generation: Arc<AtomicU64>,
-    report: mpsc::Sender<String>,
-) {
-    let run = RunOptions {
-        daemons: DaemonUse::Verify,
-        no_state: true,
-        gates,
-        scope: crate::scope::ScopeRequest {
-            mode: None,
-            paths: files,
-            parent: None,
-        },
-        ..options.run.clone()
-    };
-    std::thread::spawn(move || {
-        let before = generation.load(Ordering::SeqCst);
-        let started = Instant::now();
-        let Ok(verified) = run::run(&run, &Silent) else {
-            return;
-        };
-        if generation.load(Ordering::SeqCst) != before {
-            return;
-        }
-        let drifted: Vec<String> = verified
-            .gates
-            .iter()
-            .filter(|g| {
-                g.error
-                    .as_ref()
-                    .is_some_and(|e| e.kind == ErrorKind::WarmDrift)
-            })
-            .map(|g| {
-                let why = g.error.as_ref().map_or("", |e| e.message.as_str());
-                format!("{}: {why}", g.id)
-            })
-            .collect();
-        let message = match drifted.is_empty() {
-            true => format!(
-                "verified: the warm answers equal a cold run's ({:.1} s)",
-                started.elapsed().as_secs_f64()
-            ),
-            false => format!(
-                "verification failed, the daemon starts its tool again: {}",
-                drifted.join("; ")
-            ),
-        };
-        let _ = report.send(message);
-    });
 }
 
 #[cfg(test)]

@@ -115,6 +115,7 @@ impl Server {
         Ok(Reply::Diagnostics {
             violations: pulled?,
             ms: started.elapsed().as_millis() as u64,
+            notice: None,
         })
     }
 

@@ -1,0 +1,128 @@
+//! The daemon's comparisons of its answers with a cold run of the tool:
+//! `qg daemon self-check` — the run pipeline with `--verify` for the
+//! daemon's gate, over the whole program or a sampled run's files — started
+//! at the lowest CPU priority in a process group of its own, so it yields
+//! to the user's work and its tools go with it when the daemon stops. How
+//! the comparison came out, the comparing run tells the daemon itself (a
+//! [`Comparison`](super::record::Comparison) over the socket).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use super::slot::Slot;
+
+/// What a self-check compares.
+pub(crate) enum Compare<'a> {
+    /// The whole program (after a first full pass).
+    Whole,
+    /// A sampled run's files.
+    Sample(&'a [String]),
+}
+
+/// How to start a self-check.
+pub(crate) struct CheckLaunch<'a> {
+    /// This executable.
+    pub(crate) qg: &'a Path,
+    /// The project root.
+    pub(crate) root: &'a Path,
+    /// The daemon's slot (its log, the sample's file list).
+    pub(crate) slot: &'a Slot,
+    /// `--config`, when the daemon was given one.
+    pub(crate) config: Option<&'a Path>,
+    /// What to compare.
+    pub(crate) compare: Compare<'a>,
+}
+
+/// The self-check under way, if any.
+#[derive(Default)]
+pub(crate) struct Checker {
+    running: Option<(Child, Instant)>,
+}
+
+impl Checker {
+    /// Starts a self-check unless one runs; `Ok(false)` when one does.
+    pub(crate) fn start(&mut self, launch: &CheckLaunch<'_>) -> Result<bool, String> {
+        if self.running() {
+            return Ok(false);
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(launch.slot.log_file())
+            .map_err(|e| format!("cannot open {}: {e}", launch.slot.log_file().display()))?;
+        let mut command = Command::new(launch.qg);
+        command
+            .args(["daemon", "self-check", "--gate", &launch.slot.gate])
+            .args(["--owner", &std::process::id().to_string()])
+            .current_dir(launch.root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        if let Some(config) = launch.config {
+            command.arg("--config").arg(config);
+        }
+        if let Compare::Sample(files) = launch.compare {
+            command
+                .arg("--files-from")
+                .arg(write_sample(launch.slot, files)?);
+        }
+        lowest_priority_group(&mut command);
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot start the self-check: {e}"))?;
+        self.running = Some((child, Instant::now()));
+        Ok(true)
+    }
+
+    /// Whether a self-check runs (one that ended is reaped).
+    pub(crate) fn running(&mut self) -> bool {
+        let ended = match self.running.as_mut() {
+            Some((child, _)) => !matches!(child.try_wait(), Ok(None)),
+            None => return false,
+        };
+        if ended {
+            self.running = None;
+        }
+        !ended
+    }
+
+    /// Stops the self-check under way, its tools with it.
+    pub(crate) fn stop(&mut self) {
+        if let Some((mut child, _)) = self.running.take() {
+            super::procfs::signal_group(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The sampled run's files, one JSON array in the slot (a list of any
+/// length, file names of any bytes).
+fn write_sample(slot: &Slot, files: &[String]) -> Result<PathBuf, String> {
+    let path = slot.dir.join("sample.json");
+    let bytes = serde_json::to_vec(files).map_err(|e| e.to_string())?;
+    crate::atomic_file::write_cache(&path, &bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The files of a sample written by [`Checker::start`].
+pub(crate) fn read_sample(path: &Path) -> Result<Vec<String>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{} is not a file list: {e}", path.display()))
+}
+
+/// The command starts at the lowest CPU priority (its tools inherit it)
+/// leading a process group of its own.
+fn lowest_priority_group(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    // SAFETY: setpriority only changes this process's nice value.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            Ok(())
+        });
+    }
+}

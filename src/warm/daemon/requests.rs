@@ -1,0 +1,206 @@
+//! The daemon's answers to a run's requests: a check (only from a daemon
+//! that is ready and trusted, or for a comparing run), the wait for the
+//! first full pass and its self-check, and its status.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::checking;
+use super::lifecycle::{self, Restart};
+use super::shared::{lock, Shared};
+use crate::warm::checker::Compare;
+use crate::warm::engine::Checked;
+use crate::warm::record::Phase;
+use crate::warm::wire::{Reply, Status};
+
+/// Checks with the engine, when it may answer a run started for `key`:
+/// ready and trusted — or being checked, for a run that compares the
+/// answer with a cold run (`verify`). A warm answer found wrong since the
+/// last one is told with this reply, whatever it is.
+pub(super) fn check(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> Reply {
+    // For the user's runs: a comparing run (a self-check) does not show it.
+    let notice = match verify {
+        true => None,
+        false => lock(&shared.live).notice.take(),
+    };
+    let reply = answer(shared, key, report, verify);
+    match notice {
+        Some(notice) => with_notice(reply, notice),
+        None => reply,
+    }
+}
+
+fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> Reply {
+    if let Some(refused) = refusal(shared, key, verify) {
+        return refused;
+    }
+    let mut engine = lock(&shared.engine);
+    let Some(held) = engine.as_mut() else {
+        return unavailable("the daemon has no tool running".into(), true);
+    };
+    let timeout = held.config.gates[&shared.options.gate].timeout;
+    let checked = held.with(shared, |engine, ctx| {
+        engine.check(ctx, report, Instant::now() + timeout)
+    });
+    drop(engine);
+    lock(&shared.live).last_activity = Instant::now();
+    match checked {
+        Ok(Checked::Answer(reply)) => {
+            if !verify {
+                counted(shared, report);
+            }
+            reply
+        }
+        // Never slower than cold: the run is answered cold now, the tool
+        // starts again meanwhile.
+        Ok(Checked::Restart(file)) => {
+            lifecycle::restart(
+                shared,
+                &format!("{file} was added or removed"),
+                Restart::Expected,
+            );
+            unavailable(
+                format!("its tool starts again ({file} was added or removed)"),
+                false,
+            )
+        }
+        Err(why) => {
+            lifecycle::restart(shared, &format!("a check failed: {why}"), Restart::Trouble);
+            unavailable(why, true)
+        }
+    }
+}
+
+/// Why the daemon does not answer this run, if it does not.
+fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
+    let live = lock(&shared.live);
+    let refused = match live.record.phase {
+        Phase::Ready => None,
+        Phase::Checking if verify => None,
+        Phase::Checking => Some(unavailable(
+            "its answers are being compared with a cold run's".into(),
+            false,
+        )),
+        Phase::Untrusted => {
+            let why = live
+                .record
+                .distrust
+                .as_ref()
+                .map(|d| d.describe())
+                .unwrap_or_default();
+            Some(unavailable(
+                format!("its daemon is untrusted: {why}; the gate runs cold until the daemon starts again (`qg daemon stop`, then `qg daemon start`)"),
+                true,
+            ))
+        }
+        Phase::Failed => {
+            let why = live.record.error.clone().unwrap_or_default();
+            Some(unavailable(
+                format!("its tool failed to start: {why}"),
+                true,
+            ))
+        }
+        phase => Some(unavailable(
+            format!("the daemon is {}", phase.as_str()),
+            false,
+        )),
+    };
+    refused.or_else(|| {
+        (live.record.digest != key).then(|| unavailable("the daemon was started for another config, tool or virtualenv; it is starting again".into(), false))
+    })
+}
+
+/// One more warm answer: every `verify_every`th is compared with a cold
+/// run of its files, in the background.
+fn counted(shared: &Shared, report: &[String]) {
+    let sample = {
+        let mut live = lock(&shared.live);
+        live.checks += 1;
+        live.verify_every > 0 && live.checks.is_multiple_of(live.verify_every as u64)
+    };
+    if sample {
+        checking::compare(shared, Compare::Sample(report));
+    }
+}
+
+fn unavailable(reason: String, warn: bool) -> Reply {
+    Reply::Unavailable { reason, warn }
+}
+
+/// `reply` carrying `notice` (an answer), or saying it (no answer).
+fn with_notice(reply: Reply, notice: String) -> Reply {
+    match reply {
+        Reply::Diagnostics { violations, ms, .. } => Reply::Diagnostics {
+            violations,
+            ms,
+            notice: Some(notice),
+        },
+        Reply::Output(mut output) => {
+            output.notice = Some(notice);
+            Reply::Output(output)
+        }
+        Reply::Unavailable { reason, .. } => Reply::Unavailable {
+            reason: format!("{notice}; now: {reason}"),
+            warn: true,
+        },
+        other => other,
+    }
+}
+
+/// Waits for the first full pass and its comparison with a cold run (or
+/// their failure).
+pub(super) fn wait_ready(shared: &Shared) -> Reply {
+    let mut live = lock(&shared.live);
+    while matches!(
+        live.record.phase,
+        Phase::Starting | Phase::Restarting | Phase::Checking
+    ) && !shared.stopping.load(Ordering::SeqCst)
+    {
+        live = shared
+            .phase_changed
+            .wait_timeout(live, Duration::from_millis(200))
+            .map(|(guard, _)| guard)
+            .unwrap_or_else(|e| e.into_inner().0);
+    }
+    match (live.record.phase, live.record.first_pass_ms) {
+        (Phase::Ready, Some(ms)) => Reply::Ready {
+            first_pass_ms: ms,
+            checked_ms: live.checked_ms,
+        },
+        (Phase::Untrusted, _) => match &live.record.distrust {
+            Some(distrust) => Reply::Untrusted {
+                distrust: distrust.clone(),
+            },
+            None => failed("untrusted".into()),
+        },
+        _ => failed(
+            live.record
+                .error
+                .clone()
+                .unwrap_or_else(|| "the daemon stopped".into()),
+        ),
+    }
+}
+
+fn failed(reason: String) -> Reply {
+    Reply::Failed { reason }
+}
+
+/// The record and the live figures.
+pub(super) fn status(shared: &Shared) -> Status {
+    let live = lock(&shared.live);
+    let mut rss_kib = crate::warm::procfs::rss_kib(std::process::id());
+    if let Some(group) = live.record.engine_group {
+        rss_kib += crate::warm::procfs::group_members(group)
+            .into_iter()
+            .map(crate::warm::procfs::rss_kib)
+            .sum::<u64>();
+    }
+    Status {
+        record: live.record.clone(),
+        checks: live.checks,
+        idle_s: live.last_activity.elapsed().as_secs(),
+        rss_kib,
+    }
+}
