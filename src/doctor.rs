@@ -89,6 +89,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             checks.extend(selection_checks(&workspace.root, &config));
             checks.extend(import_checks(&workspace.root, &config));
             checks.extend(import_graph_checks(&workspace, &config));
+            checks.extend(daemon_checks(&workspace.root, &config));
         }
         Err(e) => checks.push(Check::new(
             "config",
@@ -308,6 +309,41 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// Each live daemon, and whether its answers are trusted: one whose answer
+/// differed from a cold run is said (its gate runs cold), with the first
+/// differing finding and the log holding both sides.
+fn daemon_checks(root: &Path, config: &Config) -> Vec<Check> {
+    crate::warm::control::status(root, config)
+        .into_iter()
+        .filter_map(|state| {
+            let status = state.status?;
+            let record = &status.record;
+            let name = format!("{} daemon", state.gate);
+            Some(match &record.distrust {
+                Some(distrust) => Check::new(
+                    &name,
+                    Health::Warning,
+                    format!("untrusted, the gate runs cold: {}", distrust.describe()),
+                    Some(format!(
+                        "read both sides in {}; once the cause is mended: qg daemon stop --gate {gate} && qg daemon start --gate {gate}",
+                        distrust.log,
+                        gate = state.gate
+                    )),
+                ),
+                None => Check::new(
+                    &name,
+                    Health::Ok,
+                    match record.verified.is_some() {
+                        true => format!("{} (pid {}); its answers equal a cold run's", state.state, record.pid),
+                        false => format!("{} (pid {}); not yet compared with a cold run (runs answer cold meanwhile)", state.state, record.pid),
+                    },
+                    None,
+                ),
+            })
+        })
+        .collect()
 }
 
 fn git_check(workspace: &Workspace) -> Check {

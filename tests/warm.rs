@@ -1117,6 +1117,14 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
         "{text}"
     );
     assert_eq!(fake_status(dir)["phase"], "untrusted");
+    let doctor = fake_qg(dir, &["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("! fake daemon  untrusted, the gate runs cold: its answer for the whole program differed"),
+        "{}",
+        doctor.stdout
+    );
     let run = fake_run(dir, &[]);
     let gate = run.gate("fake");
     assert_eq!(gate["warm"], false);
