@@ -41,9 +41,34 @@ pub(crate) struct GatePlan<'a> {
     /// Arguments added after the gate's own (the `daemon.fresh_args` of a
     /// cold run a warm answer is compared with).
     pub(crate) extra_args: Vec<String>,
+    /// Environment variables set for this run besides the gate's own: a
+    /// partial run's `search_paths.bases_env`, the package bases of all
+    /// the tool's files (see [`crate::run`]).
+    pub(crate) env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl<'a> GatePlan<'a> {
+    /// The plan's [`env`](Self::env) as a shell sets it before a command
+    /// run from `root` (`MYPYPATH=src:tests `; PowerShell's `$env:` on
+    /// Windows), its directories root-relative: what a pasted rerun hint
+    /// needs to check what the run checked. Empty without variables.
+    pub(crate) fn shown_env(&self, root: &std::path::Path) -> String {
+        self.env
+            .iter()
+            .map(|(name, value)| {
+                let dirs: Vec<String> = std::env::split_paths(value)
+                    .map(|dir| match dir.strip_prefix(root) {
+                        Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
+                        Ok(inside) => crate::file_name::from_os_str(inside.as_os_str()),
+                        Err(_) => crate::file_name::from_os_str(dir.as_os_str()),
+                    })
+                    .collect();
+                let separator = if cfg!(windows) { ";" } else { ":" };
+                shell_assignment(name, &dirs.join(separator))
+            })
+            .collect()
+    }
+
     /// Whether a finding in `file` is reported.
     pub(crate) fn reports(&self, file: &str) -> bool {
         let in_scope = self
@@ -283,5 +308,14 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         project_scope: None,
         note: None,
         extra_args: Vec::new(),
+        env: Vec::new(),
+    }
+}
+
+/// `NAME=value ` for a POSIX shell, `$env:NAME='value'; ` for PowerShell.
+fn shell_assignment(name: &str, value: &str) -> String {
+    match cfg!(windows) {
+        true => format!("$env:{name}='{}'; ", value.replace('\'', "''")),
+        false => format!("{name}={} ", crate::quote::shell_quote(value)),
     }
 }

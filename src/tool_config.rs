@@ -100,6 +100,23 @@ impl Section {
         }
     }
 
+    /// The boolean `key` holds: a TOML or JSON boolean, or an INI value
+    /// as Python's `configparser` reads one (`true`, `yes`, `on`, `1` and
+    /// their opposites, in any case). `None` when absent or neither.
+    pub(crate) fn flag(&self, key: &str) -> Option<bool> {
+        match self {
+            Section::Tree(map) => map.get(key)?.as_bool(),
+            Section::Ini(map) => {
+                let value = map.get(&key.to_lowercase())?.as_deref()?;
+                match value.trim().to_lowercase().as_str() {
+                    "1" | "yes" | "true" | "on" => Some(true),
+                    "0" | "no" | "false" | "off" => Some(false),
+                    _ => None,
+                }
+            }
+        }
+    }
+
     /// Every value at `path`, a `/`-separated walk through tables where `*`
     /// stands for each item of a list (`executionEnvironments/*/root`), as
     /// the strings it holds; empty when nothing is there. In an INI
@@ -251,6 +268,29 @@ mod tests {
             section.strings_at("executionEnvironments/*/root"),
             [Strings::One("x".into())]
         );
+    }
+
+    #[test]
+    fn a_flag_reads_toml_booleans_and_ini_words() {
+        let toml = Section::parse(
+            "pyproject.toml",
+            "[tool.mypy]\nexplicit_package_bases = true\n",
+            "tool.mypy",
+        );
+        assert_eq!(
+            toml.unwrap().unwrap().flag("explicit_package_bases"),
+            Some(true)
+        );
+        for (written, read) in [
+            ("True", Some(true)),
+            ("off", Some(false)),
+            ("1", Some(true)),
+            ("maybe", None),
+        ] {
+            let text = format!("[mypy]\nexplicit_package_bases = {written}\n");
+            let ini = Section::parse("mypy.ini", &text, "mypy").unwrap().unwrap();
+            assert_eq!(ini.flag("Explicit_Package_Bases"), read, "{written}");
+        }
     }
 
     #[test]

@@ -115,6 +115,12 @@ impl Compiler<'_> {
                         "needs `{search_paths}` where the roots go (e.g. [\"--config\", \"src = {search_paths}\"])",
                     ));
                 }
+                if paths.bases_env.is_some() {
+                    return Err(self.error(
+                        &key("search_paths.bases_env"),
+                        "belongs to a gate's `search_paths` only: the analyzer gets the roots in `args`",
+                    ));
+                }
                 let spec = self.search_paths(&key("search_paths"), paths, &[])?;
                 (Some(spec), args)
             }
@@ -156,6 +162,19 @@ impl Compiler<'_> {
                 "belongs to `import_graph.search_paths` only: a gate's roots go to the analyzer",
             ));
         }
+        let needs_bases = [
+            ("explicit_bases_key", raw.explicit_bases_key.is_some()),
+            ("bases_env", raw.bases_env.is_some()),
+        ];
+        if let Some((name, _)) = needs_bases
+            .iter()
+            .find(|(_, set)| *set && !raw.package_bases)
+        {
+            return Err(self.error(
+                &format!("{at}.{name}"),
+                "needs `package_bases: true`: it is about the package bases",
+            ));
+        }
         let keys = raw
             .keys
             .into_iter()
@@ -176,6 +195,8 @@ impl Compiler<'_> {
             env: raw.env,
             always: raw.always,
             package_bases: raw.package_bases,
+            explicit_bases_key: raw.explicit_bases_key,
+            bases_env: raw.bases_env,
             config_dir_variable: raw.config_dir_variable,
         })
     }
@@ -534,6 +555,7 @@ impl Compiler<'_> {
             command: raw.command,
             protocol,
             reports_imported: raw.reports_imported,
+            silences_installed: raw.silences_installed,
             fresh_args: raw.fresh_args,
             idle_timeout: Duration::from_secs_f64(raw.idle_timeout_minutes * 60.0),
             verify_every: raw.verify_every,

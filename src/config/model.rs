@@ -81,6 +81,12 @@ pub(crate) struct SearchPathSpec {
     /// Whether it searches the directory above each checked file's
     /// outermost package.
     pub(crate) package_bases: bool,
+    /// The config key that, when true, turns the package bases off (the
+    /// tool then stops at the search paths themselves).
+    pub(crate) explicit_bases_key: Option<String>,
+    /// The variable a gate's partial run gets the bases of all the tool's
+    /// files in, ahead of its own value.
+    pub(crate) bases_env: Option<String>,
     /// The variable that stands for the config file's directory.
     pub(crate) config_dir_variable: Option<String>,
 }
@@ -186,6 +192,9 @@ pub(crate) struct DaemonSpec {
     /// Whether a warm answer also reports the project modules the checked
     /// files import, as the tool's cold run does.
     pub(crate) reports_imported: bool,
+    /// Except those under a directory an editable install puts on the
+    /// environment's `sys.path` (the tool silences installed packages).
+    pub(crate) silences_installed: bool,
     /// Arguments that make the cold run a warm answer is compared with
     /// (`--verify`) check from scratch, never from the tool's cache.
     pub(crate) fresh_args: Vec<String>,

@@ -174,6 +174,16 @@ pub(crate) struct RawSearchPaths {
     /// (`__init__.py`) of each file it checks.
     #[serde(default)]
     pub(crate) package_bases: bool,
+    /// A boolean key of the tool's config that, when true, stops the
+    /// tool's crawl up from a file at its search paths (mypy's
+    /// `explicit_package_bases`): no package base is added then.
+    #[serde(default)]
+    pub(crate) explicit_bases_key: Option<String>,
+    /// Gates only: the environment variable that hands a run on part of
+    /// the tool's files the package bases of all of them — what the
+    /// tool's own run on the project searches (`MYPYPATH`).
+    #[serde(default)]
+    pub(crate) bases_env: Option<String>,
     /// The variable that stands for the config file's directory in the
     /// tool's paths (`$MYPY_CONFIG_FILE_DIR`).
     #[serde(default)]
@@ -246,6 +256,11 @@ pub(crate) struct RawDaemon {
     /// (mypy follows imports): a warm answer reports them too.
     #[serde(default)]
     pub(crate) reports_imported: bool,
+    /// Of those modules, the cold run leaves out the ones under a directory
+    /// the environment's site-packages put on `sys.path` (an editable
+    /// install's source root): to it they are installed packages.
+    #[serde(default)]
+    pub(crate) silences_installed: bool,
     /// Arguments that make a cold run ignore the tool's own cache: the run
     /// `--verify` compares a warm answer with must not reuse a stale one.
     #[serde(default)]

@@ -18,6 +18,9 @@ pub(crate) struct LogEntry<'a> {
     pub(crate) gate_name: &'a str,
     /// Full argv as run (program first).
     pub(crate) argv: &'a [String],
+    /// `NAME=value` of each variable qg set for this run beyond the gate's
+    /// own (a partial run's search paths).
+    pub(crate) env: &'a [String],
     /// Resolved executable.
     pub(crate) program: &'a Path,
     /// Working directory.
@@ -130,6 +133,9 @@ fn write_header(file: &mut impl Write, entry: &LogEntry<'_>) -> std::io::Result<
         "argv: {}",
         serde_json::to_string(entry.argv).unwrap_or_default()
     )?;
+    for variable in entry.env {
+        writeln!(file, "env: {variable}")?;
+    }
     writeln!(file, "working_dir: {}", entry.cwd.display())?;
     writeln!(file, "result: {exit}")?;
     writeln!(file, "duration_ms: {}", entry.finished.duration.as_millis())?;

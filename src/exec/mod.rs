@@ -245,7 +245,8 @@ fn prepare<'a>(
         ResolveError::NotExecutable(path) => NotRun::NotExecutable(path),
     })?;
     let cwd = process::working_dir(ctx.tools.root, gate.working_dir.as_deref());
-    let env = environment(gate, &tool, ctx);
+    let mut env = environment(gate, &tool, ctx);
+    env.extend(plan.env.iter().map(|(k, v)| (k.into(), v.clone())));
     let batches = if gate.pass_files && plan.native_args.is_none() {
         batches(plan, &tool, &env, ctx.tools.root, jobs, runnable)?
     } else {
@@ -395,7 +396,15 @@ impl<R: Send> Runner<'_, R> {
             WarmFindings::Output { finished, argv } => (finished, argv),
         };
         let program = PathBuf::from(argv.first().map(String::as_str).unwrap_or(""));
-        let log = write_log(plan.gate, &argv, &program, &launch.cwd, &finished, self.ctx);
+        let log = write_log(
+            plan.gate,
+            &argv,
+            &[],
+            &program,
+            &launch.cwd,
+            &finished,
+            self.ctx,
+        );
         let run = UnitRun {
             files,
             program: &program,
@@ -430,7 +439,10 @@ impl<R: Send> Runner<'_, R> {
         };
         let finished = process::run(&invocation);
         let log = match &finished {
-            Ok(finished) => write_log(gate, &argv, &launch.tool.path, &launch.cwd, finished, ctx),
+            Ok(finished) => {
+                let program = &launch.tool.path;
+                write_log(gate, &argv, &plan.env, program, &launch.cwd, finished, ctx)
+            }
             Err(_) => Ok(None),
         };
         let run = UnitRun {
@@ -496,6 +508,7 @@ fn environment(
 fn write_log(
     gate: &Gate,
     argv: &[String],
+    env: &[(String, OsString)],
     program: &Path,
     cwd: &Path,
     finished: &process::Finished,
@@ -504,10 +517,15 @@ fn write_log(
     if !ctx.logging.enabled {
         return Ok(None);
     }
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", file_name::from_os_str(v)))
+        .collect();
     let entry = artifacts::LogEntry {
         gate_id: &gate.id,
         gate_name: &gate.name,
         argv,
+        env: &env,
         program,
         cwd,
         finished,

@@ -87,7 +87,7 @@ pub(crate) fn search_roots<'a>(
             continue;
         };
         found.read_spec(&gate.id, spec);
-        if spec.package_bases {
+        if searches_package_bases(root, spec) {
             let selection = gate
                 .selection
                 .as_ref()
@@ -111,6 +111,43 @@ pub(crate) fn search_roots<'a>(
         }
     }
     found.finish()
+}
+
+/// Whether the tool `spec` describes searches the package bases of the
+/// files it checks: it does by nature, and its config does not turn that
+/// off (`explicit_bases_key`; an unreadable config counts as not).
+fn searches_package_bases(root: &Path, spec: &SearchPathSpec) -> bool {
+    let Some(key) = &spec.explicit_bases_key else {
+        return spec.package_bases;
+    };
+    let explicit = tool_config::first_section(root, &spec.config)
+        .ok()
+        .flatten()
+        .and_then(|found| found.section.flag(key))
+        .unwrap_or(false);
+    spec.package_bases && !explicit
+}
+
+/// The package bases of `checked` — every file a tool checks in its own
+/// run on the project — which a run given some of them must be handed to
+/// search what the project's run searches (a gate's `bases_env`; its own
+/// files' bases among them: the hint that reruns a part needs them too).
+/// `known` holds the project's files (for its `__init__.py`s).
+/// Root-relative, sorted; the root itself left out (the tool searches it
+/// anyway); none when the tool's config makes its bases explicit.
+pub(crate) fn bases_of_all<'a>(
+    root: &Path,
+    spec: &SearchPathSpec,
+    checked: impl Iterator<Item = &'a str>,
+    known: &HashSet<&str>,
+) -> Vec<String> {
+    if !searches_package_bases(root, spec) {
+        return Vec::new();
+    }
+    package_bases(checked, known)
+        .into_keys()
+        .filter(|base| base != ".")
+        .collect()
 }
 
 /// Roots gathered so far, each once.
@@ -399,6 +436,19 @@ fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// The project directories (root-relative) the environment's editable
+/// installs put on `sys.path`: a tool that counts what it finds there as
+/// installed packages silences their errors.
+pub(crate) fn installed_roots(root: &Path, environment: &Environment) -> Vec<String> {
+    let mut roots: Vec<String> = editable_installs(root, environment)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
 }
 
 /// The project directories an environment's editable installs put on

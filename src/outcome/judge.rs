@@ -200,7 +200,7 @@ pub(crate) fn render_hints_from(
             .map(|hint| render_fix_hint(hint, &result.violations, counts))
     };
     result.fix_hint = render(fix_hint);
-    result.rerun_hint = render(rerun_hint);
+    result.rerun_hint = render(rerun_hint).map(|hint| format!("{}{hint}", result.rerun_env));
 }
 
 /// One result from the results of a gate's batches: an error in any batch

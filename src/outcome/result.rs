@@ -202,6 +202,12 @@ pub struct GateResult {
     /// of a finding's identity.
     #[serde(skip, default = "matches_lines")]
     pub(crate) match_lines: bool,
+    /// The variables the rerun hint sets before its command, as a shell
+    /// writes them (`MYPYPATH=src `): those qg set for the run (see
+    /// [`crate::plan::GatePlan::env`]), without which the command alone
+    /// would not check what the run checked.
+    #[serde(skip)]
+    pub(crate) rerun_env: String,
 }
 
 impl GateResult {
@@ -248,6 +254,7 @@ impl GateResult {
             since_last_run: None,
             fail_on: gate.fail_on,
             match_lines: gate.match_lines,
+            rerun_env: String::new(),
         }
     }
 

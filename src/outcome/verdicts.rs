@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::imports::advise_on_unresolved_imports;
-use super::judge::{judge, judge_findings, merge, restrict};
-use super::result::{ErrorKind, GateResult, GateStatus};
+use super::judge::{judge, judge_findings, merge, render_hints, restrict};
+use super::result::{ErrorKind, GateError, GateResult, GateStatus};
 use crate::exec::{Judge, NotRun, Timed, UnitRun, WarmRun};
 use crate::paths::PathContext;
 use crate::plan::GatePlan;
@@ -101,6 +101,7 @@ impl Judge<GateResult> for Verdicts<'_> {
             restrict(plan.gate, &mut result, |f| plan.reports(f));
         }
         self.advise(plan, &mut result);
+        self.rerun_as_planned(plan, &mut result);
         result
     }
 
@@ -118,10 +119,7 @@ impl Judge<GateResult> for Verdicts<'_> {
         // A daemon that could not be trusted to check proves nothing: the
         // tool runs cold, which errs the same way if the fault is real.
         if let (GateStatus::Error, Some(error)) = (result.status, &result.error) {
-            return Err(format!(
-                "its daemon's answer is an error: {}",
-                error.message
-            ));
+            return Err(warm_error(error, result.log.as_deref()));
         }
         // The daemon checked the whole program: report what a cold run of
         // this plan reports — silently dropping what it would not have
@@ -136,6 +134,7 @@ impl Judge<GateResult> for Verdicts<'_> {
         result.duration_ms = took.as_millis() as u64;
         result.warm = true;
         self.advise(plan, &mut result);
+        self.rerun_as_planned(plan, &mut result);
         Ok(result)
     }
 
@@ -152,7 +151,36 @@ impl Judge<GateResult> for Verdicts<'_> {
     }
 }
 
+/// Why a daemon's answer was not taken: its error, the line its stderr
+/// ends with (a crash's exception — `KeyError: 'tests'` — says which known
+/// bug it is) and the log holding the rest.
+fn warm_error(error: &GateError, log: Option<&str>) -> String {
+    let mut why = format!("its daemon's answer is an error: {}", error.message);
+    let last = error
+        .stderr_tail
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    if let Some(last) = last {
+        why.push_str(&format!("; its stderr ends `{last}`"));
+    }
+    if let Some(log) = log {
+        why.push_str(&format!(" ({log})"));
+    }
+    why
+}
+
 impl Verdicts<'_> {
+    /// Gives the rerun hint the variables the plan's run was given.
+    fn rerun_as_planned(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
+        if plan.env.is_empty() {
+            return;
+        }
+        result.rerun_env = plan.shown_env(self.tools.root);
+        render_hints(plan.gate, result);
+    }
+
     /// Says so when most findings are unresolved imports.
     fn advise(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
         if let Some(unresolved) = &plan.gate.unresolved_imports {

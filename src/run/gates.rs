@@ -78,6 +78,7 @@ pub(super) fn run_gates<'a>(
         argument_budget: crate::process::batch::argument_budget(&[]),
     };
     let mut plans = plan::plan(gates, scope, &context);
+    super::bases::hand_package_bases(workspace, config, &mut plans, &selections, scope, listing)?;
     let share = options.shard.map(|s| {
         let history = state::history::read(&workspace.root);
         let files = scope.files.len();
@@ -164,6 +165,7 @@ fn warm_requests<'a>(
     verify: bool,
 ) -> Option<WarmRequests<'a>> {
     let mut requests = std::collections::BTreeMap::new();
+    let mut installed: Option<Vec<String>> = None;
     for plan in plans.iter().filter(|p| p.skip_reason.is_none()) {
         let gate = plan.gate;
         let Some(spec) = &gate.daemon else { continue };
@@ -172,10 +174,16 @@ fn warm_requests<'a>(
         }
         let mut report: BTreeSet<String> = plan.files.iter().map(|f| f.to_string()).collect();
         if spec.reports_imported && plan.native_args.is_none() {
-            match graph::imported(workspace, plan.files.iter().copied()) {
-                Some(imported) => report.extend(imported),
-                None => continue,
-            }
+            let Some(imported) = graph::imported(workspace, plan.files.iter().copied()) else {
+                continue;
+            };
+            let installed = match spec.silences_installed {
+                true => installed
+                    .get_or_insert_with(|| installed_roots(workspace))
+                    .clone(),
+                false => Vec::new(),
+            };
+            report.extend(imported.into_iter().filter(|f| !under_any(f, &installed)));
         }
         let whole = plan.native_args.is_some();
         requests.insert(gate.id.clone(), WarmPlan { report, whole });
@@ -185,6 +193,20 @@ fn warm_requests<'a>(
         plans: requests,
         verify,
     })
+}
+
+/// The source roots the environment's editable installs name.
+fn installed_roots(workspace: &Workspace) -> Vec<String> {
+    let environment = crate::tools::Toolbox::from_env(&workspace.root).environment();
+    environment
+        .map(|e| graph::roots::installed_roots(&workspace.root, &e))
+        .unwrap_or_default()
+}
+
+/// Whether `file` lies under one of `dirs` (root-relative; `.`: all).
+fn under_any(file: &str, dirs: &[String]) -> bool {
+    dirs.iter()
+        .any(|dir| dir == "." || file.starts_with(&format!("{dir}/")))
 }
 
 /// The project's files as a comparison started with them.

@@ -3,6 +3,7 @@
 //! plan, exec, outcome, then the report and what the state remembers.
 //! Reports render the value; the CLI only parses flags and picks a renderer.
 
+mod bases;
 mod gates;
 mod new_baseline;
 mod record;

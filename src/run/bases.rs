@@ -1,0 +1,103 @@
+//! The package bases a partial run must be handed. A type checker that
+//! crawls up from each file it is given to the directory above its
+//! outermost package searches those directories for imports (mypy). Its
+//! own run on the project is given every file, so it searches the bases of
+//! all of them; a run given some files searches theirs alone. Edit a test
+//! of a src/ layout and the run on `tests/test_x.py` no longer searches
+//! `src/`: the package comes from site-packages through the editable
+//! install, an installed package the tool calls untyped or silences — a
+//! verdict the project's own `mypy` never gives. A gate whose
+//! `search_paths` names a `bases_env` gets the missing bases there.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
+
+use crate::config::Gate;
+use crate::error::QgError;
+use crate::graph::roots;
+use crate::plan::GatePlan;
+use crate::scope::{self, Scope, ScopeMode};
+use crate::selection::ToolSelection;
+use crate::workspace::Workspace;
+
+/// Sets each partial plan's `bases_env` variable (see the module docs).
+/// `listing` is the project's files when the run already has them.
+pub(super) fn hand_package_bases(
+    workspace: &Workspace,
+    config: &crate::config::Config,
+    plans: &mut [GatePlan<'_>],
+    selections: &BTreeMap<String, ToolSelection>,
+    scope: &Scope,
+    listing: Option<&[String]>,
+) -> Result<(), QgError> {
+    let needs = |plan: &GatePlan<'_>| {
+        plan.skip_reason.is_none()
+            && plan.native_args.is_none()
+            && plan.gate.pass_files
+            && variable(plan.gate).is_some()
+    };
+    if !plans.iter().any(needs) {
+        return Ok(());
+    }
+    let owned;
+    let project: Vec<&str> = match (listing, scope.mode) {
+        (Some(listing), _) => listing.iter().map(String::as_str).collect(),
+        (None, ScopeMode::Project) => scope.paths().collect(),
+        (None, _) => {
+            owned = scope::project_files(workspace, config)?;
+            owned.iter().map(String::as_str).collect()
+        }
+    };
+    let known: HashSet<&str> = project.iter().copied().collect();
+    for plan in plans.iter_mut().filter(|p| needs(p)) {
+        let gate = plan.gate;
+        let selection = selections.get(&gate.id);
+        let checked = project.iter().copied().filter(|file| {
+            gate.handles_file_type(file)
+                && selection.is_none_or(|s| s.checks(file, &workspace.root))
+        });
+        let spec = gate
+            .search_paths
+            .as_ref()
+            .expect("a bases_env has its search_paths");
+        let bases = roots::bases_of_all(&workspace.root, spec, checked, &known);
+        if let Some(value) = value(workspace, gate, &bases) {
+            let name = variable(gate).expect("planned with one").to_string();
+            plan.env.push((name, value));
+        }
+    }
+    Ok(())
+}
+
+/// The gate's `bases_env`.
+fn variable(gate: &Gate) -> Option<&str> {
+    gate.search_paths.as_ref()?.bases_env.as_deref()
+}
+
+/// The variable's new value: the bases (absolute: the tool may run in a
+/// working directory of its own) ahead of what it holds already — the
+/// gate's `env`, else qg's own environment — as the project's own run
+/// searches its files' bases before `$MYPYPATH`. `None` when there is
+/// nothing to add.
+fn value(workspace: &Workspace, gate: &Gate, bases: &[String]) -> Option<OsString> {
+    if bases.is_empty() {
+        return None;
+    }
+    let name = variable(gate)?;
+    let before: Option<OsString> = match gate.env.get(name) {
+        Some(value) => Some(value.into()),
+        None => std::env::var_os(name),
+    };
+    let mut paths: Vec<std::path::PathBuf> = bases
+        .iter()
+        .map(|base| crate::file_name::join(&workspace.root, base))
+        .collect();
+    paths.extend(before.iter().flat_map(std::env::split_paths));
+    // A directory whose name holds the separator cannot be handed over;
+    // the run then searches what it would have without qg.
+    let joinable: Vec<_> = paths
+        .into_iter()
+        .filter(|p| std::env::join_paths([p]).is_ok())
+        .collect();
+    std::env::join_paths(joinable).ok()
+}
