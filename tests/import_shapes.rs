@@ -15,15 +15,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use common::repo::GitRepo;
-use common::tools_venv;
-use serde_json::Value;
-
-/// One finding, as the tools' own runs and qg's report both give it.
-type Key = (String, u64, String);
+use common::shapes::{editable_venv, new_findings, own_findings, Key};
 
 /// A project shape and the edit that breaks its importer.
 struct Shape<'a> {
@@ -91,7 +84,7 @@ const BREAK_CORE: (&str, &str) = ("packages/a/src/acme/a/core.py", CORE_BROKEN);
 
 /// Runs the proof for `shape` in `repo` (already holding its files).
 fn prove(repo: &GitRepo, shape: &Shape<'_>) {
-    let before = own_findings(repo, shape);
+    let before = own_findings(repo, shape.mypy_args);
     if !before.is_empty() {
         // The project's findings before the edit are agreed to: only what
         // the edit adds is new.
@@ -101,7 +94,7 @@ fn prove(repo: &GitRepo, shape: &Shape<'_>) {
     let green = repo.qg(&["run", "--no-daemon", "--format", "json"]);
     green.assert_code(0);
     repo.write(shape.edit.0, shape.edit.1);
-    let expected = added(&before, &own_findings(repo, shape));
+    let expected = added(&before, &own_findings(repo, shape.mypy_args));
     assert!(
         !expected.is_empty(),
         "the edit must break an importer in the tools' own runs"
@@ -152,97 +145,7 @@ fn added(before: &[Key], after: &[Key]) -> Vec<Key> {
     new
 }
 
-/// The type checkers' findings a qg report lists (new ones only, when a
-/// baseline holds the rest), sorted.
-fn new_findings(report: &Value) -> Vec<Key> {
-    let mut keys: Vec<Key> = report["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["id"] == "mypy" || g["id"] == "pyright")
-        .flat_map(|g| g["violations"].as_array().cloned().unwrap_or_default())
-        .filter(|v| v["baseline_state"] != "unchanged")
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or("").to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    keys.sort();
-    keys
-}
-
 // ------------------------------------------------------------ the tools' own runs
-
-/// What `mypy` (with the shape's arguments) and bare `pyright` report when
-/// the project runs them itself, with qg's environment.
-fn own_findings(repo: &GitRepo, shape: &Shape<'_>) -> Vec<Key> {
-    let mut found = mypy_findings(repo, shape.mypy_args);
-    found.extend(pyright_findings(repo));
-    found.sort();
-    found
-}
-
-/// A tool of the project's environment, run as the project would (its
-/// virtualenv activated).
-fn tool(repo: &GitRepo, name: &str) -> Command {
-    let env = repo.env();
-    let (_, venv) = env.iter().rfind(|(k, _)| k == "VIRTUAL_ENV").unwrap();
-    let venv = PathBuf::from(venv);
-    let mut command = Command::new(venv.join("bin").join(name));
-    let path = format!(
-        "{}:{}",
-        venv.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    command.current_dir(repo.path()).envs(env).env("PATH", path);
-    command
-}
-
-fn mypy_findings(repo: &GitRepo, args: &[&str]) -> Vec<Key> {
-    // A cache of its own: the tool's run never shares qg's.
-    let output = tool(repo, "mypy")
-        .args(["--output=json", "--cache-dir=/dev/null"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    stdout
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).unwrap();
-            (
-                v["file"].as_str().unwrap().to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn pyright_findings(repo: &GitRepo) -> Vec<Key> {
-    let output = tool(repo, "pyright").arg("--outputjson").output().unwrap();
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("pyright printed no JSON ({e}): {output:?}"));
-    let root = repo.path().canonicalize().unwrap();
-    report["generalDiagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            let file = Path::new(d["file"].as_str().unwrap());
-            let relative = file.strip_prefix(&root).unwrap_or(file);
-            (
-                relative.display().to_string(),
-                d["range"]["start"]["line"].as_u64().unwrap() + 1,
-                d["rule"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
 
 /// The project's daemons, stopped when dropped (a failing test included).
 struct Daemons<'a>(&'a GitRepo);
@@ -468,7 +371,7 @@ fn a_source_root_found_only_through_an_editable_install() {
             "from mypkg.core import value\n\n\ndef test_value() -> None:\n    number: int = value()\n    assert number == 21\n",
         ),
     ]);
-    let venv = editable_venv(repo.path(), "lib");
+    let venv = editable_venv(repo.path(), "lib", "_mypkg.pth");
     repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
     let explained = repo.qg(&["explain", "pyright", "--format", "json"]);
     let roots = explained.json()["import_roots"].clone();
@@ -496,55 +399,61 @@ fn a_source_root_found_only_through_an_editable_install() {
     );
 }
 
-/// The project's own virtualenv with the project installed editable
-/// (`src_dir` on `sys.path` through a `.pth` file) and the real tools in
-/// it: mypy and dmypy run by its Python (so mypy sees the install), the
-/// others linked.
-fn editable_venv(root: &Path, src_dir: &str) -> PathBuf {
-    let venv = root.join(".venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .status()
-        .unwrap();
-    assert!(made.success(), "python3 -m venv failed");
-    let tools = tools_venv();
-    let site = |venv: &Path| -> PathBuf {
-        let lib = venv.join("lib");
-        let python = std::fs::read_dir(&lib)
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with("python"))
-            .unwrap();
-        lib.join(python.file_name()).join("site-packages")
-    };
-    let site_packages = site(&venv);
-    std::fs::write(
-        site_packages.join("_tools.pth"),
-        format!("{}\n", site(&tools).display()),
-    )
-    .unwrap();
-    std::fs::write(
-        site_packages.join("_mypkg.pth"),
-        format!("{}\n", root.join(src_dir).display()),
-    )
-    .unwrap();
-    let python = venv.join("bin/python");
-    for (name, module) in [("mypy", "mypy"), ("dmypy", "mypy.dmypy")] {
-        let script = venv.join("bin").join(name);
-        std::fs::write(
-            &script,
-            format!("#!/bin/sh\nexec {} -m {module} \"$@\"\n", python.display()),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+/// A test of a src/ layout installed editable, edited alone: mypy is given
+/// the test file, and must search `src/` as the project's own `mypy`
+/// (given every file, so the package base `src/` too) does — not find the
+/// package through the editable install in site-packages, an installed
+/// package without `py.typed` (`import-untyped`, its own errors silenced).
+/// qg hands the run the missing base in $MYPYPATH, and the log shows it;
+/// with `explicit_package_bases` mypy's own bases are `mypy_path` alone,
+/// which every run searches, and nothing is handed.
+#[test]
+fn a_test_of_an_editable_src_layout_edited_alone_is_checked_against_the_source() {
+    let test = "from mypkg.core import value\n\n\ndef test_value() -> None:\n    number: int = value()\n    assert number == 21\n";
+    // A longer line: mypy's cache takes a file of the same size and second
+    // as unchanged.
+    let broken = test.replace("number: int", "number: bytes");
+    for (config, handed) in [
+        ("[tool.mypy]\nfiles = [\"src\", \"tests\"]\n", true),
+        (
+            "[tool.mypy]\nfiles = [\"src\", \"tests\"]\nexplicit_package_bases = true\nmypy_path = \"src\"\n",
+            false,
+        ),
+    ] {
+        let mut repo = GitRepo::new(&[
+            (".gitignore", ".venv/\n"),
+            ("pyproject.toml", config),
+            ("src/mypkg/__init__.py", ""),
+            ("src/mypkg/core.py", CORE),
+            ("tests/test_core.py", test),
+        ]);
+        let venv = editable_venv(repo.path(), "src", "__editable__.mypkg-0.1.pth");
+        repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
+        repo.qg(&["run", "--no-daemon"]).assert_code(0);
+        repo.write("tests/test_core.py", &broken);
+        let own = own_findings(&repo, &[]);
+        assert_eq!(
+            own,
+            [
+                key("tests/test_core.py", 5, "assignment"),
+                key("tests/test_core.py", 5, "reportAssignmentType")
+            ],
+            "{config}"
+        );
+        let run = repo.qg(&["run", "--no-daemon", "--format", "json"]);
+        let report = run.json();
+        assert_eq!(new_findings(&report), own, "{config}: {}", run.stdout);
+        let mypy = report["gates"].as_array().unwrap().iter().find(|g| g["id"] == "mypy").unwrap();
+        let log = std::fs::read_to_string(repo.path().join(mypy["log"].as_str().unwrap())).unwrap();
+        let line = format!("env: MYPYPATH={0}/src:{0}/tests\n", repo.path().display());
+        assert_eq!(log.contains(&line), handed, "{config}: {log}");
+        let hint = mypy["rerun_hint"].as_str().unwrap();
+        let expected = match handed {
+            true => "MYPYPATH=src:tests mypy tests/test_core.py",
+            false => "mypy tests/test_core.py",
+        };
+        assert_eq!(hint, expected, "{config}");
     }
-    for name in ["ruff", "pyright", "pyright-langserver"] {
-        std::os::unix::fs::symlink(tools.join("bin").join(name), venv.join("bin").join(name))
-            .unwrap();
-    }
-    venv
 }
 
 /// A type checker gate written without `search_paths` (a project's own
@@ -553,15 +462,21 @@ fn editable_venv(root: &Path, src_dir: &str) -> PathBuf {
 /// so — never dropped.
 #[test]
 fn an_import_no_known_root_resolves_is_assumed_and_the_run_says_so() {
-    let config = qg::config::EMBEDDED_DEFAULT
-        .replace(
-            "active_gates: [ruff_format, ruff_check, mypy, pyright]",
-            "active_gates: [ruff_format, ruff_check, mypy]",
-        )
-        .replace(
-            "    search_paths:\n      keys: [mypy_path]\n      env: [MYPYPATH]\n      always: [\".\"]\n      package_bases: true\n      config_dir_variable: MYPY_CONFIG_FILE_DIR\n",
-            "",
-        );
+    let config = qg::config::EMBEDDED_DEFAULT.replace(
+        "active_gates: [ruff_format, ruff_check, mypy, pyright]",
+        "active_gates: [ruff_format, ruff_check, mypy]",
+    );
+    let start = config
+        .find("    search_paths:\n      keys: [mypy_path]\n")
+        .unwrap();
+    let end = config[start..]
+        .find("config_dir_variable: MYPY_CONFIG_FILE_DIR\n")
+        .unwrap();
+    let config = format!(
+        "{}{}",
+        &config[..start],
+        &config[start + end + "config_dir_variable: MYPY_CONFIG_FILE_DIR\n".len()..]
+    );
     assert!(
         !config.contains("keys: [mypy_path]"),
         "mypy's search paths are out"

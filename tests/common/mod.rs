@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod repo;
+pub mod shapes;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
