@@ -6,6 +6,7 @@ pyright from the project's .venv). Run by tests/lsp.rs with QG_BIN set.
 """
 
 import asyncio
+import json
 import os
 import pathlib
 import shutil
@@ -108,9 +109,7 @@ async def wait_until(condition, what):
 
 
 def codes(client, project, relative):
-    return sorted(
-        (d.source, str(d.code), d.severity) for d in client.diagnostics.get(uri(project, relative), [])
-    )
+    return sorted((d.source, str(d.code), d.severity) for d in client.diagnostics.get(uri(project, relative), []))
 
 
 def open_file(client, project, relative):
@@ -158,7 +157,7 @@ async def test_a_save_that_breaks_an_importer_shows_there_and_a_revert_clears_it
     await wait_until(lambda: progress_ended(client), "the first run")
     assert codes(client, project, "app/geometry.py") == []
     # A return type change: geometry.py, never opened, is now wrong.
-    save(client, project, "app/shapes.py", SHAPES.replace("-> float:\n    \"\"\"The area", "-> str:\n    \"\"\"The area"))
+    save(client, project, "app/shapes.py", SHAPES.replace('-> float:\n    """The area', '-> str:\n    """The area'))
     # One notification per file: the client may have taken in the
     # importer's and not yet the edited file's, so wait for both.
     await wait_until(
@@ -460,3 +459,185 @@ async def test_a_gate_whose_tool_is_missing_is_a_warning_with_its_install_hint(c
     save(client, project, "app/shapes.py", SHAPES + "\n\n", version=3)
     await wait_until(lambda: len(progress_ended(client)) > ended, "the second run")
     assert sum(m.type == types.MessageType.Warning for m in client.messages) == 1, client.messages
+
+
+# A src layout installed editable (what `uv init --lib` then `uv sync`
+# makes), typed (py.typed): the shape whose warm pyright once resolved the
+# package through site-packages, as a library — a private import in the
+# test reported, a return type not inferred. The editor must show the
+# tools' own truth with the daemons answering.
+CORE = '''\
+"""Core."""
+
+
+def twice(number: int) -> int:
+    """Twice the number."""
+    return number * 2
+
+
+def limit():
+    """Unannotated: pyright infers its return type from the body."""
+    return 3
+'''
+
+USE = '''\
+"""Use."""
+
+from mypkg.core import limit, twice
+
+
+def doubled_limit() -> int:
+    """Twice the limit."""
+    return twice(limit())
+'''
+
+TEST_USE = '''\
+"""Tests."""
+
+from mypkg.use import twice
+
+
+def test_twice() -> None:
+    """Twice."""
+    assert twice(2) == 4
+'''
+
+
+def editable_venv(root):
+    """The project's virtualenv: the package's src/ on sys.path through a
+    .pth file, as an editable install writes it, and the tools in it."""
+    venv = root / ".venv"
+    subprocess.run(["python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    (tools_site,) = pathlib.Path(VENV).glob("lib/python*/site-packages")
+    (site / "_tools.pth").write_text(f"{tools_site}\n")
+    (site / "_mypkg.pth").write_text(f"{root / 'src'}\n")
+    for name, module in [("mypy", "mypy"), ("dmypy", "mypy.dmypy")]:
+        script = venv / "bin" / name
+        script.write_text(f'#!/bin/sh\nexec {venv / "bin" / "python"} -m {module} "$@"\n')
+        script.chmod(0o755)
+    for name in ["ruff", "pyright", "pyright-langserver"]:
+        os.symlink(pathlib.Path(VENV) / "bin" / name, venv / "bin" / name)
+
+
+@pytest.fixture
+def src_project(tmp_path):
+    root = (tmp_path / "srcproj").resolve()
+    package = root / "src" / "mypkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""My package."""\n')
+    (package / "py.typed").write_text("")
+    (package / "core.py").write_text(CORE)
+    (package / "use.py").write_text(USE)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_use.py").write_text(TEST_USE)
+    (root / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """\
+            [project]
+            name = "mypkg"
+            version = "0"
+
+            [tool.ruff.lint]
+            select = ["E", "F", "I"]
+
+            [tool.mypy]
+            files = ["src", "tests"]
+            """
+        )
+    )
+    editable_venv(root)
+    (root / ".gitignore").write_text(".venv\n.st3/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return root
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[QG, "lsp", "--start-daemons"], server_env=server_env()))
+async def daemon_client(lsp_client: LanguageClient, src_project):
+    lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)(lambda params: None)
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=src_project.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=src_project.as_uri(), name="srcproj")],
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def daemons(project):
+    out = subprocess.run(
+        [QG, "daemon", "status", "--format", "json"], cwd=project, check=True, capture_output=True, env=server_env()
+    )
+    return {d["gate"]: d for d in json.loads(out.stdout)["daemons"]}
+
+
+def warm_checks(project):
+    """How many checks each ready daemon has answered (None: not ready)."""
+    return {
+        gate: d["status"]["checks"] if d["state"] == "ready" and d["current"] else None
+        for gate, d in daemons(project).items()
+    }
+
+
+def pyright_own(project):
+    """What the project's own `pyright` says: (file, line, rule)."""
+    env = server_env()
+    env["VIRTUAL_ENV"] = str(project / ".venv")
+    env["PATH"] = f"{project / '.venv' / 'bin'}:{env['PATH']}"
+    out = subprocess.run(["pyright", "--outputjson"], check=False, cwd=project, capture_output=True, env=env)
+    return sorted(
+        (str(pathlib.Path(d["file"]).relative_to(project)), d["range"]["start"]["line"], d.get("rule", ""))
+        for d in json.loads(out.stdout)["generalDiagnostics"]
+    )
+
+
+def shown(client, project, source):
+    """What the editor shows from one gate: (file, line, code)."""
+    return sorted(
+        (str(pathlib.Path(u.removeprefix("file://")).relative_to(project)), d.range.start.line, str(d.code))
+        for u, ds in client.diagnostics.items()
+        for d in ds
+        if d.source == source
+    )
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_src_layout_installed_editable_shows_the_tools_own_truth_with_warm_daemons(daemon_client, src_project):
+    client, project = daemon_client, src_project
+    open_file(client, project, "tests/test_use.py")
+    await wait_until(lambda: progress_ended(client) and idle(client), "the first run")
+    # Each daemon compares its first answers with a cold run's before it
+    # serves: an untrusted one means the warm settings differ from the CLI's.
+    settled = {"ready", "untrusted", "failed"}
+    await wait_until(lambda: all(d["state"] in settled for d in daemons(project).values()), "the daemons' self-check")
+    assert all(d["state"] == "ready" for d in daemons(project).values()), daemons(project)
+    before = warm_checks(project)
+    assert set(before) == {"mypy", "pyright"}, before
+    # A harmless helper in the test: the private-import finding a library
+    # view of the package would add must not appear.
+    ended = len(progress_ended(client))
+    save(client, project, "tests/test_use.py", TEST_USE + '\n\ndef helper() -> int:\n    """One."""\n    return 1\n')
+    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the save")
+    assert codes(client, project, "tests/test_use.py") == []
+    after = warm_checks(project)
+    assert after["pyright"] > before["pyright"] and after["mypy"] > before["mypy"], (before, after)
+    # A signature change breaks the unopened importer: shown there, as the
+    # project's own pyright says it.
+    ended = len(progress_ended(client))
+    save(client, project, "src/mypkg/core.py", CORE.replace('-> int:\n    """Twice', '-> str:\n    """Twice'))
+    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the signature change")
+    own = pyright_own(project)
+    assert own, "the project's pyright found nothing to compare"
+    assert shown(client, project, "pyright") == own
+    assert ("src/mypkg/use.py", 7, "return-value") in shown(client, project, "mypy"), shown(client, project, "mypy")
+    final = warm_checks(project)
+    assert final["pyright"] > after["pyright"], (after, final)
+    # Reverted: cleared everywhere, as the project's pyright says.
+    ended = len(progress_ended(client))
+    save(client, project, "src/mypkg/core.py", CORE, version=3)
+    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the revert")
+    assert pyright_own(project) == []
+    assert shown(client, project, "pyright") == [] and shown(client, project, "mypy") == []
