@@ -1147,6 +1147,47 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
     assert_nothing_left(dir);
 }
 
+/// A daemon whose answers cannot be compared with a cold run (the tool's
+/// own run fails: a path its config names is missing) is never used, and
+/// `qg daemon start` returns saying why instead of waiting for ever; mended
+/// and started again, it is compared and believed.
+#[test]
+fn a_daemon_that_cannot_be_compared_fails_and_start_says_why() {
+    let project = fake_project(COMMAND_DAEMON);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    let cold = std::fs::read_to_string(dir.join("cold.sh")).unwrap();
+    project.write(
+        "cold.sh",
+        "echo 'examples: error: Cannot read file' >&2\nexit 2\n",
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    let started = Run::from(
+        cmd.args(["daemon", "start"])
+            .current_dir(dir)
+            .output()
+            .unwrap(),
+    );
+    started.assert_code(2);
+    assert!(
+        started.stdout.contains(
+            "fake  failed: its answers could not be compared with a cold run in 3 tries (the last: the cold run erred:"
+        ),
+        "{}",
+        started.stdout
+    );
+    assert_eq!(fake_status(dir)["phase"], "failed");
+    let run = fake_run(dir, &[]);
+    assert_eq!(run.gate("fake")["warm"], false, "{}", run.stdout);
+    assert_eq!(run.gate("fake")["status"], "error", "{}", run.stdout);
+    project.write("cold.sh", &cold);
+    fake_start(dir);
+    assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// A daemon that agreed, then drifts (its incremental state gone stale):
 /// `--verify` turns the drift into an error showing both sides, and the
 /// daemon hears of it — the next run is told the last warm answers may

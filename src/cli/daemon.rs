@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::{current_dir, print_stdout};
 use crate::error::QgError;
+use crate::outcome::GateStatus;
 use crate::warm::control::{self, DaemonState, StartRequest, Started};
 use crate::warm::daemon::{self, ServeOptions};
 use crate::warm::log::Log;
@@ -363,7 +364,10 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         Ok(report) => report
             .gates
             .iter()
-            .find(|g| g.id == args.gate && !g.warm)
+            // An erred gate was judged already: the comparison reported
+            // the cold run's error (and a daemon that gave no answer
+            // either is reported by the daemon itself).
+            .find(|g| g.id == args.gate && !g.warm && g.status != GateStatus::Error)
             .map(|g| match g.warnings.first() {
                 Some(why) => format!("the daemon gave no answer ({why})"),
                 None => "the daemon gave no answer".to_string(),

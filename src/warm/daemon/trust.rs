@@ -18,8 +18,11 @@ use crate::warm::checker::Compare;
 use crate::warm::record::{Comparison, Distrust, Phase};
 
 /// Comparisons in a row that could not conclude before the daemon stops
-/// trying (it answers cold until it is started again).
-const MAX_INCONCLUSIVE: u32 = 5;
+/// trying and calls itself failed (it answers cold until it is started
+/// again). Few: the usual cause is the tool's own run failing (a path its
+/// config names is missing), which no retry mends, and `qg daemon start`
+/// waits for the outcome.
+const MAX_INCONCLUSIVE: u32 = 3;
 
 /// Takes in how a comparison came out.
 pub(super) fn compared(shared: &Arc<Shared>, comparison: Comparison) {
@@ -94,14 +97,17 @@ fn inconclusive(shared: &Arc<Shared>, reason: &str) {
         return;
     }
     if tries >= MAX_INCONCLUSIVE {
-        // Still unchecked: runs go on answering cold, as they must.
-        shared.log(&format!(
-            "no comparison concluded in {MAX_INCONCLUSIVE} tries; runs are answered cold until the daemon starts again"
-        ));
+        // Never checked, so never used: failed, which ends the wait of
+        // `qg daemon start` and says why; runs go on answering cold.
+        let error = format!(
+            "its answers could not be compared with a cold run in {MAX_INCONCLUSIVE} tries (the last: {reason}); runs are answered cold until it starts again"
+        );
+        shared.log(&error);
+        shared.set_phase(Phase::Failed, |live| live.record.error = Some(error));
         return;
     }
     let shared = Arc::clone(shared);
-    let pause = Duration::from_secs(5 << tries.min(4));
+    let pause = Duration::from_secs(2 << tries.min(4));
     std::thread::spawn(move || {
         std::thread::sleep(pause);
         if lock(&shared.live).record.phase == Phase::Checking {
