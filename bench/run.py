@@ -34,6 +34,8 @@ CACHE = HERE / "bench" / ".cache"
 QG = HERE / "target" / "release" / "qg"
 RICH = "rich==15.0.0"
 DJANGO = "django==6.1.3"
+# A src layout (src/marshmallow, py.typed), installed editable.
+MARSHMALLOW = "marshmallow==4.4.0"
 
 ENV = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", VIRTUAL_ENV=str(VENV), CI="true")
 ENV.pop("NO_COLOR", None)
@@ -788,9 +790,7 @@ def generate_monorepo(root: Path, packages: int, modules: int):
     # mod000 imports its own package's mod001 instead: no import cycle of firsts.
     for k, src in enumerate(roots):
         first = root / src / "acme" / f"p{k:02d}" / "mod000.py"
-        first.write_text(
-            '"""Module 0."""\n\n\ndef value_000(x: int) -> int:\n    """Return x."""\n    return x\n'
-        )
+        first.write_text('"""Module 0."""\n\n\ndef value_000(x: int) -> int:\n    """Return x."""\n    return x\n')
     quoted = ", ".join(f'"{r}"' for r in roots)
     (root / "pyproject.toml").write_text(
         "[tool.mypy]\n"
@@ -821,7 +821,11 @@ def roots_cost(runs, tmp: Path):
     assert "search_paths:" not in plain and "{search_paths}" in default, plain
     corpora = [
         ("300-module package", lambda r: generate_package(r, 300), "pkg/mod150.py"),
-        ("monorepo (20 roots, 600 modules)", lambda r: generate_monorepo(r, 20, 30), "packages/p05/src/acme/p05/mod000.py"),
+        (
+            "monorepo (20 roots, 600 modules)",
+            lambda r: generate_monorepo(r, 20, 30),
+            "packages/p05/src/acme/p05/mod000.py",
+        ),
     ]
     rows = []
     for label, generate, module in corpora:
@@ -942,18 +946,21 @@ def mcp_server(runs, tmp: Path):
 class Daemons:
     """`qg daemon start` in a project; stopped by `stop()` (always called)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, env=None):
         self.root = root
+        self.env = env or ENV
         started = time.perf_counter()
         out = subprocess.run(
-            [QG, "daemon", "start", "--format", "json"], cwd=root, env=ENV, capture_output=True, check=True
+            [QG, "daemon", "start", "--format", "json"], cwd=root, env=self.env, capture_output=True, check=True
         )
         self.start_s = time.perf_counter() - started
         self.started = json.loads(out.stdout)
         assert self.started["ok"], self.started
 
     def status(self):
-        out = sh([QG, "daemon", "status", "--format", "json"], self.root, capture=True)
+        out = subprocess.run(
+            [QG, "daemon", "status", "--format", "json"], cwd=self.root, env=self.env, capture_output=True, check=True
+        ).stdout
         return {d["gate"]: d for d in json.loads(out)["daemons"]}
 
     def memory_mib(self):
@@ -962,13 +969,22 @@ class Daemons:
     def first_pass_ms(self):
         return {d["gate"]: d["first_pass_ms"] for d in self.started["daemons"]}
 
+    def self_check_ms(self):
+        """How long each daemon's comparison with a cold run took before it
+        served (None: it was not compared)."""
+        return {d["gate"]: d.get("checked_ms") for d in self.started["daemons"]}
+
     def stop(self):
-        sh([QG, "daemon", "stop"], self.root, check=False)
+        subprocess.run([QG, "daemon", "stop"], cwd=self.root, env=self.env, capture_output=True, check=False)
 
 
-def report_json(root: Path, *extra):
+def report_json(root: Path, *extra, env=None):
     out = subprocess.run(
-        [QG, "run", "--format", "json", "--no-state", *extra], cwd=root, env=ENV, capture_output=True, check=False
+        [QG, "run", "--format", "json", "--no-state", *extra],
+        cwd=root,
+        env=env or ENV,
+        capture_output=True,
+        check=False,
     )
     return json.loads(out.stdout)
 
@@ -1006,19 +1022,26 @@ def edit_loop(module: Path, old: str, new: str):
     return edit, restore
 
 
-def warm_figures(root: Path, label: str, edits, runs: int):
+def warm_figures(root: Path, label: str, edits, runs: int, env=None):
     """Warm against cold `qg run` after each kind of edit in `edits`
     (name, module, old, new), in the same run; findings compared."""
+    env = env or ENV
     rows = []
-    daemons = Daemons(root)
+    daemons = Daemons(root, env)
     try:
         mem = daemons.memory_mib()
         first = daemons.first_pass_ms()
+        checked = daemons.self_check_ms()
         rows.append(
             (
-                f"{label}: `qg daemon start` to ready (every warm gate's first full pass), and the daemons' memory",
+                f"{label}: `qg daemon start` to ready (every warm gate's first full pass and its self-check "
+                "against a cold run), and the daemons' memory",
                 f"{sec(daemons.start_s)}; first pass "
                 + ", ".join(f"{g} {first[g] / 1000:.1f} s" for g in sorted(first))
+                + "; self-check "
+                + ", ".join(
+                    f"{g} {checked[g] / 1000:.1f} s" if checked[g] is not None else f"{g} none" for g in sorted(checked)
+                )
                 + "; resident "
                 + ", ".join(f"{g} {mem[g]:.0f} MiB" for g in sorted(mem)),
                 f"{sec(daemons.start_s)}",
@@ -1031,21 +1054,21 @@ def warm_figures(root: Path, label: str, edits, runs: int):
 
             def warm(edit=edit):
                 edit()
-                report = report_json(root)
+                report = report_json(root, env=env)
                 assert all(g["warm"] for g in report["gates"] if g["id"] in ("mypy", "pyright")), report["summary_line"]
 
             def cold(edit=edit):
                 edit()
-                report_json(root, "--no-daemon")
+                report_json(root, "--no-daemon", env=env)
 
             m = medians({"warm": warm, "cold": cold}, runs, warmup=1)
             edit()
-            warm_report = report_json(root)
-            cold_report = report_json(root, "--no-daemon")
+            warm_report = report_json(root, env=env)
+            cold_report = report_json(root, "--no-daemon", env=env)
             verified = subprocess.run(
                 [QG, "run", "--no-state", "--verify", "--format", "json"],
                 cwd=root,
-                env=ENV,
+                env=env,
                 capture_output=True,
                 check=False,
             )
@@ -1173,6 +1196,58 @@ def warm_package(runs, tmp: Path):
     )
     rows += watch_latency(root, "300-module package", *hub, runs)
     return rows
+
+
+def editable_install(root: Path):
+    """The project's own virtualenv with the project installed editable by
+    pip (a .pth putting src/ on sys.path) and the pinned tools in it, as
+    `pip install -e .` (or `uv sync`) leaves a src-layout project; returns
+    the environment a user who activated it runs qg in."""
+    venv = root / ".venv"
+    sh([sys.executable, "-m", "venv", "--without-pip", str(venv)], root)
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    (tools_site,) = VENV.glob("lib/python*/site-packages")
+    (site / "_tools.pth").write_text(f"{tools_site}\n")
+    sh([BIN / "pip", "--python", venv / "bin" / "python", "install", "--quiet", "--no-deps", "-e", root], root)
+    for name, module in [("mypy", "mypy"), ("dmypy", "mypy.dmypy")]:
+        script = venv / "bin" / name
+        script.write_text(f'#!/bin/sh\nexec {venv / "bin" / "python"} -m {module} "$@"\n')
+        script.chmod(0o755)
+    for name in ["ruff", "pyright", "pyright-langserver"]:
+        (venv / "bin" / name).symlink_to(BIN / name)
+    (root / ".gitignore").write_text(".venv/\n.st3/\n")
+    return dict(ENV, PATH=f"{venv / 'bin'}:{os.environ['PATH']}", VIRTUAL_ENV=str(venv))
+
+
+def warm_src_layout(runs, tmp: Path):
+    """Issue 36: warm against cold on a src layout installed editable
+    (marshmallow), after a leaf edit and an edit imported everywhere, with
+    the cost of each daemon's self-check."""
+    root = sdist(MARSHMALLOW, tmp / "marshmallow-warm")
+    # mypy's `files` names examples/, which the repository has and the sdist
+    # lacks: without it mypy's own run stops ("Cannot read file").
+    (root / "examples").mkdir()
+    (root / "examples" / "__init__.py").write_text('"""Examples."""\n')
+    env = editable_install(root)
+    subprocess.run([QG, "baseline", "write", "--no-progress"], cwd=root, env=env, capture_output=True, check=False)
+    git_commit_all(root, "baseline")
+    subprocess.run([QG, "run"], cwd=root, env=env, capture_output=True, check=False)
+    leaf = ("src/marshmallow/orderedset.py", "    def __len__(self):", "    def __len__(self) -> str:")
+    hub = (
+        "src/marshmallow/utils.py",
+        "def is_aware(datetime: dt.datetime) -> bool:",
+        "def is_aware(datetime: dt.datetime) -> str:",
+    )
+    return warm_figures(
+        root,
+        "marshmallow (src layout, installed editable)",
+        [
+            ("a return-type change to a leaf module (orderedset)", *leaf, None, 1.0),
+            ("a return-type change imported everywhere (utils.is_aware)", *hub, None, 1.0),
+        ],
+        runs,
+        env,
+    )
 
 
 class LspServer:
@@ -1421,6 +1496,7 @@ FIGURES = {
     "scale": scale_figures,
     "warm-rich": warm_rich,
     "warm-package": warm_package,
+    "warm-src": warm_src_layout,
     "lsp-rich": lsp_rich,
     "managed-noop": managed_noop,
 }
