@@ -1188,6 +1188,40 @@ fn a_daemon_that_cannot_be_compared_fails_and_start_says_why() {
     assert_nothing_left(dir);
 }
 
+/// A warm answer that lacks a known finding (dmypy forgets an
+/// `unused-ignore` after an edit elsewhere, python/mypy#9655) does not
+/// shrink the baseline: only a cold run drops what it found fixed, so the
+/// finding cannot come back as new.
+#[test]
+fn a_warm_answer_never_drops_baseline_entries() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    fake_qg(dir, &["baseline", "write"]).assert_code(0);
+    let baseline = std::fs::read_to_string(dir.join(".st3/baseline.jsonl")).unwrap();
+    assert!(baseline.contains("the truth"), "{baseline}");
+    // The daemon forgets the finding: a green warm run, which must not
+    // call the entry fixed for good.
+    project.write("warm.sh", "exit 0\n");
+    let warm = fake_qg(dir, &["run", "--scope", "project", "--format", "json"]);
+    warm.assert_code(0);
+    assert_eq!(warm.gate("fake")["warm"], true, "{}", warm.stdout);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".st3/baseline.jsonl")).unwrap(),
+        baseline,
+        "a warm answer shrank the baseline"
+    );
+    // A cold run that finds it fixed does drop it.
+    project.write("truth.jsonl", "");
+    fake_qg(dir, &["run", "--scope", "project", "--no-daemon"]).assert_code(0);
+    let after = std::fs::read_to_string(dir.join(".st3/baseline.jsonl")).unwrap();
+    assert!(!after.contains("the truth"), "{after}");
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// A daemon that agreed, then drifts (its incremental state gone stale):
 /// `--verify` turns the drift into an error showing both sides, and the
 /// daemon hears of it — the next run is told the last warm answers may

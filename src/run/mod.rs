@@ -249,6 +249,23 @@ fn measure_against_baseline(
     let all_passed = results
         .iter()
         .all(|r| matches!(r.status, GateStatus::Passed | GateStatus::Skipped));
+    // Nor does it believe a daemon: an incremental checker can drop a
+    // finding it should still report (dmypy forgets an `unused-ignore`
+    // after an edit elsewhere, python/mypy#9655), and a dropped entry
+    // would come back as new. A cold run drops what a warm one found fixed.
+    let warm: BTreeSet<&str> = results
+        .iter()
+        .filter(|r| r.warm)
+        .map(|r| r.id.as_str())
+        .collect();
+    let fixed: Vec<usize> = fixed
+        .into_iter()
+        .filter(|&i| {
+            file.entries
+                .get(i)
+                .is_some_and(|e| !warm.contains(e.gate.as_str()))
+        })
+        .collect();
     if usage == BaselineUse::Ratchet && !fixed.is_empty() && all_passed {
         let fixed: BTreeSet<usize> = fixed.into_iter().collect();
         let mut index = 0..;
