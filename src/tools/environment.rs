@@ -11,7 +11,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::VENV_BIN;
+/// A virtualenv's directory of programs. Defined here, with the
+/// environments, so that resolving a tool depends on them and not back.
+#[cfg(windows)]
+pub(crate) const VENV_BIN: &str = "Scripts";
+/// A virtualenv's directory of programs.
+#[cfg(not(windows))]
+pub(crate) const VENV_BIN: &str = "bin";
 
 /// Where a manager's answer is remembered.
 pub(crate) const CACHE_FILE: &str = ".st3/environment.json";

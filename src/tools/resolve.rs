@@ -56,13 +56,6 @@ pub(crate) fn stamp(resolved: &Result<ResolvedTool, ResolveError>) -> ToolStamp 
     }
 }
 
-/// A virtualenv's directory of programs.
-#[cfg(windows)]
-pub(crate) const VENV_BIN: &str = "Scripts";
-/// A virtualenv's directory of programs.
-#[cfg(not(windows))]
-pub(crate) const VENV_BIN: &str = "bin";
-
 /// Resolves `program` for a project rooted at `root`.
 ///
 /// A name with a path separator is taken relative to `root`; a bare name is
