@@ -43,7 +43,7 @@ pub(crate) struct GatePlan<'a> {
     pub(crate) extra_args: Vec<String>,
     /// Environment variables set for this run besides the gate's own: a
     /// partial run's `search_paths.bases_env`, the package bases of all
-    /// the tool's files (see [`crate::run`]).
+    /// the tool's files, filled in by the run after planning.
     pub(crate) env: Vec<(String, std::ffi::OsString)>,
 }
 
