@@ -42,6 +42,15 @@ pub(crate) struct WarmRequests<'a> {
 }
 
 impl ExecContext<'_> {
+    /// Runs with a run's `tools` (their cancel stops every tool it starts).
+    pub(crate) fn new<'a>(tools: Toolbox<'a>, logging: &'a ArtifactLogging) -> ExecContext<'a> {
+        ExecContext {
+            tools,
+            logging,
+            warm: None,
+        }
+    }
+
     /// Captures the environment qg itself was started with; `cancel`
     /// stops every tool the run starts.
     pub(crate) fn from_env<'a>(

@@ -8,7 +8,6 @@ use super::roots::SearchRoots;
 use super::Request;
 use crate::paths::PathContext;
 use crate::process::{self, batch};
-use crate::tools::Toolbox;
 
 /// What the analyzer said, root-relative.
 #[derive(Debug, Default)]
@@ -32,7 +31,7 @@ pub(crate) fn analyze(
 ) -> Result<Answers, String> {
     let spec = request.spec;
     let ws = request.ws;
-    let ctx = Toolbox::from_env(&ws.root).cancelled_by(request.cancel);
+    let ctx = request.tools;
     let program = &spec.command[0];
     let tool = ctx.resolve_program(program).map_err(|_| {
         let install = spec

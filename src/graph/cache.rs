@@ -95,7 +95,7 @@ impl Node {
 /// size, mtime), the content of its config files, and the roots it
 /// resolves imports from.
 pub(crate) fn key(request: &Request<'_>, roots: &SearchRoots) -> Result<String, String> {
-    let ctx = crate::tools::Toolbox::from_env(&request.ws.root);
+    let ctx = request.tools;
     let spec = request.spec;
     let tool = ctx.resolve_program(&spec.command[0]);
     let stamp = crate::tools::resolve::stamp(&tool);

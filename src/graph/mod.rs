@@ -44,8 +44,9 @@ pub(crate) struct Request<'a> {
     pub(crate) diff: Option<&'a Changes>,
     /// Whether the cache may be written (`--no-state` says no).
     pub(crate) remember: bool,
-    /// The run it belongs to: cancelling it stops the analyzer.
-    pub(crate) cancel: &'a crate::process::Cancel,
+    /// The run's tools: where the analyzer and the environment are found,
+    /// and the run whose cancelling stops the analyzer.
+    pub(crate) tools: &'a crate::tools::Toolbox<'a>,
 }
 
 /// The files that import the changed ones.
@@ -121,7 +122,7 @@ pub(crate) fn refresh(request: &Request<'_>) -> Result<(), String> {
 /// whether that changed it (else the cache need not be rewritten).
 fn current_graph(request: &Request<'_>) -> Result<(Graph, bool), String> {
     let current = current_blobs(request)?;
-    let roots = search_roots(request.ws, request.config, current.keys());
+    let roots = search_roots(request.ws, request.config, request.tools, current.keys());
     let key = cache::key(request, &roots)?;
     let old = cache::load(request.ws).unwrap_or(Graph {
         key: String::new(),
@@ -174,9 +175,10 @@ fn forget_old_tombstones(graph: &mut Graph) {
 fn search_roots<'a>(
     ws: &Workspace,
     config: &Config,
+    tools: &crate::tools::Toolbox<'_>,
     files: impl Iterator<Item = &'a String> + Clone,
 ) -> SearchRoots {
-    let environment = crate::tools::Toolbox::from_env(&ws.root).environment();
+    let environment = tools.environment();
     roots::search_roots(
         &ws.root,
         config,
@@ -194,7 +196,8 @@ pub(crate) fn current_search_roots(ws: &Workspace, config: &Config) -> Option<Se
         .into_iter()
         .filter(|f| is_analyzed(spec, config, f))
         .collect();
-    Some(search_roots(ws, config, analyzed.iter()))
+    let tools = crate::tools::Toolbox::from_env(&ws.root);
+    Some(search_roots(ws, config, &tools, analyzed.iter()))
 }
 
 /// How many imports of the cached graph the analyzer left unresolved while

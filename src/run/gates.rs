@@ -18,6 +18,7 @@ use crate::selection::{self, ToolSelection};
 use crate::shard;
 use crate::state;
 use crate::tools::version;
+use crate::tools::Toolbox;
 use crate::warm::{self, WarmPlan};
 use crate::workspace::Workspace;
 
@@ -53,17 +54,33 @@ fn needs_project_files(gates: &[&config::Gate], scope: &Scope) -> bool {
         .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()))
 }
 
+/// The project a run checks, as every stage of it sees the project: its
+/// workspace, its config and its tools (found once per run).
+#[derive(Clone, Copy)]
+pub(super) struct Project<'p> {
+    /// The workspace.
+    pub(super) workspace: &'p Workspace,
+    /// The loaded config.
+    pub(super) config: &'p Config,
+    /// The run's tools.
+    pub(super) tools: &'p Toolbox<'p>,
+}
+
 /// Plans every gate against the scope and runs them, in config order.
 /// `listing` is [`project_listing`]'s.
 pub(super) fn run_gates<'a>(
-    workspace: &Workspace,
-    config: &Config,
+    project: Project<'_>,
     gates: &[&'a config::Gate],
     scope: &'a Scope,
     listing: Option<&'a [String]>,
     options: &RunOptions,
     observer: &dyn Observer<GateResult>,
 ) -> Result<GateRuns<'a>, QgError> {
+    let Project {
+        workspace,
+        config,
+        tools,
+    } = project;
     let project_files: Option<Vec<&str>> = match (needs_project_files(gates, scope), listing) {
         (false, _) => None,
         (true, Some(listing)) => Some(listing.iter().map(String::as_str).collect()),
@@ -91,10 +108,10 @@ pub(super) fn run_gates<'a>(
             &config.hash,
         )
     });
-    let mut ctx = ExecContext::from_env(&workspace.root, &config.artifact_logging, &options.cancel);
+    let mut ctx = ExecContext::new(tools.clone(), &config.artifact_logging);
     let verifying = options.daemons == DaemonUse::Verify;
     if options.daemons != DaemonUse::Ignore {
-        ctx.warm = warm_requests(workspace, config, &plans, verifying);
+        ctx.warm = warm_requests(workspace, config, &plans, verifying, tools);
     }
     // A comparison is of one tree: the files as the warm answer saw them.
     let before = verifying.then(|| TreeStamp::take(workspace, config));
@@ -110,7 +127,7 @@ pub(super) fn run_gates<'a>(
             threads.spawn(|| version::tool_versions(&running, &ctx.tools, options.records()));
         if scope.mode == ScopeMode::Project && options.records() {
             let cwd = workspace.cwd.clone();
-            threads.spawn(|| refresh_import_graph(cwd, config, &running, &options.cancel));
+            threads.spawn(|| refresh_import_graph(cwd, config, &running, &ctx.tools));
         }
         let verdicts = Verdicts { tools: &ctx.tools };
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
@@ -122,6 +139,7 @@ pub(super) fn run_gates<'a>(
                 selections: &selections,
                 warm,
                 options,
+                tools,
                 before,
                 whole: scope.mode == ScopeMode::Project,
             };
@@ -163,6 +181,7 @@ fn warm_requests<'a>(
     config: &'a Config,
     plans: &[GatePlan<'_>],
     verify: bool,
+    tools: &Toolbox<'_>,
 ) -> Option<WarmRequests<'a>> {
     let mut requests = std::collections::BTreeMap::new();
     let mut installed: Option<Vec<String>> = None;
@@ -179,7 +198,7 @@ fn warm_requests<'a>(
             };
             let installed = match spec.silences_installed {
                 true => installed
-                    .get_or_insert_with(|| installed_roots(workspace))
+                    .get_or_insert_with(|| installed_roots(workspace, tools))
                     .clone(),
                 false => Vec::new(),
             };
@@ -196,8 +215,8 @@ fn warm_requests<'a>(
 }
 
 /// The source roots the environment's editable installs name.
-fn installed_roots(workspace: &Workspace) -> Vec<String> {
-    let environment = crate::tools::Toolbox::from_env(&workspace.root).environment();
+fn installed_roots(workspace: &Workspace, tools: &Toolbox<'_>) -> Vec<String> {
+    let environment = tools.environment();
     environment
         .map(|e| graph::roots::installed_roots(&workspace.root, &e))
         .unwrap_or_default()
@@ -257,6 +276,7 @@ struct Comparison<'c, 'p> {
     selections: &'c BTreeMap<String, ToolSelection>,
     warm: &'c WarmRequests<'c>,
     options: &'c RunOptions,
+    tools: &'c Toolbox<'c>,
     before: &'c TreeStamp,
     /// The run covers the whole project (a self-check after a first pass).
     whole: bool,
@@ -277,7 +297,7 @@ impl Comparison<'_, '_> {
             })
             .collect();
         let root = &self.workspace.root;
-        let ctx = ExecContext::from_env(root, &self.config.artifact_logging, &self.options.cancel);
+        let ctx = ExecContext::new(self.tools.clone(), &self.config.artifact_logging);
         let verdicts = Verdicts { tools: &ctx.tools };
         let cold = exec::run_all(
             &cold_plans,
@@ -419,7 +439,7 @@ fn refresh_import_graph(
     cwd: PathBuf,
     config: &Config,
     gates: &[&config::Gate],
-    cancel: &crate::process::Cancel,
+    tools: &Toolbox<'_>,
 ) {
     let Some(spec) = &config.import_graph else {
         return;
@@ -440,7 +460,7 @@ fn refresh_import_graph(
         in_scope: BTreeSet::new(),
         diff: None,
         remember: true,
-        cancel,
+        tools,
     };
     // A graph that cannot be built now is built by the next partial run.
     let _ = graph::refresh(&request);

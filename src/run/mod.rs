@@ -23,6 +23,7 @@ use crate::process::Cancel;
 use crate::report::{ReportScope, RunReport};
 use crate::scope::ScopeRequest;
 use crate::shard::{BaselineShare, Shard, ShardInfo};
+use crate::tools::Toolbox;
 use crate::workspace::Workspace;
 pub(crate) use new_baseline::write_baseline;
 pub(crate) use record::record_merged;
@@ -106,7 +107,8 @@ pub(crate) fn scope_of(
 ) -> Result<ResolvedScope, QgError> {
     let (workspace, config) = prepare(cwd, config)?;
     let gates = plan::select_gates(&config, &[])?;
-    resolve_scope(&workspace, &config, request, &gates, true, cancel)
+    let tools = Toolbox::from_env(&workspace.root).cancelled_by(cancel);
+    resolve_scope(&workspace, &config, request, &gates, true, &tools)
 }
 
 /// Runs the configured gates on the resolved scope, then moves the state.
@@ -117,13 +119,15 @@ pub fn run(
     let started = Instant::now();
     let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
     let gates = plan::select_gates(&config, &options.gates)?;
+    // Found once: every stage resolves the same tools in the same environment.
+    let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
     let resolved = resolve_scope(
         &workspace,
         &config,
         &options.scope,
         &gates,
         options.records(),
-        &options.cancel,
+        &tools,
     )?;
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
     let state_plan = record::plan(options, &config, &workspace, &resolved)?;
@@ -133,8 +137,11 @@ pub fn run(
         covered,
         shard,
     } = gates::run_gates(
-        &workspace,
-        &config,
+        gates::Project {
+            workspace: &workspace,
+            config: &config,
+            tools: &tools,
+        },
         &gates,
         &resolved.scope,
         listing.as_deref(),

@@ -7,7 +7,6 @@ use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::git::Head;
 use crate::graph;
-use crate::process::Cancel;
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
 use crate::state::{StateStore, ToolStamp};
 use crate::tools::{resolve, Toolbox};
@@ -27,15 +26,15 @@ pub(crate) struct ResolvedScope {
 
 /// Resolves the scope, reading this branch's state for `auto`; on a
 /// partial scope, adds the importers of what changed when one of `gates`
-/// checks importers. `remember`: whether caches may be written; `cancel`
-/// stops the import analyzer.
+/// checks importers. `remember`: whether caches may be written; `tools`
+/// are the run's (its cancel stops the import analyzer).
 pub(crate) fn resolve_scope(
     workspace: &Workspace,
     config: &Config,
     request: &ScopeRequest,
     gates: &[&config::Gate],
     remember: bool,
-    cancel: &Cancel,
+    tools: &Toolbox<'_>,
 ) -> Result<ResolvedScope, QgError> {
     let auto = request.effective_mode()? == ScopeMode::Auto;
     let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
@@ -44,14 +43,14 @@ pub(crate) fn resolve_scope(
         (Some(head), true) => store.load_branch(&head.branch)?,
         _ => None,
     };
-    let tools = if auto {
-        tool_stamps(workspace, config)
+    let stamps = if auto {
+        tool_stamps(tools, config)
     } else {
         BTreeMap::new()
     };
     let baseline = Baseline {
         state: state.as_ref(),
-        tools: tools.clone(),
+        tools: stamps.clone(),
     };
     let mut scope = scope::resolve(workspace, config, request, &baseline)?;
     let mut warnings = store.take_warnings();
@@ -61,14 +60,14 @@ pub(crate) fn resolve_scope(
             config,
             &mut scope,
             remember,
-            cancel,
+            tools,
             &mut warnings,
         );
     }
     Ok(ResolvedScope {
         scope,
         head,
-        tools,
+        tools: stamps,
         warnings,
     })
 }
@@ -80,7 +79,7 @@ fn add_importers(
     config: &Config,
     scope: &mut Scope,
     remember: bool,
-    cancel: &Cancel,
+    tools: &Toolbox<'_>,
     warnings: &mut Vec<String>,
 ) {
     let Some(spec) = &config.import_graph else {
@@ -113,7 +112,7 @@ fn add_importers(
         in_scope: scope.paths().map(str::to_string).collect(),
         diff: scope.diff.as_ref(),
         remember,
-        cancel,
+        tools,
     };
     match graph::importers(&request) {
         Ok(importers) => {
@@ -153,8 +152,7 @@ fn assumed_warning(
 }
 
 /// What each active gate's `command[0]` resolves to now.
-fn tool_stamps(workspace: &Workspace, config: &Config) -> BTreeMap<String, ToolStamp> {
-    let tools = Toolbox::from_env(&workspace.root);
+fn tool_stamps(tools: &Toolbox<'_>, config: &Config) -> BTreeMap<String, ToolStamp> {
     config
         .active_gates
         .iter()

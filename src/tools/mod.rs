@@ -6,8 +6,10 @@ pub(crate) mod environment;
 pub(crate) mod resolve;
 pub(crate) mod version;
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::config::Gate;
 use crate::process::Cancel;
@@ -16,6 +18,10 @@ use resolve::{ResolveError, ResolvedTool};
 /// Where a project's tools are found, and how they run: the project's
 /// virtualenv first (`$VIRTUAL_ENV`, `.venv`, `venv`), then `PATH`, as if
 /// that virtualenv were activated.
+///
+/// A run makes one and hands it down (scope, import graph, gates, exec):
+/// the environment is found and each program resolved once, and every
+/// stage sees the same answer. Clones share what was found.
 #[derive(Debug, Clone)]
 pub(crate) struct Toolbox<'a> {
     /// Project root (canonical).
@@ -26,6 +32,17 @@ pub(crate) struct Toolbox<'a> {
     pub(crate) path_var: Option<OsString>,
     /// The run the tools belong to: cancelling it kills them.
     pub(crate) cancel: Cancel,
+    /// What was found so far, shared by clones.
+    found: Arc<Found>,
+}
+
+/// The environment and the programs a toolbox found, each looked up once.
+#[derive(Debug, Default)]
+struct Found {
+    /// The project's environment (or none).
+    environment: OnceLock<Option<environment::Environment>>,
+    /// Program name → where it resolved.
+    programs: Mutex<HashMap<String, Result<ResolvedTool, ResolveError>>>,
 }
 
 impl Toolbox<'_> {
@@ -36,6 +53,7 @@ impl Toolbox<'_> {
             virtual_env: std::env::var_os("VIRTUAL_ENV"),
             path_var: std::env::var_os("PATH"),
             cancel: Cancel::default(),
+            found: Arc::default(),
         }
     }
 
@@ -68,7 +86,12 @@ impl Toolbox<'_> {
 
     /// The project's environment, and why it is the one.
     pub(crate) fn environment(&self) -> Option<environment::Environment> {
-        environment::find(self.root, self.virtual_env.clone(), self.path_var.as_ref())
+        self.found
+            .environment
+            .get_or_init(|| {
+                environment::find(self.root, self.virtual_env.clone(), self.path_var.as_ref())
+            })
+            .clone()
     }
 
     /// A hint's placeholders: `{venv_bin}` (the project virtualenv's `bin/`,
@@ -124,11 +147,60 @@ impl Toolbox<'_> {
 
     /// Where `program` resolves: the project's virtualenv, then PATH.
     pub(crate) fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
-        resolve::resolve(
-            program,
-            self.root,
-            self.virtual_env.clone(),
-            self.path_var.clone(),
-        )
+        let mut programs = self
+            .found
+            .programs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        programs
+            .entry(program.to_string())
+            .or_insert_with(|| {
+                resolve::resolve(
+                    program,
+                    self.root,
+                    self.virtual_env.clone(),
+                    self.path_var.clone(),
+                )
+            })
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One run, one answer: every stage holding the run's toolbox (or a
+    /// clone) sees where a program resolved when it was first asked, even
+    /// if the environment changes meanwhile; the next run looks again.
+    #[test]
+    fn a_toolbox_resolves_each_program_once_and_its_clones_share_the_answer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let bin = root.join(".venv").join(environment::VENV_BIN);
+        std::fs::create_dir_all(&bin).unwrap();
+        let tool = bin.join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let run = Toolbox {
+            root,
+            virtual_env: None,
+            path_var: None,
+            cancel: Cancel::default(),
+            found: Arc::default(),
+        };
+        let stage = run.clone().cancelled_by(&Cancel::default());
+        assert_eq!(run.resolve_program("tool").unwrap().path, tool);
+        std::fs::remove_file(&tool).unwrap();
+        assert_eq!(stage.resolve_program("tool").unwrap().path, tool);
+        let next = Toolbox {
+            found: Arc::default(),
+            ..run.clone()
+        };
+        assert!(next.resolve_program("tool").is_err());
     }
 }
