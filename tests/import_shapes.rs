@@ -16,7 +16,7 @@
 mod common;
 
 use common::repo::GitRepo;
-use common::shapes::{editable_venv, new_findings, own_findings, Key};
+use common::shapes::{editable_venv, new_findings, own_findings, Key, NAMESPACE_CONFIG};
 
 /// A project shape and the edit that breaks its importer.
 struct Shape<'a> {
@@ -30,22 +30,6 @@ struct Shape<'a> {
     /// Variables the project's tools run with (and qg with them).
     env: &'static [(&'static str, &'static str)],
 }
-
-/// The monorepo of issue 35: one namespace package, `acme`, spread over two
-/// source roots that only the type checkers' configs name.
-const NAMESPACE_CONFIG: &str = r#"[tool.mypy]
-files = ["packages", "tests"]
-mypy_path = "packages/a/src:packages/b/src"
-explicit_package_bases = true
-
-[tool.pyright]
-include = ["packages", "tests"]
-executionEnvironments = [
-  {root = "packages/a/src"},
-  {root = "packages/b/src", extraPaths = ["packages/a/src"]},
-  {root = "tests", extraPaths = ["packages/a/src", "packages/b/src"]},
-]
-"#;
 
 /// The same roots without the tests directory, for the shapes that have none.
 const PACKAGES_CONFIG: &str = r#"[tool.mypy]

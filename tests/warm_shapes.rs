@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::repo::GitRepo;
-use common::shapes::{editable_venv, own_findings, Key};
+use common::shapes::{editable_venv, own_findings, Key, NAMESPACE_CONFIG};
 use serde_json::Value;
 
 /// Where the package lives and how the project finds it.
@@ -464,19 +464,7 @@ fn a_two_package_monorepo() {
         package: "packages/a/src/acme/mypkg",
         module: "acme.mypkg",
         init: false,
-        pyproject: r#"[tool.mypy]
-files = ["packages", "tests"]
-mypy_path = "packages/a/src:packages/b/src"
-explicit_package_bases = true
-
-[tool.pyright]
-include = ["packages", "tests"]
-executionEnvironments = [
-  {root = "packages/a/src"},
-  {root = "packages/b/src", extraPaths = ["packages/a/src"]},
-  {root = "tests", extraPaths = ["packages/a/src", "packages/b/src"]},
-]
-"#,
+        pyproject: NAMESPACE_CONFIG,
         mypy_args: &[],
         editable: None,
         extra: &[(

@@ -103,6 +103,22 @@ pub fn pyright_findings(repo: &GitRepo) -> Vec<Key> {
         .collect()
 }
 
+/// The monorepo of issue 35: one namespace package, `acme`, spread over two
+/// source roots that only the type checkers' configs name.
+pub const NAMESPACE_CONFIG: &str = r#"[tool.mypy]
+files = ["packages", "tests"]
+mypy_path = "packages/a/src:packages/b/src"
+explicit_package_bases = true
+
+[tool.pyright]
+include = ["packages", "tests"]
+executionEnvironments = [
+  {root = "packages/a/src"},
+  {root = "packages/b/src", extraPaths = ["packages/a/src"]},
+  {root = "tests", extraPaths = ["packages/a/src", "packages/b/src"]},
+]
+"#;
+
 /// The project's own virtualenv with the project installed editable
 /// (`src_dir` on `sys.path` through a `.pth` file) and the real tools in
 /// it: mypy and dmypy run by its Python (so mypy sees the install), the
