@@ -26,14 +26,18 @@ fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let permissions = std::fs::metadata(path)
-        .map(|m| m.permissions())
-        .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(permissions)
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The replaced file keeps its mode; a new one gets the usual 0644
+    // (tempfile's own default is 0600). Windows has no modes to keep.
+    #[cfg(unix)]
+    builder.permissions(
+        std::fs::metadata(path)
+            .map(|m| m.permissions())
+            .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644)),
+    );
+    let mut temp = builder.tempfile_in(dir)?;
     temp.write_all(bytes)?;
     if durable {
         temp.as_file().sync_all()?;

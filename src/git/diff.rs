@@ -7,8 +7,11 @@ use std::path::Path;
 
 use git2::{Delta, DiffOptions, Oid, Repository};
 
+use super::git_error;
+#[cfg(unix)]
 use super::index::Index;
-use super::{git_error, staged, worktree};
+#[cfg(unix)]
+use super::{staged, unstaged, worktree};
 use crate::error::QgError;
 use crate::file_name;
 
@@ -50,6 +53,7 @@ pub(super) fn changes_since(
 
 /// [`changes_since`] on the fast path; `None` when this repository needs
 /// libgit2 (see [`Index::read`] and [`worktree::ignores`]).
+#[cfg(unix)]
 pub(super) fn fast_changes(
     repo: &Repository,
     workdir: &Path,
@@ -59,7 +63,7 @@ pub(super) fn fast_changes(
         return Ok(None);
     };
     let index = Index::read(repo.path());
-    let settings = index.as_ref().and_then(|i| worktree::settings(repo, i));
+    let settings = index.as_ref().and_then(|i| unstaged::settings(repo, i));
     let (Some(index), Some(settings)) = (index, settings) else {
         return Ok(None);
     };
@@ -74,23 +78,35 @@ pub(super) fn fast_changes(
     changes(repo, staged?, unstaged, untracked).map(Some)
 }
 
+/// Git for Windows records stat data its own way (no inode or uid, times
+/// of its own): libgit2, which reads it as git does, compares there.
+#[cfg(not(unix))]
+pub(super) fn fast_changes(
+    _repo: &Repository,
+    _workdir: &Path,
+    _tree_id: Option<Oid>,
+) -> Result<Option<Changes>, QgError> {
+    Ok(None)
+}
+
 /// The tree against the index (on a repository handle of its own) and the
 /// index against the working tree, side by side.
+#[cfg(unix)]
 fn compare(
     repo: &Repository,
     workdir: &Path,
     tree_id: Option<Oid>,
     index: &Index,
-    settings: &worktree::Settings,
+    settings: &unstaged::Settings,
     threads: usize,
-) -> (Result<staged::Staged, QgError>, worktree::Unstaged) {
+) -> (Result<staged::Staged, QgError>, unstaged::Unstaged) {
     let git_dir = repo.path();
     std::thread::scope(|scope| {
         let staged = scope.spawn(|| {
             staged::staged(&open(git_dir)?, tree_id, index)
                 .map_err(git_error("cannot compare the index"))
         });
-        let unstaged = worktree::unstaged(workdir, index, settings, threads);
+        let unstaged = unstaged::unstaged(workdir, index, settings, threads);
         let staged = staged.join().expect("the tree comparison never panics");
         (staged, unstaged)
     })
@@ -98,10 +114,11 @@ fn compare(
 
 /// The fast path's findings as [`Changes`]; libgit2 decides the files
 /// whose bytes differ where git's filters may apply.
+#[cfg(unix)]
 fn changes(
     repo: &Repository,
     staged: staged::Staged,
-    unstaged: worktree::Unstaged,
+    unstaged: unstaged::Unstaged,
     untracked: Vec<Vec<u8>>,
 ) -> Result<Changes, QgError> {
     let mut changes = Changes::default();

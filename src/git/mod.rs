@@ -10,6 +10,8 @@ mod history;
 mod index;
 mod parent;
 mod staged;
+#[cfg(unix)]
+mod unstaged;
 mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -305,9 +307,17 @@ pub(crate) fn worktree_file(path: &Path) -> Option<TreeFile> {
 }
 
 /// Git's rule for the executable bit of a file on disk: the owner may run it.
+#[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o100 != 0)
+}
+
+/// Windows file systems keep no executable bit: git for Windows runs with
+/// `core.fileMode = false` and records files as not executable.
+#[cfg(not(unix))]
+fn is_executable(_path: &Path) -> bool {
+    false
 }
 
 /// The blob id git would give the file's current content.
