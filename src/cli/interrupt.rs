@@ -3,39 +3,38 @@
 //! reaches them. qg therefore kills every running tree itself, says what it
 //! interrupted, and exits 130 (SIGINT) or 143 (SIGTERM) without touching
 //! the state file: an interrupted run proves nothing.
-
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
+//!
+//! The interrupts are one stream on every platform: Ctrl-C and SIGTERM on
+//! Unix (signal-hook), Ctrl-C and Ctrl-Break on Windows (ctrlc: Windows has
+//! console control events, not signals).
 
 use crate::process;
 
 /// Starts the watcher thread. Call once, before any tool starts.
 pub(crate) fn install() {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+    let Ok(mut interrupts) = watch() else {
         warn_user!("cannot watch for Ctrl-C; an interrupt may leave tools running");
         return;
     };
     std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
+        if let Some(interrupt) = interrupts.next() {
             let stopped = process::kill_all_running();
-            let name = if signal == SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
             let what = if stopped.is_empty() {
                 "no tool was running".to_string()
             } else {
                 format!("stopped {}", stopped.join(", "))
             };
-            eprintln!("qg: interrupted by {name}; {what}; state not updated");
-            std::process::exit(128 + signal);
+            eprintln!(
+                "qg: interrupted by {}; {what}; state not updated",
+                interrupt.name
+            );
+            std::process::exit(interrupt.status);
         }
     });
 }
 
-/// The signal that cancelled the command, once one has.
-static CANCELLED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// The interrupt that cancelled the command, once one has.
+static CANCELLED_BY: std::sync::OnceLock<Interrupt> = std::sync::OnceLock::new();
 
 /// For a command that must clean up after its tools (`qg fix` puts back
 /// the files its fixers touched): the first Ctrl-C or SIGTERM cancels
@@ -43,31 +42,68 @@ static CANCELLED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32
 /// cleanup — and a second one exits at once. Call once, before any tool
 /// starts.
 pub(crate) fn install_cancelling(cancel: &process::Cancel) {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+    let Ok(mut interrupts) = watch() else {
         warn_user!("cannot watch for Ctrl-C; an interrupt may leave tools running");
         return;
     };
     let cancel = cancel.clone();
     std::thread::spawn(move || {
-        let mut signals = signals.forever();
-        if let Some(signal) = signals.next() {
-            CANCELLED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
+        if let Some(interrupt) = interrupts.next() {
+            let _ = CANCELLED_BY.set(interrupt);
             cancel.cancel();
         }
-        if let Some(signal) = signals.next() {
+        if let Some(interrupt) = interrupts.next() {
             process::kill_all_running();
             eprintln!("qg: interrupted again; exiting without cleaning up");
-            std::process::exit(128 + signal);
+            std::process::exit(interrupt.status);
         }
     });
 }
 
-/// `SIGINT` or `SIGTERM` and the exit status that reports it (130, 143),
-/// when a signal cancelled the command.
+/// The interrupt's name (`SIGINT`, `SIGTERM`, `Ctrl-C`) and the exit
+/// status that reports it (130, 143), when one cancelled the command.
 pub(crate) fn cancelled_by() -> Option<(&'static str, i32)> {
-    match CANCELLED_BY.load(std::sync::atomic::Ordering::SeqCst) {
-        0 => None,
-        SIGINT => Some(("SIGINT", 128 + SIGINT)),
-        signal => Some(("SIGTERM", 128 + signal)),
-    }
+    CANCELLED_BY.get().map(|i| (i.name, i.status))
+}
+
+/// One interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Interrupt {
+    /// How it is named in messages (`SIGINT`, `SIGTERM`, `Ctrl-C`).
+    pub(crate) name: &'static str,
+    /// The exit status that reports it: 128 + the signal on Unix (130,
+    /// 143), 130 for Ctrl-C on Windows too, as shells there report it.
+    pub(crate) status: i32,
+}
+
+/// The interrupts from now on, in order; `Err` when they cannot be watched.
+#[cfg(unix)]
+pub(crate) fn watch() -> Result<impl Iterator<Item = Interrupt>, String> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    Ok(
+        std::iter::from_fn(move || signals.forever().next()).map(|signal| Interrupt {
+            name: if signal == SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            },
+            status: 128 + signal,
+        }),
+    )
+}
+
+/// The interrupts from now on, in order; `Err` when they cannot be watched.
+#[cfg(windows)]
+pub(crate) fn watch() -> Result<impl Iterator<Item = Interrupt>, String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = send.send(Interrupt {
+            name: "Ctrl-C",
+            status: 130,
+        });
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(receive.into_iter())
 }

@@ -7,8 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use super::{current_dir, print_stdout, ScopeArgs};
 use crate::baseline::BaselineUse;
@@ -122,20 +120,19 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
 /// the watch ends and stops the daemons it started. A second signal exits
 /// at once, killing what still runs.
 fn stop_on_signals(stop: &Arc<AtomicBool>, cancel: &Cancel) {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+    let Ok(mut interrupts) = super::interrupt::watch() else {
         warn_user!("cannot watch for Ctrl-C; stop qg watch with `kill`");
         return;
     };
     let (stop, cancel) = (Arc::clone(stop), cancel.clone());
     std::thread::spawn(move || {
-        let mut signals = signals.forever();
-        if signals.next().is_some() {
+        if interrupts.next().is_some() {
             stop.store(true, Ordering::SeqCst);
             cancel.cancel();
         }
-        if let Some(signal) = signals.next() {
+        if let Some(interrupt) = interrupts.next() {
             crate::process::kill_all_running();
-            std::process::exit(128 + signal);
+            std::process::exit(interrupt.status);
         }
     });
 }
