@@ -53,7 +53,6 @@ impl Documents {
 
 /// The path of a `file://` URI, percent-decoded; `None` for another scheme.
 pub(crate) fn uri_path(uri: &str) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
     let rest = uri.strip_prefix("file://")?;
     // `file://host/path`: only the local host (empty or `localhost`).
     let path = match rest.strip_prefix("localhost") {
@@ -64,7 +63,36 @@ pub(crate) fn uri_path(uri: &str) -> Option<PathBuf> {
         return None;
     }
     let bytes: Vec<u8> = percent_encoding::percent_decode_str(path).collect();
+    native_path(bytes)
+}
+
+/// A decoded URI path as this system's path: its bytes on Unix.
+#[cfg(unix)]
+fn native_path(bytes: Vec<u8>) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
     Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// A decoded URI path as this system's path: UTF-8 on Windows, without
+/// the slash before its drive.
+#[cfg(windows)]
+fn native_path(bytes: Vec<u8>) -> Option<PathBuf> {
+    let text = String::from_utf8(bytes).ok()?;
+    Some(PathBuf::from(windows_path(&text)))
+}
+
+/// `/C:/x/a.py` (a URI's path, decoded) as Windows names it: `C:/x/a.py`
+/// (Windows takes `/` as a separator). A path without a drive is kept.
+#[cfg_attr(not(windows), allow(dead_code, reason = "tested on every platform"))]
+pub(crate) fn windows_path(decoded: &str) -> &str {
+    let bytes = decoded.as_bytes();
+    let has_drive =
+        bytes.len() >= 3 && bytes[0] == b'/' && bytes[1].is_ascii_alphabetic() && bytes[2] == b':';
+    if has_drive {
+        &decoded[1..]
+    } else {
+        decoded
+    }
 }
 
 pub(crate) use crate::warm::lsp::path_uri;
@@ -83,6 +111,27 @@ pub(crate) fn relative(root: &Path, uri: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What VS Code on Windows sends and what qg writes back name one file:
+    /// the drive's colon encoded or not, backslashes as slashes.
+    #[test]
+    fn windows_uris_and_paths_round_trip() {
+        use crate::warm::lsp::windows_uri;
+        let decode = |uri: &str| {
+            let path = uri.strip_prefix("file://").unwrap();
+            let bytes: Vec<u8> = percent_encoding::percent_decode_str(path).collect();
+            windows_path(&String::from_utf8(bytes).unwrap()).to_string()
+        };
+        assert_eq!(
+            decode("file:///c%3A/Users/me/proj/a.py"),
+            "c:/Users/me/proj/a.py"
+        );
+        assert_eq!(decode("file:///C:/x/caf%C3%A9.py"), "C:/x/café.py");
+        let uri = windows_uri(r"C:\x\src\a b.py");
+        assert_eq!(uri, "file:///C%3A/x/src/a%20b.py");
+        assert_eq!(decode(&uri), "C:/x/src/a b.py");
+        assert_eq!(windows_path("/no/drive"), "/no/drive");
+    }
 
     #[test]
     fn uris_round_trip_with_encoded_bytes() {

@@ -394,17 +394,41 @@ fn dir_uri(dir: &Path) -> String {
     path_uri(dir)
 }
 
+/// What a URI's path keeps unencoded.
+const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// The `file://` URI of a path (percent-encoded bytes).
+#[cfg(unix)]
 pub(crate) fn path_uri(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
-    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'/')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
     let bytes = path.as_os_str().as_bytes();
     format!("file://{}", percent_encoding::percent_encode(bytes, KEEP))
+}
+
+/// The `file://` URI of a path: `C:\x\a.py` is `file:///C%3A/x/a.py`, as
+/// VS Code writes it.
+#[cfg(windows)]
+pub(crate) fn path_uri(path: &Path) -> String {
+    windows_uri(&path.to_string_lossy())
+}
+
+/// [`path_uri`] of a Windows path given as text.
+#[cfg_attr(not(windows), allow(dead_code, reason = "tested on every platform"))]
+pub(crate) fn windows_uri(path: &str) -> String {
+    let slashed = path.replace('\\', "/");
+    let rooted = match slashed.starts_with('/') {
+        true => slashed,
+        false => format!("/{slashed}"),
+    };
+    format!(
+        "file://{}",
+        percent_encoding::percent_encode(rooted.as_bytes(), KEEP)
+    )
 }
 
 #[cfg(test)]
