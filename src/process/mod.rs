@@ -4,6 +4,8 @@
 //! process group so a timeout kills the whole tree.
 
 pub(crate) mod batch;
+#[cfg(windows)]
+mod job;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -159,6 +161,10 @@ fn start_registered(
         ));
     }
     let handle = expression.start()?;
+    #[cfg(windows)]
+    if let Some(pid) = handle.pids().first() {
+        job::adopt(*pid);
+    }
     if let Some(group) = handle.pids().first() {
         running.push(Running {
             group: *group,
@@ -170,6 +176,8 @@ fn start_registered(
 }
 
 fn unregister(group: u32) {
+    #[cfg(windows)]
+    job::release(group);
     RUNNING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -245,9 +253,17 @@ fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
     })
 }
 
-#[cfg(not(unix))]
+/// On Windows a console's Ctrl-C reaches every process attached to it
+/// unless a process starts a group of its own: as on Unix, qg alone
+/// decides when a tool stops (its job, see [`job`]).
+#[cfg(windows)]
 fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
-    expression
+    use std::os::windows::process::CommandExt;
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    expression.before_spawn(|command| {
+        command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        Ok(())
+    })
 }
 
 #[cfg(unix)]
@@ -258,8 +274,11 @@ fn kill_group(pid: u32) {
     }
 }
 
-#[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
+/// Kills the tool's whole tree: its job.
+#[cfg(windows)]
+fn kill_group(pid: u32) {
+    job::kill(pid);
+}
 
 #[cfg(unix)]
 fn termination_of(status: &std::process::ExitStatus) -> Termination {
