@@ -131,10 +131,32 @@ fn venv_bin_dirs(
 
 #[cfg(windows)]
 fn candidates(dir: &Path, program: &str) -> Vec<PathBuf> {
-    let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".EXE;.CMD;.BAT".into());
-    let mut out = vec![dir.join(program)];
-    out.extend(exts.split(';').map(|e| dir.join(format!("{program}{e}"))));
-    out
+    let pathext = std::env::var("PATHEXT").unwrap_or_default();
+    windows_candidates(dir, program, &pathext)
+}
+
+/// Where Windows would find `program` in `dir`: with each of `PATHEXT`'s
+/// extensions, in order (`ruff.exe`, `pyright.cmd`); the bare name only
+/// when it already has one of them. npm and pip also leave an extensionless
+/// POSIX shell script beside the `.cmd` (`pyright`), which Windows cannot
+/// start, so it must not win.
+#[cfg_attr(not(windows), allow(dead_code, reason = "tested on every platform"))]
+fn windows_candidates(dir: &Path, program: &str, pathext: &str) -> Vec<PathBuf> {
+    let pathext = match pathext.trim() {
+        "" => ".COM;.EXE;.BAT;.CMD",
+        set => set,
+    };
+    let exts: Vec<&str> = pathext.split(';').filter(|e| !e.is_empty()).collect();
+    let lower = program.to_ascii_lowercase();
+    if exts
+        .iter()
+        .any(|e| lower.ends_with(&e.to_ascii_lowercase()))
+    {
+        return vec![dir.join(program)];
+    }
+    exts.iter()
+        .map(|e| dir.join(format!("{program}{}", e.to_ascii_lowercase())))
+        .collect()
 }
 
 #[cfg(not(windows))]
@@ -169,6 +191,42 @@ fn is_executable(meta: &std::fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn is_executable(_meta: &std::fs::Metadata) -> bool {
     true
+}
+
+#[cfg(test)]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn windows_finds_the_programs_it_can_start_never_a_shell_script() {
+        let dir = Path::new("venv/Scripts");
+        let names = |found: Vec<PathBuf>| -> Vec<String> {
+            found
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        let pathext = ".COM;.EXE;.BAT;.CMD;.VBS;.JS";
+        assert_eq!(
+            names(windows_candidates(dir, "pyright", pathext)),
+            [
+                "pyright.com",
+                "pyright.exe",
+                "pyright.bat",
+                "pyright.cmd",
+                "pyright.vbs",
+                "pyright.js"
+            ]
+        );
+        assert_eq!(
+            names(windows_candidates(dir, "ruff.EXE", pathext)),
+            ["ruff.EXE"]
+        );
+        assert_eq!(
+            names(windows_candidates(dir, "python", "")),
+            ["python.com", "python.exe", "python.bat", "python.cmd"]
+        );
+    }
 }
 
 #[cfg(all(test, unix))]
