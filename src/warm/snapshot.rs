@@ -91,13 +91,11 @@ impl Snapshot {
 
 /// A file's stamp; hashed when it is racy now or was (`hash`).
 fn stamp(root: &Path, file: &str, now: SystemTime, hash: bool) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
     let path = crate::file_name::join(root, file);
     let meta = std::fs::metadata(&path).ok()?;
     if !meta.is_file() {
         return None;
     }
-    let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
     let racy = meta
         .modified()
         .ok()
@@ -109,13 +107,38 @@ fn stamp(root: &Path, file: &str, now: SystemTime, hash: bool) -> Option<Stamp> 
             .map(|bytes| crate::git::hash_blob(&bytes)),
         false => None,
     };
+    let (ctime_ns, inode) = change_time_and_inode(&meta);
     Some(Stamp {
         len: meta.len(),
-        mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
-        ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
-        inode: meta.ino(),
+        mtime_ns: meta.modified().map_or(0, nanos_since_epoch),
+        ctime_ns,
+        inode,
         racy_hash,
     })
+}
+
+/// A time as nanoseconds since the epoch (negative before it).
+fn nanos_since_epoch(time: SystemTime) -> i128 {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => after.as_nanos() as i128,
+        Err(before) => -(before.duration().as_nanos() as i128),
+    }
+}
+
+/// The inode's change time and number: a file replaced by a rename, or
+/// written with its modification time put back, still differs.
+#[cfg(unix)]
+fn change_time_and_inode(meta: &std::fs::Metadata) -> (i128, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let ctime = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
+    (ctime, meta.ino())
+}
+
+/// Windows has neither: its creation time tells a file replaced by a
+/// rename (a new file), and the content hash of racy files does the rest.
+#[cfg(not(unix))]
+fn change_time_and_inode(meta: &std::fs::Metadata) -> (i128, u64) {
+    (meta.created().map_or(0, nanos_since_epoch), 0)
 }
 
 #[cfg(test)]
