@@ -241,13 +241,7 @@ fn findings_of(run: &Run, gate: &str) -> Vec<(String, u64, String)> {
         .cloned()
         .unwrap_or_default()
         .iter()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or("").to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or("").to_string(),
-            )
-        })
+        .map(common::shapes::key_of)
         .collect()
 }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::repo::GitRepo;
-use common::shapes::{editable_venv, own_findings, Key, NAMESPACE_CONFIG};
+use common::shapes::{editable_venv, key_of, own_findings, Key, NAMESPACE_CONFIG};
 use serde_json::Value;
 
 /// Where the package lives and how the project finds it.
@@ -122,13 +122,7 @@ fn verdicts(report: &Value) -> Vec<(String, String, Vec<Key>)> {
                 .cloned()
                 .unwrap_or_default()
                 .iter()
-                .map(|v| {
-                    (
-                        v["file"].as_str().unwrap_or("").to_string(),
-                        v["line"].as_u64().unwrap_or(0),
-                        v["code"].as_str().unwrap_or("").to_string(),
-                    )
-                })
+                .map(key_of)
                 .collect();
             keys.sort();
             (

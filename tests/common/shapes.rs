@@ -13,6 +13,15 @@ use super::tools_venv;
 /// One finding, as the tools' own runs and qg's report both give it.
 pub type Key = (String, u64, String);
 
+/// A violation of a qg report as its key: file, line, code.
+pub fn key_of(v: &Value) -> Key {
+    (
+        v["file"].as_str().unwrap_or("").to_string(),
+        v["line"].as_u64().unwrap_or(0),
+        v["code"].as_str().unwrap_or("").to_string(),
+    )
+}
+
 /// The type checkers' findings a qg report lists (new ones only, when a
 /// baseline holds the rest), sorted.
 pub fn new_findings(report: &Value) -> Vec<Key> {
@@ -23,13 +32,7 @@ pub fn new_findings(report: &Value) -> Vec<Key> {
         .filter(|g| g["id"] == "mypy" || g["id"] == "pyright")
         .flat_map(|g| g["violations"].as_array().cloned().unwrap_or_default())
         .filter(|v| v["baseline_state"] != "unchanged")
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or("").to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or("").to_string(),
-            )
-        })
+        .map(|v| key_of(&v))
         .collect();
     keys.sort();
     keys
