@@ -84,17 +84,7 @@ fn launch(shared: &Shared) -> Result<(Held, DaemonKey), String> {
         .ok_or("the gate no longer has a `daemon` section")?;
     let tools = Toolbox::from_env(&ws.root);
     let key = DaemonKey::now(&ws.root, &config, gate, &tools);
-    let spec = gate.daemon.as_ref().expect("filtered above");
-    let ctx = Context {
-        ws: &ws,
-        config: &config,
-        gate,
-        spec,
-        slot: &shared.slot,
-        tools: &tools,
-        qg: &shared.qg,
-        log: &shared.options.log,
-    };
+    let ctx = shared.context(&ws, &config, gate, &tools);
     let deadline = Instant::now() + gate.timeout;
     let engine = start_and_pass(&ctx, deadline)?;
     drop(tools);

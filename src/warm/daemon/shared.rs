@@ -76,25 +76,34 @@ impl Held {
     ) -> T {
         let tools = Toolbox::from_env(&self.ws.root);
         let gate = &self.config.gates[&shared.options.gate];
-        let spec = gate
-            .daemon
-            .as_ref()
-            .expect("a held engine's gate has a daemon");
-        let ctx = Context {
-            ws: &self.ws,
-            config: &self.config,
-            gate,
-            spec,
-            slot: &shared.slot,
-            tools: &tools,
-            qg: &shared.qg,
-            log: &shared.options.log,
-        };
+        let ctx = shared.context(&self.ws, &self.config, gate, &tools);
         f(&mut self.engine, &ctx)
     }
 }
 
 impl Shared {
+    /// The context the engine of `gate` (one with a `daemon` section) runs
+    /// in: the project and config as loaded, with this daemon's slot,
+    /// executable and log.
+    pub(super) fn context<'a>(
+        &'a self,
+        ws: &'a Workspace,
+        config: &'a Config,
+        gate: &'a crate::config::Gate,
+        tools: &'a Toolbox<'a>,
+    ) -> Context<'a> {
+        Context {
+            ws,
+            config,
+            gate,
+            spec: gate.daemon.as_ref().expect("a daemon's gate has a daemon"),
+            slot: &self.slot,
+            tools,
+            qg: &self.qg,
+            log: &self.options.log,
+        }
+    }
+
     /// Writes a line to the daemon's log.
     pub(super) fn log(&self, message: &str) {
         self.options.log.line(message);
