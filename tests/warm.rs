@@ -988,10 +988,19 @@ fn fake_qg(dir: &Path, args: &[&str]) -> Run {
     Run::from(cmd.output().unwrap())
 }
 
-fn fake_start(dir: &Path) {
+/// `qg daemon start` in a fake project, whatever comes of it.
+fn fake_try_start(dir: &Path) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    cmd.args(["daemon", "start"]).current_dir(dir);
-    let run = Run::from(cmd.output().unwrap());
+    Run::from(
+        cmd.args(["daemon", "start"])
+            .current_dir(dir)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn fake_start(dir: &Path) {
+    let run = fake_try_start(dir);
     if run.code != 0 {
         let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log"));
         panic!(
@@ -1089,13 +1098,7 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    let started = Run::from(
-        cmd.args(["daemon", "start"])
-            .current_dir(dir)
-            .output()
-            .unwrap(),
-    );
+    let started = fake_try_start(dir);
     started.assert_code(2);
     assert!(
         started.stdout.contains("fake  failed: untrusted: its answer for the whole program differed from a cold run of the tool (only warm: a.py:2:0 W9 a stale finding; both sides: .st3/logs/"),
@@ -1156,13 +1159,7 @@ fn a_daemon_that_cannot_be_compared_fails_and_start_says_why() {
         "cold.sh",
         "echo 'examples: error: Cannot read file' >&2\nexit 2\n",
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    let started = Run::from(
-        cmd.args(["daemon", "start"])
-            .current_dir(dir)
-            .output()
-            .unwrap(),
-    );
+    let started = fake_try_start(dir);
     started.assert_code(2);
     assert!(
         started.stdout.contains(
