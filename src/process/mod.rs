@@ -6,6 +6,8 @@
 pub(crate) mod batch;
 #[cfg(windows)]
 mod job;
+pub(crate) mod termination;
+pub(crate) mod tree;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -244,34 +246,18 @@ pub(crate) fn run(invocation: &Invocation<'_>) -> std::io::Result<Finished> {
     })
 }
 
-#[cfg(unix)]
+/// The tool leads a tree of its own ([`tree::lead`]): qg alone decides
+/// when it stops, and a timeout kills all of it.
 fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
-    use std::os::unix::process::CommandExt;
     expression.before_spawn(|command| {
-        command.process_group(0);
-        Ok(())
-    })
-}
-
-/// On Windows a console's Ctrl-C reaches every process attached to it
-/// unless a process starts a group of its own: as on Unix, qg alone
-/// decides when a tool stops (its job, see [`job`]).
-#[cfg(windows)]
-fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
-    use std::os::windows::process::CommandExt;
-    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-    expression.before_spawn(|command| {
-        command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        tree::lead(command);
         Ok(())
     })
 }
 
 #[cfg(unix)]
 fn kill_group(pid: u32) {
-    // SAFETY: killpg only sends a signal; ESRCH (group already gone) is fine.
-    unsafe {
-        libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-    }
+    tree::kill_group(pid);
 }
 
 /// Kills the tool's whole tree: its job.

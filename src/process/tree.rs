@@ -1,0 +1,198 @@
+//! A process and everything it starts, killed as one: on Unix the process
+//! group it leads; on Windows, which has no groups to signal, the Job
+//! Object it is put in as soon as it starts (nested jobs: Windows 8 and
+//! later), which kills what is left in it when its last handle closes — so
+//! a killed owner takes the tree with it.
+
+use std::process::{Child, Command};
+
+/// Makes `command` lead a tree of its own; [`Tree::of`] holds it once it
+/// is started. On Windows a new process group also keeps a console's
+/// Ctrl-C away from it: its owner alone decides when it stops.
+pub(crate) fn lead(command: &mut Command) {
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(command, 0);
+    #[cfg(windows)]
+    std::os::windows::process::CommandExt::creation_flags(command, CREATE_NEW_PROCESS_GROUP);
+}
+
+/// [`lead`], at the lowest CPU priority, which everything the process
+/// starts inherits: background work must not slow the user's runs.
+pub(crate) fn lead_at_lowest_priority(command: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+        // SAFETY: setpriority only changes this process's nice value.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                Ok(())
+            });
+        }
+    }
+    #[cfg(windows)]
+    std::os::windows::process::CommandExt::creation_flags(
+        command,
+        CREATE_NEW_PROCESS_GROUP | IDLE_PRIORITY_CLASS,
+    );
+}
+
+#[cfg(windows)]
+const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+#[cfg(windows)]
+const IDLE_PRIORITY_CLASS: u32 = 0x0000_0040;
+
+/// A started tree.
+pub(crate) struct Tree {
+    leader: u32,
+    /// The job holding the tree (none if Windows refused to assign it:
+    /// then only the leader can be killed).
+    #[cfg(windows)]
+    job: Option<Job>,
+}
+
+impl Tree {
+    /// The tree of `child`, started from a command [`lead`] prepared.
+    pub(crate) fn of(child: &Child) -> Tree {
+        Tree {
+            leader: child.id(),
+            #[cfg(windows)]
+            job: Job::holding(child.id()),
+        }
+    }
+
+    /// The process group this process leads, which the processes it starts
+    /// stay in (a guard and its tool).
+    #[cfg(unix)]
+    pub(crate) fn own_group() -> Tree {
+        Tree {
+            leader: std::process::id(),
+        }
+    }
+
+    /// The leader's process id (on Unix, the group's id too).
+    pub(crate) fn leader(&self) -> u32 {
+        self.leader
+    }
+
+    /// Kills every process of the tree.
+    pub(crate) fn kill(&self) {
+        #[cfg(unix)]
+        kill_group(self.leader);
+        #[cfg(windows)]
+        match &self.job {
+            Some(job) => job.terminate(),
+            None => kill_process(self.leader),
+        }
+    }
+}
+
+/// Kills the process group `group` (ESRCH, a group already gone, is fine).
+#[cfg(unix)]
+pub(crate) fn kill_group(group: u32) {
+    // SAFETY: killpg only sends a signal.
+    unsafe {
+        libc::killpg(group as libc::pid_t, libc::SIGKILL);
+    }
+}
+
+/// Kills the tree another qg process leads (a daemon's guard, found from
+/// its record): its group on Unix; on Windows the leader, whose job then
+/// closes and kills the rest.
+pub(crate) fn kill_led_by(leader: u32) {
+    #[cfg(unix)]
+    kill_group(leader);
+    #[cfg(windows)]
+    kill_process(leader);
+}
+
+/// Kills process `pid` now.
+pub(crate) fn kill_process(pid: u32) {
+    #[cfg(unix)]
+    // SAFETY: kill only sends a signal.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+    }
+    #[cfg(windows)]
+    // SAFETY: plain Win32 calls on a handle opened and closed here.
+    unsafe {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, TerminateProcess, PROCESS_TERMINATE,
+        };
+        let process = OpenProcess(PROCESS_TERMINATE, 0, pid);
+        if !process.is_null() {
+            TerminateProcess(process, 1);
+            CloseHandle(process);
+        }
+    }
+}
+
+/// A Job Object that kills every process in it when it is closed
+/// (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`); the handle is kept as an
+/// address, since a raw handle is not `Send`.
+#[cfg(windows)]
+pub(crate) struct Job(usize);
+
+#[cfg(windows)]
+impl Job {
+    /// A new job holding process `pid`, or none if Windows refused.
+    pub(crate) fn holding(pid: u32) -> Option<Job> {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::JobObjects::{
+            AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+            SetInformationJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+            JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+        };
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, PROCESS_SET_QUOTA, PROCESS_TERMINATE,
+        };
+        // SAFETY: plain Win32 calls on handles this function owns; every
+        // pointer passed is to a live local or null where the API allows it.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return None;
+            }
+            let job = Job(job as usize);
+            let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            SetInformationJobObject(
+                job.handle(),
+                JobObjectExtendedLimitInformation,
+                (&raw const limits).cast(),
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            );
+            let process = OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE, 0, pid);
+            if process.is_null() {
+                return None;
+            }
+            let assigned = AssignProcessToJobObject(job.handle(), process) != 0;
+            CloseHandle(process);
+            assigned.then_some(job)
+        }
+    }
+
+    /// Kills every process in the job.
+    pub(crate) fn terminate(&self) {
+        // SAFETY: the handle is open until drop.
+        unsafe {
+            windows_sys::Win32::System::JobObjects::TerminateJobObject(self.handle(), 1);
+        }
+    }
+
+    fn handle(&self) -> windows_sys::Win32::Foundation::HANDLE {
+        self.0 as windows_sys::Win32::Foundation::HANDLE
+    }
+}
+
+#[cfg(windows)]
+impl Drop for Job {
+    fn drop(&mut self) {
+        // SAFETY: the handle was opened by `holding` and is closed once.
+        unsafe {
+            windows_sys::Win32::Foundation::CloseHandle(self.handle());
+        }
+    }
+}
