@@ -6,8 +6,8 @@
 //! client of its own ([`command`]). Each warm gate gets one daemon process
 //! of qg's ([`daemon`]) per [key](key::DaemonKey) — root, gate, tool,
 //! config, virtualenv — living in `.st3/daemons/<gate>/` ([`slot`]): it owns
-//! the tool's process tree through a [`guard`], answers runs over a Unix
-//! socket ([`wire`]), and stops itself when idle, when its owner dies, or
+//! the tool's process tree through a [`guard`], answers runs over a local
+//! socket ([`wire`], [`transport`]), and stops itself when idle, when its owner dies, or
 //! when the repository disappears. [`client`] is what a run uses to ask it;
 //! [`control`] starts, stops and lists daemons.
 //!
@@ -31,6 +31,7 @@ mod program;
 pub(crate) mod record;
 pub(crate) mod slot;
 pub(crate) mod snapshot;
+mod transport;
 mod tree;
 pub(crate) mod wire;
 

@@ -1,16 +1,15 @@
 //! What runs and daemons say to each other: one JSON request per
 //! connection, one JSON reply, each on a line of its own, over the slot's
-//! Unix socket. A path too long for a socket address (108 bytes) is
-//! reached through `/proc/self/fd` on Linux.
+//! [local socket](super::transport).
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::record::{Comparison, Record};
+use super::transport::{self, Connection};
 use crate::violation::Violation;
 
 /// The version of what runs and daemons say; part of the socket's name.
@@ -155,45 +154,12 @@ pub(crate) struct Status {
     pub(crate) rss_kib: u64,
 }
 
-/// Binds the listening socket at `path` (replacing a stale one), usable
-/// by its owner only: what a daemon answers is the project's code.
-///
-/// The socket is made under a temporary name and renamed into place once
-/// it listens and has its permissions: binding creates the file before
-/// `listen`, and a client that saw it then (`qg daemon start` waits for
-/// it) had its connection refused — a start that failed now and then
-/// under load.
-pub(crate) fn listen(path: &Path) -> std::io::Result<UnixListener> {
-    use std::os::unix::fs::PermissionsExt;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&temporary);
-    let listener = reachable(&temporary, |address| UnixListener::bind(address))?;
-    let placed = std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600))
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if let Err(e) = placed {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(e);
-    }
-    Ok(listener)
-}
-
 /// Sends `request` to the daemon at `socket` and waits up to `timeout` for
 /// its reply.
 pub(crate) fn ask(socket: &Path, request: &Request, timeout: Duration) -> std::io::Result<Reply> {
-    let mut stream = reachable(socket, |address| UnixStream::connect(address))?;
-    stream.set_write_timeout(Some(Duration::from_secs(10)))?;
-    stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1))))?;
     let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
     line.push(b'\n');
-    stream.write_all(&line)?;
-    stream.flush()?;
-    let mut reader = BufReader::new(stream);
-    let mut reply = Vec::new();
-    reader.read_until(b'\n', &mut reply)?;
+    let reply = transport::exchange(socket, &line, timeout)?;
     if reply.is_empty() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,
@@ -209,7 +175,7 @@ pub(crate) fn ask(socket: &Path, request: &Request, timeout: Duration) -> std::i
 }
 
 /// Reads one request from a connection.
-pub(crate) fn read_request(stream: &UnixStream) -> std::io::Result<Request> {
+pub(crate) fn read_request(stream: &Connection) -> std::io::Result<Request> {
     let mut line = Vec::new();
     BufReader::new(stream).read_until(b'\n', &mut line)?;
     serde_json::from_slice(&line).map_err(|e| {
@@ -218,30 +184,11 @@ pub(crate) fn read_request(stream: &UnixStream) -> std::io::Result<Request> {
 }
 
 /// Writes one reply to a connection.
-pub(crate) fn write_reply(mut stream: &UnixStream, reply: &Reply) -> std::io::Result<()> {
+pub(crate) fn write_reply(mut stream: &Connection, reply: &Reply) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
     line.push(b'\n');
     stream.write_all(&line)?;
     stream.flush()
-}
-
-/// The longest path a socket address holds here, terminator excluded.
-const MAX_SOCKET_PATH: usize = 107;
-
-/// Calls `f` with an address for `path` short enough for a socket: the
-/// path itself, or on Linux `/proc/self/fd/N/<name>` with N an open handle
-/// on its directory (the kernel resolves it).
-fn reachable<T>(path: &Path, f: impl Fn(&Path) -> std::io::Result<T>) -> std::io::Result<T> {
-    if path.as_os_str().len() <= MAX_SOCKET_PATH || !cfg!(target_os = "linux") {
-        return f(path);
-    }
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return f(path);
-    };
-    let handle = std::fs::File::open(dir)?;
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&handle);
-    let short = Path::new("/proc/self/fd").join(fd.to_string()).join(name);
-    f(&short)
 }
 
 #[cfg(test)]
@@ -249,13 +196,14 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_socket_deep_in_a_long_path_is_reached() {
         let tmp = tempfile::tempdir().unwrap();
         let deep = tmp.path().join("d".repeat(60)).join("e".repeat(60));
         std::fs::create_dir_all(&deep).unwrap();
         let socket = deep.join("sock");
-        assert!(socket.as_os_str().len() > MAX_SOCKET_PATH);
-        let listener = listen(&socket).unwrap();
+        assert!(socket.as_os_str().len() > 107);
+        let listener = transport::Listener::bind(&socket).unwrap();
         // In place under its own name only, for its owner only.
         let names: Vec<_> = std::fs::read_dir(&deep)
             .unwrap()
@@ -267,13 +215,29 @@ mod tests {
         );
         assert_eq!(mode & 0o777, 0o600);
         let server = std::thread::spawn(move || {
-            let (stream, _) = listener.accept().unwrap();
+            let stream = listener.accept().unwrap();
             assert!(matches!(read_request(&stream).unwrap(), Request::Status));
             write_reply(&stream, &Reply::Ok).unwrap();
         });
         let reply = ask(&socket, &Request::Status, Duration::from_secs(5)).unwrap();
         assert!(matches!(reply, Reply::Ok));
         server.join().unwrap();
+    }
+
+    #[test]
+    fn a_request_and_its_reply_cross_the_local_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let socket = tmp.path().join("qg.sock");
+        let listener = transport::Listener::bind(&socket).unwrap();
+        let server = std::thread::spawn(move || {
+            let stream = listener.accept().unwrap();
+            assert!(matches!(read_request(&stream).unwrap(), Request::Stop));
+            write_reply(&stream, &Reply::Ok).unwrap();
+        });
+        let reply = ask(&socket, &Request::Stop, Duration::from_secs(5)).unwrap();
+        assert!(matches!(reply, Reply::Ok));
+        server.join().unwrap();
+        assert!(transport::identity_at(&socket).is_some());
     }
 
     #[test]

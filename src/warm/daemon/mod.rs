@@ -29,6 +29,7 @@ use super::key::DaemonKey;
 use super::log::Log;
 use super::record::{Phase, Record};
 use super::slot::Slot;
+use super::transport;
 use super::wire::{self, Reply, Request};
 use crate::config;
 use crate::tools::Toolbox;
@@ -99,12 +100,13 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
     let verify_every = options.verify_every.unwrap_or(spec.verify_every);
     slot.write_record(&record)
         .map_err(|e| format!("cannot write {}: {e}", slot.record_file().display()))?;
-    let listener = wire::listen(&slot.socket())
+    let listener = transport::Listener::bind(&slot.socket())
         .map_err(|e| format!("cannot listen on {}: {e}", slot.socket().display()))?;
-    let socket_inode = socket_inode(&slot).ok_or("the socket vanished as it was made")?;
+    let socket_identity =
+        transport::identity_at(&slot.socket()).ok_or("the socket vanished as it was made")?;
     let shared = Arc::new(Shared {
-        socket_inode,
-        listener: std::os::fd::AsRawFd::as_raw_fd(&listener),
+        socket_identity,
+        waker: listener.waker(),
         root: ws.root.clone(),
         qg: std::env::current_exe().map_err(|e| format!("cannot find qg itself: {e}"))?,
         options,
@@ -132,9 +134,7 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
         idle_timeout.as_secs()
     ));
     let terminated = Arc::new(AtomicBool::new(false));
-    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&terminated));
-    }
+    crate::process::termination::raise_on_request(&terminated);
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || lifecycle::start_engine(&shared, "started"));
@@ -143,7 +143,8 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || watch(&shared, &terminated));
     }
-    for stream in listener.incoming() {
+    loop {
+        let stream = listener.accept();
         if shared.stopping.load(Ordering::SeqCst) {
             break;
         }
@@ -156,7 +157,7 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
 }
 
 /// Reads one request and answers it.
-fn answer(shared: &Arc<Shared>, stream: std::os::unix::net::UnixStream) {
+fn answer(shared: &Arc<Shared>, stream: transport::Connection) {
     let reply = match wire::read_request(&stream) {
         Ok(Request::Check { key, files, verify }) => requests::check(shared, &key, &files, verify),
         Ok(Request::WaitReady) => requests::wait_ready(shared),
@@ -185,7 +186,8 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
         if terminated.load(Ordering::SeqCst) {
             return stop(shared, "terminated by a signal");
         }
-        if !shared.root.is_dir() || socket_inode(&shared.slot) != Some(shared.socket_inode) {
+        let socket = transport::identity_at(&shared.slot.socket());
+        if !shared.root.is_dir() || socket.as_ref() != Some(&shared.socket_identity) {
             return stop(
                 shared,
                 "its socket is gone: the project, or its .st3, was removed",
@@ -270,27 +272,16 @@ fn key_change(shared: &Arc<Shared>) -> Option<String> {
     (!changed.is_empty()).then(|| format!("changed: {}", changed.join(", ")))
 }
 
-/// The inode of the file at the slot's socket path.
-fn socket_inode(slot: &Slot) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(slot.socket())
-        .ok()
-        .map(|m| m.ino())
-}
-
-/// Ends the accept loop: shutting the listening socket down wakes it even
-/// when the socket's file is gone.
+/// Ends the accept loop.
 fn stop(shared: &Arc<Shared>, why: &str) {
     if shared.stopping.swap(true, Ordering::SeqCst) {
         return;
     }
     shared.log(&format!("stopping: {why}"));
     shared.phase_changed.notify_all();
-    // SAFETY: the listener outlives every thread that may call this (the
-    // accept loop owns it and only returns after `stopping` is seen).
-    unsafe {
-        libc::shutdown(shared.listener, libc::SHUT_RDWR);
-    }
+    // The listener outlives every thread that may call this: the accept
+    // loop owns it and only returns after `stopping` is seen.
+    shared.waker.wake();
 }
 
 /// Stops the self-check and the tool, and removes the socket and the record.
@@ -301,7 +292,7 @@ fn shut_down(shared: &Arc<Shared>) {
         held.with(shared, |engine, ctx| engine.stop(ctx));
     }
     // A socket that is not ours any more belongs to someone else.
-    if socket_inode(&shared.slot) == Some(shared.socket_inode) {
+    if transport::identity_at(&shared.slot.socket()).as_ref() == Some(&shared.socket_identity) {
         shared.slot.clear();
     }
     shared.log("stopped");

@@ -15,6 +15,7 @@ use crate::warm::context::Context;
 use crate::warm::engine::Engine;
 use crate::warm::record::{Phase, Record};
 use crate::warm::slot::Slot;
+use crate::warm::transport;
 use crate::workspace::Workspace;
 
 /// What the daemon's threads share.
@@ -24,12 +25,12 @@ pub(super) struct Shared {
     pub(super) slot: Slot,
     /// This executable (it also runs the guard and the self-checks).
     pub(super) qg: PathBuf,
-    /// The inode of the socket it listens on: when the file there is gone
-    /// or another (`rm -rf .st3`, a `git clean`, a newer daemon), nothing
-    /// can reach this daemon any more.
-    pub(super) socket_inode: u64,
-    /// The listening socket, shut down to end the accept loop.
-    pub(super) listener: std::os::fd::RawFd,
+    /// The identity of the socket it listens on: when the file there is
+    /// gone or another (`rm -rf .st3`, a `git clean`, a newer daemon),
+    /// nothing can reach this daemon any more.
+    pub(super) socket_identity: transport::Identity,
+    /// Ends the accept loop.
+    pub(super) waker: transport::Waker,
     pub(super) live: Mutex<Live>,
     /// Signalled whenever the phase changes.
     pub(super) phase_changed: Condvar,
