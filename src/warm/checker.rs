@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use super::slot::Slot;
+use crate::process::tree::{self, Tree};
 
 /// What a self-check compares.
 pub(crate) enum Compare<'a> {
@@ -37,7 +38,7 @@ pub(crate) struct CheckLaunch<'a> {
 /// The self-check under way, if any.
 #[derive(Default)]
 pub(crate) struct Checker {
-    running: Option<(Child, Instant)>,
+    running: Option<(Child, Tree, Instant)>,
 }
 
 impl Checker {
@@ -67,18 +68,19 @@ impl Checker {
                 .arg("--files-from")
                 .arg(write_sample(launch.slot, files)?);
         }
-        lowest_priority_group(&mut command);
+        tree::lead_at_lowest_priority(&mut command);
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start the self-check: {e}"))?;
-        self.running = Some((child, Instant::now()));
+        let tree = Tree::of(&child);
+        self.running = Some((child, tree, Instant::now()));
         Ok(true)
     }
 
     /// Whether a self-check runs (one that ended is reaped).
     pub(crate) fn running(&mut self) -> bool {
         let ended = match self.running.as_mut() {
-            Some((child, _)) => !matches!(child.try_wait(), Ok(None)),
+            Some((child, _, _)) => !matches!(child.try_wait(), Ok(None)),
             None => return false,
         };
         if ended {
@@ -89,8 +91,8 @@ impl Checker {
 
     /// Stops the self-check under way, its tools with it.
     pub(crate) fn stop(&mut self) {
-        if let Some((mut child, _)) = self.running.take() {
-            super::procfs::signal_group(child.id(), libc::SIGKILL);
+        if let Some((mut child, tree, _)) = self.running.take() {
+            tree.kill();
             let _ = child.wait();
         }
     }
@@ -111,18 +113,4 @@ pub(crate) fn read_sample(path: &Path) -> Result<Vec<String>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("{} is not a file list: {e}", path.display()))
-}
-
-/// The command starts at the lowest CPU priority (its tools inherit it)
-/// leading a process group of its own.
-fn lowest_priority_group(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    command.process_group(0);
-    // SAFETY: setpriority only changes this process's nice value.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-            Ok(())
-        });
-    }
 }

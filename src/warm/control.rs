@@ -12,6 +12,7 @@ use super::slot::{self, Slot};
 use super::wire::{self, Reply, Request, Status};
 use crate::config::{Config, Gate};
 use crate::error::QgError;
+use crate::process::tree;
 use crate::tools::Toolbox;
 
 /// What a start asks for.
@@ -147,7 +148,6 @@ fn spawn(
     qg: &Path,
     slot: &Slot,
 ) -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
     keep_log_small(slot);
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -174,13 +174,7 @@ fn spawn(
     if let Some(every) = request.verify_every {
         command.args(["--verify-every", &every.to_string()]);
     }
-    // SAFETY: setsid is async-signal-safe; it only detaches the child.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    detach(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start the daemon: {e}"))?;
@@ -312,19 +306,61 @@ fn stop_slot(slot: &Slot) {
         // Only what is still that daemon and its guard: pids are reused.
         let daemon = format!("daemon serve --gate {}", slot.gate);
         if super::procfs::is_qg(record.pid, &daemon) {
-            // SAFETY: kill only sends a signal.
-            unsafe {
-                libc::kill(record.pid as libc::pid_t, libc::SIGKILL);
-            }
+            tree::kill_process(record.pid);
         }
         let guard = record
             .engine_group
             .filter(|g| super::procfs::is_qg(*g, "daemon guard"));
         if let Some(group) = guard {
-            super::procfs::signal_group(group, libc::SIGKILL);
+            tree::kill_led_by(group);
         }
     }
     wait_dead(slot, Duration::from_secs(5));
+}
+
+/// Detaches the daemon from the terminal that started it: a session of
+/// its own on Unix (no SIGHUP when the terminal closes); on Windows no
+/// console at all and a process group of its own (no Ctrl-C from it).
+fn detach(command: &mut std::process::Command) {
+    #[cfg(unix)]
+    // SAFETY: setsid is async-signal-safe; it only detaches the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, || {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    #[cfg(windows)]
+    {
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        std::os::windows::process::CommandExt::creation_flags(
+            command,
+            DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP,
+        );
+        keep_own_stdio_from_children();
+    }
+}
+
+/// Windows gives a child every inheritable handle of its parent, and this
+/// process's own stdout and stderr are inheritable (it inherited them):
+/// a daemon would hold the pipe of whoever ran `qg` open, and an editor
+/// task or a script reading qg's output would wait for the daemon to end.
+/// The flag is cleared on them; a child given them on purpose gets a
+/// copy of its own (the standard library duplicates inherited stdio).
+#[cfg(windows)]
+fn keep_own_stdio_from_children() {
+    use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE_FLAG_INHERIT};
+    use windows_sys::Win32::System::Console::{
+        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+    };
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: the process's own standard handles; a missing one is
+        // null or invalid, and SetHandleInformation then fails harmlessly.
+        unsafe {
+            SetHandleInformation(GetStdHandle(which), HANDLE_FLAG_INHERIT, 0);
+        }
+    }
 }
 
 fn wait_dead(slot: &Slot, patience: Duration) -> bool {

@@ -1,6 +1,7 @@
-//! The tool's process tree: the [guard](super::guard) leading a process
-//! group of its own, the tool under it — so stopping it, or the daemon's
-//! death, leaves nothing behind.
+//! The tool's process tree: the [guard](super::guard) leading a
+//! [tree](crate::process::tree) of its own (a process group; a Job Object
+//! on Windows, which the daemon holds), the tool under it — so stopping
+//! it, or the daemon's death, leaves nothing behind.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -8,11 +9,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::context::Context;
+use crate::process::tree::{self, Tree};
 
-/// The tool's process tree: the guard, leading a process group.
+/// The tool's process tree: the guard, leading it.
 pub(crate) struct Process {
     guard: Child,
-    group: u32,
+    tree: Tree,
     /// The guard is reaped: its group id may belong to someone else now.
     reaped: bool,
 }
@@ -56,7 +58,6 @@ impl Process {
         ctx: &Context<'_>,
         launch: Launch<'_>,
     ) -> Result<(Process, Option<ChildStdin>, Option<ChildStdout>), String> {
-        use std::os::unix::process::CommandExt;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -71,7 +72,8 @@ impl Process {
                     .map_err(|e| format!("cannot share the log: {e}"))?,
             ),
         };
-        let mut guard = Command::new(ctx.qg)
+        let mut command = Command::new(ctx.qg);
+        command
             .args(["daemon", "guard", "--"])
             .arg(launch.program)
             .args(&launch.args)
@@ -79,16 +81,17 @@ impl Process {
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(stdin)
             .stdout(stdout)
-            .stderr(log)
-            .process_group(0)
+            .stderr(log);
+        tree::lead(&mut command);
+        let mut guard = command
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
-        let group = guard.id();
+        let tree = Tree::of(&guard);
         let (stdin, stdout) = (guard.stdin.take(), guard.stdout.take());
         Ok((
             Process {
                 guard,
-                group,
+                tree,
                 reaped: false,
             },
             stdin,
@@ -106,16 +109,16 @@ impl Process {
             _ => {
                 // Whatever of the tree outlived its guard goes with it,
                 // before the group id can be given to another process.
-                super::procfs::signal_group(self.group, libc::SIGKILL);
+                self.tree.kill();
                 self.reaped = true;
                 false
             }
         }
     }
 
-    /// The process group.
+    /// The guard's process id (on Unix, its process group's too).
     pub(crate) fn group(&self) -> u32 {
-        self.group
+        self.tree.leader()
     }
 
     /// Waits up to `patience` for the tool to exit by itself.
@@ -135,7 +138,7 @@ impl Process {
         if self.reaped {
             return;
         }
-        super::procfs::signal_group(self.group, libc::SIGKILL);
+        self.tree.kill();
         let _ = self.guard.wait();
         self.reaped = true;
     }
