@@ -8,9 +8,7 @@ use std::path::Path;
 use git2::{Delta, DiffOptions, Oid, Repository};
 
 use super::git_error;
-#[cfg(unix)]
 use super::index::Index;
-#[cfg(unix)]
 use super::{staged, unstaged, worktree};
 use crate::error::QgError;
 use crate::file_name;
@@ -53,7 +51,6 @@ pub(super) fn changes_since(
 
 /// [`changes_since`] on the fast path; `None` when this repository needs
 /// libgit2 (see [`Index::read`] and [`worktree::ignores`]).
-#[cfg(unix)]
 pub(super) fn fast_changes(
     repo: &Repository,
     workdir: &Path,
@@ -74,24 +71,12 @@ pub(super) fn fast_changes(
         let compared = compare(repo, workdir, tree_id, &index, &settings, threads);
         (walked.join().expect("the walk never panics"), compared)
     });
-    let untracked = worktree::untracked(&index, walked);
+    let untracked = worktree::untracked(&index, walked, ignores.ignore_case);
     changes(repo, staged?, unstaged, untracked).map(Some)
-}
-
-/// Git for Windows records stat data its own way (no inode or uid, times
-/// of its own): libgit2, which reads it as git does, compares there.
-#[cfg(not(unix))]
-pub(super) fn fast_changes(
-    _repo: &Repository,
-    _workdir: &Path,
-    _tree_id: Option<Oid>,
-) -> Result<Option<Changes>, QgError> {
-    Ok(None)
 }
 
 /// The tree against the index (on a repository handle of its own) and the
 /// index against the working tree, side by side.
-#[cfg(unix)]
 fn compare(
     repo: &Repository,
     workdir: &Path,
@@ -114,7 +99,6 @@ fn compare(
 
 /// The fast path's findings as [`Changes`]; libgit2 decides the files
 /// whose bytes differ where git's filters may apply.
-#[cfg(unix)]
 fn changes(
     repo: &Repository,
     staged: staged::Staged,

@@ -6,7 +6,6 @@
 //! against the first commit and against HEAD, and list the same files.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use git2::{Repository, Signature};
@@ -122,13 +121,7 @@ fn apply(repo: &Repository, root: &Path, op: &Op) {
             };
             index.write().unwrap();
         }
-        Op::Chmod(p) => {
-            let file = root.join(PATHS[p]);
-            if let Some(meta) = fs::symlink_metadata(&file).ok().filter(|m| m.is_file()) {
-                let mode = meta.permissions().mode() ^ 0o111;
-                fs::set_permissions(&file, fs::Permissions::from_mode(mode)).unwrap();
-            }
-        }
+        Op::Chmod(p) => flip_executable_bits(&root.join(PATHS[p])),
         Op::BecomeDir(p) => {
             remove(root, PATHS[p]);
             write(root, &format!("{}/inner.py", PATHS[p]), b"inner");
@@ -137,12 +130,28 @@ fn apply(repo: &Repository, root: &Path, op: &Op) {
             remove(root, PATHS[p]);
             let file = root.join(PATHS[p]);
             fs::create_dir_all(file.parent().unwrap()).unwrap();
+            // A Windows symlink needs a privilege a test cannot count on:
+            // there the file is only gone.
+            #[cfg(unix)]
             std::os::unix::fs::symlink("b.py", &file).unwrap();
         }
         Op::Commit => commit(repo),
         Op::RootIgnore(i) => write(root, ".gitignore", ROOT_IGNORES[i].as_bytes()),
         Op::NestedIgnore(i) => write(root, "pkg/.gitignore", NESTED_IGNORES[i].as_bytes()),
     }
+}
+
+/// Flips a file's executable bits (a no-op on Windows, whose file systems
+/// keep none).
+fn flip_executable_bits(file: &Path) {
+    #[cfg(unix)]
+    if let Some(meta) = fs::symlink_metadata(file).ok().filter(|m| m.is_file()) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() ^ 0o111;
+        fs::set_permissions(file, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    #[cfg(windows)]
+    let _ = file;
 }
 
 fn sorted(changes: Changes) -> (Vec<String>, Vec<String>, Vec<String>) {
@@ -160,7 +169,7 @@ proptest! {
     #[test]
     fn the_fast_path_finds_what_libgit2_finds(ops in proptest::collection::vec(op(), 1..14)) {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
         let repo = Repository::init(&root).unwrap();
         for path in ["a.py", "b.py", "pkg/c.py", "pkg/sub/e.py"] {
             write(&root, path, b"start");
@@ -195,7 +204,7 @@ fn sorted_files(mut files: Vec<String>) -> Vec<String> {
 /// A repository with `a.py` ("one") committed.
 fn committed_a_py() -> (tempfile::TempDir, Repository) {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     let repo = Repository::init(&root).unwrap();
     write(&root, "a.py", b"one");
     apply(&repo, &root, &Op::Stage(0));
@@ -215,7 +224,7 @@ fn both_against_head(root: &Path) -> (Changes, Changes) {
 #[test]
 fn a_same_size_edit_in_the_second_the_index_was_written_is_found() {
     let (dir, _) = committed_a_py();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     // Same size, and (almost surely) the same second as the index: only
     // the racy-git rule tells it apart.
     write(&root, "a.py", b"two");
@@ -232,7 +241,7 @@ fn a_same_size_edit_in_the_second_the_index_was_written_is_found() {
 #[test]
 fn a_same_size_rewrite_in_the_second_libgit2_recorded_is_found() {
     let (dir, repo) = committed_a_py();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     let file = root.join("a.py");
     let past = filetime::FileTime::now().unix_seconds() - 10;
     let at = |nanos| filetime::FileTime::from_unix_time(past, nanos);
@@ -250,10 +259,12 @@ fn a_same_size_rewrite_in_the_second_libgit2_recorded_is_found() {
     assert_eq!(sorted(fast).0, ["a.py"]);
 }
 
+/// Windows file systems keep no executable bit to stage.
 #[test]
+#[cfg(unix)]
 fn a_staged_executable_bit_is_a_change_against_the_tree() {
     let (dir, repo) = committed_a_py();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     apply(&repo, &root, &Op::Chmod(0));
     apply(&repo, &root, &Op::Stage(0));
     let (fast, slow) = both_against_head(&root);
@@ -264,7 +275,7 @@ fn a_staged_executable_bit_is_a_change_against_the_tree() {
 #[test]
 fn info_exclude_the_excludes_file_and_nested_repositories_count_as_for_git() {
     let (dir, repo) = committed_a_py();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     write(&root, ".git/info/exclude", b"*.secret\n");
     let excludes = root.join("my-excludes");
     write(&root, "my-excludes", b"*.mine\n!keep.secret\n");
@@ -297,10 +308,30 @@ fn info_exclude_the_excludes_file_and_nested_repositories_count_as_for_git() {
     );
 }
 
+/// What git for Windows and macOS set: ignore patterns match whatever the
+/// case (a file system that ignores it).
+#[test]
+fn a_repository_that_ignores_case_ignores_patterns_whatever_the_case() {
+    let (dir, repo) = committed_a_py();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    repo.config()
+        .unwrap()
+        .set_bool("core.ignorecase", true)
+        .unwrap();
+    write(&root, ".gitignore", b"BUILD/\n*.LOG\n");
+    for path in ["build/x.py", "debug.log", "z.py"] {
+        write(&root, path, b"new");
+    }
+    let (fast, slow) = both_against_head(&root);
+    let (fast, slow) = (sorted(fast), sorted(slow));
+    assert_eq!(fast.1, [".gitignore", "z.py"]);
+    assert_eq!(fast, slow);
+}
+
 #[test]
 fn line_endings_git_converts_are_no_change() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     let repo = Repository::init(&root).unwrap();
     write(&root, ".gitattributes", b"*.py text eol=crlf\n");
     // As a checkout writes it: CRLF in the file, LF in the blob, and the
@@ -354,7 +385,7 @@ fn a_file_emptied_in_the_second_of_its_index_write_is_found_after_git_smudged_it
     // apart.
     next_second();
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
     let repo = Repository::init(&root).unwrap();
     write(&root, "a.py", b"start");
     write(&root, ".gitignore", b"*.log\n");

@@ -10,7 +10,6 @@ mod history;
 mod index;
 mod parent;
 mod staged;
-#[cfg(unix)]
 mod unstaged;
 mod worktree;
 
@@ -23,6 +22,13 @@ use crate::file_name;
 pub(crate) use diff::Changes;
 pub(crate) use history::{line_map, LineMap};
 pub(crate) use parent::Parent;
+
+/// Makes `root` a new, empty repository (for tests, which must not need a
+/// `git` program: the Windows test binaries run where there is none).
+#[cfg(test)]
+pub(crate) fn init(root: &Path) {
+    Repository::init(root).expect("a repository can be made in a temp dir");
+}
 
 /// The state key used for a detached HEAD.
 pub(crate) const DETACHED_KEY: &str = "(detached HEAD)";
@@ -52,8 +58,7 @@ pub(crate) fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
                     cwd.display()
                 )));
             };
-            let workdir = workdir
-                .canonicalize()
+            let workdir = dunce::canonicalize(workdir)
                 .map_err(|e| QgError::io(format!("cannot resolve {}", workdir.display()), e))?;
             Ok(Some(Repo { repo, workdir }))
         }

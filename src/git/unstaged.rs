@@ -4,16 +4,18 @@
 //! changed in the second the index was written: racy git) is read and
 //! hashed.
 //!
-//! Unix only: it compares the fields git on Unix records (inode, uid, the
-//! `fstatat` of each name). Git for Windows keeps stat data its own way,
-//! so there libgit2 compares (see [`super::diff`]).
+//! On Unix it compares the fields git on Unix records (inode, uid, the
+//! `fstatat` of each name); on Windows those Git for Windows records: the
+//! times of the last write and of the creation (its `st_ctime`) and the
+//! size, with inode, device and ids zero. Stat data another git wrote (an
+//! index from Linux on a shared drive) does not match, so each such file
+//! is hashed: slower, never wrong.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use gix_index::entry::{stat, Mode, Stat};
-use rustix::fs::{AtFlags, FileType, OFlags};
 
 use super::index::{kind, Index, Kind};
 use super::worktree::bytes_path;
@@ -194,22 +196,20 @@ fn file_verdict(
         Err(_) => return Verdict::Changed,
     };
     let symlink = entry.mode == Mode::SYMLINK;
-    let file_type = FileType::from_raw_mode(metadata.st_mode as _);
-    if file_type.is_dir() {
+    if metadata.kind == FileKind::Dir {
         // A directory where a file was: the file is gone (what is in the
         // directory is untracked).
         return Verdict::Deleted;
     }
-    if file_type.is_symlink() != symlink || !(file_type.is_file() || file_type.is_symlink()) {
+    let is_symlink = metadata.kind == FileKind::Symlink;
+    if is_symlink != symlink || metadata.kind == FileKind::Other {
         return Verdict::Changed;
     }
-    // git's executable bit: the owner's.
-    let executable =
-        rustix::fs::Mode::from_raw_mode(metadata.st_mode as _).contains(rustix::fs::Mode::XUSR);
+    let executable = metadata.executable;
     if !symlink && settings.filemode && executable != (entry.mode == Mode::FILE_EXECUTABLE) {
         return Verdict::Changed;
     }
-    let now = index_stat(&metadata);
+    let now = metadata.stat;
     let file = dir.root.join(bytes_path(path));
     let trusted = entry.stat.matches(&now, settings.stat)
         && !entry.stat.is_racy(index.timestamp(), settings.stat)
@@ -237,9 +237,28 @@ fn file_verdict(
     }
 }
 
+/// What `lstat` says of a file, as the comparison needs it.
+struct FileStat {
+    kind: FileKind,
+    /// git's executable bit: the owner's (never, on Windows).
+    executable: bool,
+    /// The stat data as git keeps it in the index.
+    stat: Stat,
+}
+
+/// What a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    File,
+    Symlink,
+    Dir,
+    Other,
+}
+
 /// A worker's open directory. The index is sorted by path, so consecutive
 /// entries mostly share one, and `fstatat` on it looks up one name instead
 /// of the whole path from the root: a fifth less time than `lstat`.
+#[cfg(unix)]
 struct DirCursor<'r> {
     root: &'r Path,
     /// The directory (root-relative bytes) `fd` is open on.
@@ -247,6 +266,7 @@ struct DirCursor<'r> {
     fd: Option<std::os::fd::OwnedFd>,
 }
 
+#[cfg(unix)]
 impl<'r> DirCursor<'r> {
     fn new(root: &'r Path) -> DirCursor<'r> {
         DirCursor {
@@ -257,7 +277,8 @@ impl<'r> DirCursor<'r> {
     }
 
     /// The `lstat` of the root-relative `path`.
-    fn stat(&mut self, path: &[u8]) -> std::io::Result<rustix::fs::Stat> {
+    fn stat(&mut self, path: &[u8]) -> std::io::Result<FileStat> {
+        use rustix::fs::{AtFlags, OFlags};
         let (dir, name) = match path.iter().rposition(|b| *b == b'/') {
             Some(slash) => (&path[..slash], &path[slash + 1..]),
             None => (&path[..0], path),
@@ -270,34 +291,101 @@ impl<'r> DirCursor<'r> {
             self.fd = Some(rustix::fs::open(&at, flags, rustix::fs::Mode::empty())?);
         }
         let fd = self.fd.as_ref().expect("opened above");
-        Ok(rustix::fs::statat(
-            fd,
-            bytes_path(name),
-            AtFlags::SYMLINK_NOFOLLOW,
-        )?)
+        let metadata = rustix::fs::statat(fd, bytes_path(name), AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok(unix_stat(&metadata))
     }
 }
 
 /// The stat data as git keeps it in the index (gix's own conversion:
 /// seconds and nanoseconds of mtime and ctime, the rest truncated to 32
 /// bits as git does).
+#[cfg(unix)]
 #[allow(
     clippy::unnecessary_cast,
     reason = "the stat fields' types differ between platforms"
 )]
-fn index_stat(metadata: &rustix::fs::Stat) -> Stat {
+fn unix_stat(metadata: &rustix::fs::Stat) -> FileStat {
+    use rustix::fs::FileType;
     let time = |secs: i64, nsecs: i64| stat::Time {
         secs: u32::try_from(secs).unwrap_or(0),
         nsecs: u32::try_from(nsecs).unwrap_or(0),
     };
-    Stat {
-        mtime: time(metadata.st_mtime as i64, metadata.st_mtime_nsec as i64),
-        ctime: time(metadata.st_ctime as i64, metadata.st_ctime_nsec as i64),
-        dev: metadata.st_dev as u32,
-        ino: metadata.st_ino as u32,
-        uid: metadata.st_uid,
-        gid: metadata.st_gid,
-        size: metadata.st_size as u32,
+    let file_type = FileType::from_raw_mode(metadata.st_mode as _);
+    let kind = if file_type.is_dir() {
+        FileKind::Dir
+    } else if file_type.is_symlink() {
+        FileKind::Symlink
+    } else if file_type.is_file() {
+        FileKind::File
+    } else {
+        FileKind::Other
+    };
+    FileStat {
+        kind,
+        executable: rustix::fs::Mode::from_raw_mode(metadata.st_mode as _)
+            .contains(rustix::fs::Mode::XUSR),
+        stat: Stat {
+            mtime: time(metadata.st_mtime as i64, metadata.st_mtime_nsec as i64),
+            ctime: time(metadata.st_ctime as i64, metadata.st_ctime_nsec as i64),
+            dev: metadata.st_dev as u32,
+            ino: metadata.st_ino as u32,
+            uid: metadata.st_uid,
+            gid: metadata.st_gid,
+            size: metadata.st_size as u32,
+        },
+    }
+}
+
+/// Windows looks a path up whole; there is no directory handle to keep.
+#[cfg(windows)]
+struct DirCursor<'r> {
+    root: &'r Path,
+}
+
+#[cfg(windows)]
+impl<'r> DirCursor<'r> {
+    fn new(root: &'r Path) -> DirCursor<'r> {
+        DirCursor { root }
+    }
+
+    /// The `lstat` of the root-relative `path`, as Git for Windows' own
+    /// `lstat` fills it: `st_mtime` the last write, `st_ctime` the
+    /// creation, no inode, device or ids.
+    fn stat(&mut self, path: &[u8]) -> std::io::Result<FileStat> {
+        let metadata = std::fs::symlink_metadata(self.root.join(bytes_path(path)))?;
+        let time = |at: std::io::Result<std::time::SystemTime>| {
+            let since = at
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .unwrap_or_default();
+            stat::Time {
+                secs: u32::try_from(since.as_secs()).unwrap_or(0),
+                nsecs: since.subsec_nanos(),
+            }
+        };
+        let file_type = metadata.file_type();
+        let kind = if file_type.is_symlink() {
+            FileKind::Symlink
+        } else if file_type.is_dir() {
+            FileKind::Dir
+        } else if file_type.is_file() {
+            FileKind::File
+        } else {
+            FileKind::Other
+        };
+        Ok(FileStat {
+            kind,
+            executable: false,
+            stat: Stat {
+                mtime: time(metadata.modified()),
+                ctime: time(metadata.created()),
+                dev: 0,
+                ino: 0,
+                uid: 0,
+                gid: 0,
+                size: metadata.len() as u32,
+            },
+        })
     }
 }
 
@@ -316,7 +404,12 @@ fn is_blob(bytes: &[u8], id: &gix_hash::ObjectId) -> bool {
         .is_ok_and(|oid| oid.as_bytes() == id.as_slice())
 }
 
-/// Not there, or a component of its path is no longer a directory.
+/// Not there, or a component of its path is no longer a directory
+/// (`ENOTDIR`; Windows says "path not found", which is `NotFound`).
 fn is_gone(error: &std::io::Error) -> bool {
-    error.kind() == std::io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ENOTDIR)
+    #[cfg(unix)]
+    let not_a_directory = error.raw_os_error() == Some(libc::ENOTDIR);
+    #[cfg(windows)]
+    let not_a_directory = false;
+    error.kind() == std::io::ErrorKind::NotFound || not_a_directory
 }

@@ -25,20 +25,24 @@ pub(crate) struct Ignores {
     excludes_file: Option<PathBuf>,
     /// `<common git dir>/info/exclude`: this repository's own.
     info_exclude: PathBuf,
+    /// `core.ignoreCase` (set by git on Windows and macOS file systems):
+    /// ignore patterns and tracked paths match whatever the case.
+    pub(crate) ignore_case: bool,
 }
 
 /// Reads where the ignore files are; `None` when the fast path would not
-/// compare paths as git does here (a case-insensitive or precomposing
-/// file system).
+/// compare paths as git does here (a file system that precomposes
+/// Unicode: macOS's names).
 pub(crate) fn ignores(repo: &git2::Repository) -> Option<Ignores> {
     let config = repo.config().ok()?.snapshot().ok()?;
     let flag = |key: &str| config.get_bool(key).unwrap_or(false);
-    if flag("core.ignorecase") || flag("core.precomposeunicode") {
+    if flag("core.precomposeunicode") {
         return None;
     }
     Some(Ignores {
         excludes_file: excludes_file(&config),
         info_exclude: repo.commondir().join("info/exclude"),
+        ignore_case: flag("core.ignorecase"),
     })
 }
 
@@ -115,7 +119,10 @@ fn tracked_paths(index: &Index) -> impl Iterator<Item = &[u8]> {
 
 /// What the walk found that the index does not hold: the untracked files
 /// (and links), in order.
-pub(crate) fn untracked(index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
+pub(crate) fn untracked(index: &Index, walked: Vec<Walked>, ignore_case: bool) -> Vec<Vec<u8>> {
+    if ignore_case {
+        return untracked_ignoring_case(index, walked);
+    }
     let mut untracked = Vec::new();
     let mut walked = walked.into_iter().peekable();
     for path in tracked_paths(index) {
@@ -126,6 +133,18 @@ pub(crate) fn untracked(index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
     }
     untracked.extend(walked.map(|found| found.path));
     untracked
+}
+
+/// [`untracked`] where `A.py` on disk is the tracked `a.py`, as git with
+/// `core.ignoreCase` takes it.
+fn untracked_ignoring_case(index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
+    let folded = |path: &[u8]| String::from_utf8_lossy(path).to_lowercase();
+    let tracked: std::collections::HashSet<String> = tracked_paths(index).map(folded).collect();
+    walked
+        .into_iter()
+        .map(|found| found.path)
+        .filter(|path| !tracked.contains(&folded(path)))
+        .collect()
 }
 
 /// A file (or link) the walk found.
@@ -222,6 +241,7 @@ fn walk_group(
         .standard_filters(false)
         .git_ignore(true)
         .require_git(false)
+        .ignore_case_insensitive(ignores.ignore_case)
         .filter_entry(move |entry| {
             let mine = entry.depth() != 1 || group.contains(entry.file_name().as_encoded_bytes());
             mine && !is_repository(entry)
@@ -261,8 +281,15 @@ impl Collector<'_> {
         };
         // Every path the walk yields starts with `<root>/`.
         if let Some(relative) = entry.path().as_os_str().as_encoded_bytes().get(self.skip..) {
+            let mut path = relative.to_vec();
+            // git's paths are `/`-separated on every platform.
+            if cfg!(windows) {
+                path.iter_mut()
+                    .filter(|b| **b == b'\\')
+                    .for_each(|b| *b = b'/');
+            }
             self.mine.push(Walked {
-                path: relative.to_vec(),
+                path,
                 regular: file_type.is_file(),
             });
         }
