@@ -279,7 +279,7 @@ fn batches<'a>(
             .chain(&plan.extra_args)
             .map(|a| batch::cost(&a.into()))
             .sum::<usize>();
-    let budget = batch::argument_budget(env);
+    let budget = batch::argument_budget_for(&tool.path, env);
     let min_parts = match gate.batchable {
         true => batch::idle_parts(jobs, runnable, plan.files.len()),
         false => 1,

@@ -5,10 +5,27 @@ use std::ffi::OsString;
 
 /// Bytes kept free below the OS limit, for what the kernel adds (auxv, the
 /// program path) and for variables the child's loader sets.
+#[cfg(unix)]
 const HEADROOM: usize = 32 * 1024;
 
+/// Units kept free below Windows' limit for the program's own path, which
+/// is part of the command line there.
+#[cfg(windows)]
+const HEADROOM: usize = 1024;
+
 /// Each argument and variable costs its bytes, a NUL and a pointer.
+#[cfg(unix)]
 const PER_ENTRY: usize = 1 + std::mem::size_of::<usize>();
+
+/// Each argument costs its bytes (never fewer than its UTF-16 units), the
+/// space before it and the quotes around it.
+#[cfg(windows)]
+const PER_ENTRY: usize = 3;
+
+/// The longest command line `cmd.exe` takes: a `.cmd` or `.bat` program
+/// (npm's shims, `pyright.cmd`) runs through it.
+#[cfg(windows)]
+const CMD_LIMIT: usize = 8191;
 
 /// A part smaller than this is not worth a process of its own.
 pub(crate) const MIN_FILES_PER_PART: usize = 32;
@@ -34,7 +51,8 @@ pub(crate) fn os_limit() -> usize {
 }
 
 /// Bytes left for arguments once this environment (inherited plus `extra`)
-/// is accounted for.
+/// is accounted for: on Unix argv and the environment share one limit.
+#[cfg(unix)]
 pub(crate) fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
     let inherited: usize = std::env::vars_os()
         .map(|(k, v)| k.len() + v.len() + 1 + PER_ENTRY)
@@ -44,6 +62,34 @@ pub(crate) fn argument_budget(extra_env: &[(OsString, OsString)]) -> usize {
         .map(|(k, v)| k.len() + v.len() + 1 + PER_ENTRY)
         .sum();
     os_limit().saturating_sub(inherited + extra + HEADROOM)
+}
+
+/// Units left for arguments: on Windows the limit is on the command line
+/// alone, the environment has its own.
+#[cfg(windows)]
+pub(crate) fn argument_budget(_extra_env: &[(OsString, OsString)]) -> usize {
+    os_limit() - HEADROOM
+}
+
+/// [`argument_budget`] for running `program`: on Windows a `.cmd` or
+/// `.bat` program gets `cmd.exe`'s shorter limit.
+pub(crate) fn argument_budget_for(
+    program: &std::path::Path,
+    extra_env: &[(OsString, OsString)],
+) -> usize {
+    let budget = argument_budget(extra_env);
+    #[cfg(windows)]
+    {
+        let batch_file = program
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("cmd") || e.eq_ignore_ascii_case("bat"));
+        if batch_file {
+            return budget.min(CMD_LIMIT - HEADROOM);
+        }
+    }
+    #[cfg(unix)]
+    let _ = program;
+    budget
 }
 
 /// Cost of one argument.
@@ -141,5 +187,10 @@ mod tests {
     #[test]
     fn budget_is_positive_here() {
         assert!(argument_budget(&[]) > 10_000);
+        let script = std::path::Path::new("pyright.cmd");
+        #[cfg(windows)]
+        assert_eq!(argument_budget_for(script, &[]), 8191 - 1024);
+        #[cfg(unix)]
+        assert_eq!(argument_budget_for(script, &[]), argument_budget(&[]));
     }
 }
