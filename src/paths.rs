@@ -14,7 +14,7 @@ pub struct PathContext {
 impl PathContext {
     /// `working_dir` is absolute (the tool's cwd); `root` is the project root.
     pub fn new(root: &Path, working_dir: &Path) -> PathContext {
-        let canonical_root = root.canonicalize().ok().filter(|c| c != root);
+        let canonical_root = dunce::canonicalize(root).ok().filter(|c| c != root);
         PathContext {
             root: root.to_path_buf(),
             canonical_root,
@@ -31,9 +31,9 @@ impl PathContext {
         }
         let joined = self.working_dir.join(platform_separators(raw));
         let absolute = lexical_normalize(&joined);
-        let relative = absolute.strip_prefix(&self.root).ok().or_else(|| {
+        let relative = strip_root(&absolute, &self.root).or_else(|| {
             let canonical = self.canonical_root.as_ref()?;
-            absolute.strip_prefix(canonical).ok()
+            strip_root(&absolute, canonical)
         });
         match relative {
             Some(rel) => to_slash(rel),
@@ -60,6 +60,7 @@ impl PathContext {
                 .split('/')
                 .all(|part| !part.is_empty() && part != "." && part != "..")
             && !relative.contains('\\')
+            && !names_a_drive(relative)
             && relative.chars().all(|c| (c as u32) < 0xE000);
         plain.then_some(relative)
     }
@@ -73,6 +74,34 @@ fn platform_separators(raw: &str) -> String {
 #[cfg(not(windows))]
 fn platform_separators(raw: &str) -> &str {
     raw
+}
+
+/// Whether `raw` is absolute on Windows by its drive (`c:/x/a.py`); a
+/// colon is in no file name there.
+fn names_a_drive(raw: &str) -> bool {
+    cfg!(windows) && raw.contains(':')
+}
+
+/// `path` below `root`, if it is. Windows' file systems ignore case, and
+/// its tools differ in it (`c:\proj` from one, `C:\Proj` from another):
+/// there the components compare without it.
+fn strip_root<'p>(path: &'p Path, root: &Path) -> Option<&'p Path> {
+    if let Ok(relative) = path.strip_prefix(root) {
+        return Some(relative);
+    }
+    if !cfg!(windows) {
+        return None;
+    }
+    let mut rest = path.components();
+    for expected in root.components() {
+        let found = rest.next()?;
+        let same = found.as_os_str().to_string_lossy().to_lowercase()
+            == expected.as_os_str().to_string_lossy().to_lowercase();
+        if !same {
+            return None;
+        }
+    }
+    Some(rest.as_path())
 }
 
 /// Resolves `.` and `..` without touching the filesystem (the file may be gone).
@@ -93,13 +122,22 @@ pub(crate) fn lexical_normalize(path: &Path) -> PathBuf {
 /// Joins path components with `/` whatever the platform, keeping bytes that
 /// are not UTF-8 (see [`crate::file_name`]).
 pub(crate) fn to_slash(path: &Path) -> String {
-    let parts: Vec<String> = path
-        .components()
-        .map(|c| crate::file_name::from_os_str(c.as_os_str()))
-        .collect();
-    let joined = parts.join("/");
-    // An absolute Unix path's root component is "/" itself.
-    joined.replacen("//", "/", 1)
+    let mut out = String::new();
+    for component in path.components() {
+        let text = crate::file_name::from_os_str(component.as_os_str());
+        match component {
+            // `C:`, or `//server/share` of a UNC path.
+            Component::Prefix(_) => out.push_str(&text.replace('\\', "/")),
+            Component::RootDir => out.push('/'),
+            _ => {
+                if !out.is_empty() && !out.ends_with('/') {
+                    out.push('/');
+                }
+                out.push_str(&text);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -161,5 +199,24 @@ mod tests {
     #[test]
     fn outside_root_stays_absolute() {
         assert_eq!(ctx().normalize("/usr/lib/x.py"), "/usr/lib/x.py");
+    }
+
+    /// On Windows one file has many spellings; each becomes the same
+    /// root-relative `/` path (a baseline written on Linux holds there).
+    #[test]
+    #[cfg(windows)]
+    fn a_windows_path_in_any_case_and_either_separator_is_one_file() {
+        let root = Path::new(r"C:\Proj");
+        let c = PathContext::new(root, root);
+        for raw in [
+            r"C:\Proj\src\a.py",
+            r"c:\proj\src\a.py",
+            "c:/Proj/src/a.py",
+            r"src\a.py",
+            "src/a.py",
+        ] {
+            assert_eq!(c.normalize(raw), "src/a.py", "{raw}");
+        }
+        assert_eq!(c.normalize(r"D:\lib\x.py"), "D:/lib/x.py");
     }
 }
