@@ -42,7 +42,7 @@ fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     if durable {
         temp.as_file().sync_all()?;
     }
-    temp.persist(path).map_err(|e| e.error)?;
+    persist(temp, path)?;
     if durable {
         if let Ok(dir) = File::open(dir) {
             let _ = dir.sync_all();
@@ -51,20 +51,76 @@ fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Renames `temp` over `path`. On Windows a virus scanner or an indexer
+/// that holds `path` open for a moment makes the rename fail with a
+/// sharing violation or "access denied": tried again for up to about two
+/// seconds, as git for Windows does, before the error is returned.
+fn persist(temp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
+    let mut temp = temp;
+    let mut pause = std::time::Duration::from_millis(5);
+    let mut tries = 0;
+    loop {
+        match temp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) if tries < 10 && is_transient(&e.error) => {
+                temp = e.file;
+                tries += 1;
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(500));
+            }
+            Err(e) => return Err(e.error),
+        }
+    }
+}
+
+/// A failure another process holding the file causes for a moment.
+fn is_transient(error: &std::io::Error) -> bool {
+    // ERROR_ACCESS_DENIED (5), ERROR_SHARING_VIOLATION (32),
+    // ERROR_LOCK_VIOLATION (33).
+    cfg!(windows) && matches!(error.raw_os_error(), Some(5 | 32 | 33))
+}
+
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
-
     #[test]
+    #[cfg(unix)]
     fn a_new_file_is_readable_by_all_and_an_old_one_keeps_its_mode() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         super::write(&path, b"one").unwrap();
+        use std::os::unix::fs::PermissionsExt;
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o644);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         super::write(&path, b"two").unwrap();
         assert_eq!(mode(&path), 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
+    }
+
+    /// A reader holding the file open (a scanner, an editor) does not stop
+    /// its replacement — on Windows the rename is retried until it lets go.
+    #[test]
+    fn a_file_held_open_by_a_reader_is_replaced_once_it_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        super::write(&path, b"one").unwrap();
+        let held = open_without_delete_sharing(&path);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(held);
+        });
+        super::write(&path, b"two").unwrap();
+        release.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+    }
+
+    /// Opens `path` for reading the way a scanner does on Windows: without
+    /// `FILE_SHARE_DELETE`, so it cannot be replaced while open.
+    fn open_without_delete_sharing(path: &std::path::Path) -> std::fs::File {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(windows)]
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut options, 0x1 | 0x2);
+        options.open(path).unwrap()
     }
 }
