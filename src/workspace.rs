@@ -19,8 +19,9 @@ pub(crate) struct Workspace {
 impl Workspace {
     /// Discovers the workspace from `cwd`.
     pub(crate) fn discover(cwd: &Path) -> Result<Workspace, QgError> {
-        let cwd = cwd
-            .canonicalize()
+        // Without Windows' `\\?\` prefix where the path does not need it:
+        // tools (and `/` joined to it) choke on it.
+        let cwd = dunce::canonicalize(cwd)
             .map_err(|e| QgError::io(format!("cannot resolve {}", cwd.display()), e))?;
         let repo = git::discover(&cwd)?;
         let root = match &repo {

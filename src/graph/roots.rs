@@ -479,7 +479,7 @@ fn editable_installs(root: &Path, environment: &Environment) -> Vec<(String, Str
                 .display()
                 .to_string();
             for dir in dirs {
-                let Ok(canonical) = dir.canonicalize() else {
+                let Ok(canonical) = dunce::canonicalize(dir) else {
                     continue;
                 };
                 if let Ok(inside) = canonical.strip_prefix(root) {

@@ -102,7 +102,7 @@ pub(crate) use crate::warm::lsp::path_uri;
 pub(crate) fn relative(root: &Path, uri: &str) -> Option<String> {
     let path = uri_path(uri)?;
     // An editor may name the file through a symlinked directory.
-    let path = path.canonicalize().unwrap_or(path);
+    let path = dunce::canonicalize(&path).unwrap_or(path);
     let relative = path.strip_prefix(root).ok()?;
     let text = crate::paths::to_slash(relative);
     (!text.is_empty()).then_some(text)

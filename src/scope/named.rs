@@ -60,10 +60,7 @@ pub(super) fn explicit_scope(
 
 /// The root-relative form of a named path, and whether it is a directory.
 fn resolve_named(ws: &Workspace, raw: &Path) -> Result<(String, bool), QgError> {
-    let canonical = ws
-        .cwd
-        .join(raw)
-        .canonicalize()
+    let canonical = dunce::canonicalize(ws.cwd.join(raw))
         .map_err(|_| QgError::Usage(format!("path does not exist: {}", raw.display())))?;
     let relative = ws.relative(&canonical).ok_or_else(|| {
         QgError::Usage(format!(

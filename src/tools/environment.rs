@@ -569,10 +569,12 @@ mod tests {
     /// A fake `poetry` on a PATH of its own, logging each call to `calls`:
     /// `env info --path` names `env` once `ready` exists; `config
     /// virtualenvs.path` names `venvs`.
+    #[cfg(unix)]
     struct FakePoetry {
         dir: tempfile::TempDir,
     }
 
+    #[cfg(unix)]
     impl FakePoetry {
         fn new() -> FakePoetry {
             use std::os::unix::fs::PermissionsExt;
@@ -616,11 +618,14 @@ mod tests {
     }
 
     /// A new process: nothing remembered but what `.st3` holds.
+    #[cfg(unix)]
     fn forget_this_process() {
         ANSWERS.lock().unwrap().clear();
     }
 
+    /// The fake Poetry is a shell script.
     #[test]
+    #[cfg(unix)]
     fn the_managers_answer_is_asked_once_and_again_when_its_files_or_environments_change() {
         let root = project(&[("poetry.lock", "")]);
         std::fs::create_dir(root.path().join(".st3")).unwrap();

@@ -179,7 +179,8 @@ mod tests {
         let root = tmp.path();
         let bin = root.join(".venv").join(environment::VENV_BIN);
         std::fs::create_dir_all(&bin).unwrap();
-        let tool = bin.join("tool");
+        // `tool.exe` on Windows, found by PATHEXT as `tool`.
+        let tool = bin.join(format!("tool{}", std::env::consts::EXE_SUFFIX));
         std::fs::write(&tool, "#!/bin/sh\n").unwrap();
         #[cfg(unix)]
         {

@@ -36,7 +36,7 @@ impl Filter {
             .collect();
         configs.insert(crate::config::PROJECT_CONFIG.to_string());
         if let Some(relative) = explicit
-            .and_then(|p| workspace.cwd.join(p).canonicalize().ok())
+            .and_then(|p| dunce::canonicalize(workspace.cwd.join(p)).ok())
             .and_then(|p| workspace.relative(&p))
         {
             configs.insert(relative);
@@ -135,14 +135,7 @@ mod tests {
     fn sources_and_configs_count_caches_state_and_ignored_files_do_not() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        let git = |args: &[&str]| {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .output()
-                .unwrap()
-        };
-        git(&["init", "-q"]);
+        crate::git::init(&root);
         std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
         let workspace = Workspace::discover(&root).unwrap();
