@@ -2,6 +2,9 @@
 //! run fails only on new ones — matched one-to-one through unrelated edits,
 //! moved functions, renamed files, reworded messages and edits of the
 //! flagged line itself. Real ruff, mypy and pyright in temp git repos.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! Splitting a gate's files: under the OS command-line limit, over idle
 //! cores, never losing a file; and `project_wide` gates.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! Invalid configs: exit 2, one line naming file, line and key, and no tool run.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

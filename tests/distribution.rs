@@ -4,6 +4,9 @@
 //! fixture repository with staged files. Both build qg in release mode into
 //! their own target directory (`target/dist`), shared so the second build
 //! reuses the first.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! End to end with the REAL ruff, mypy and pyright (pinned in
 //! requirements-tools.txt, installed by scripts/test.sh) on fixtures/.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! Fault injection with fake tools: every way a tool can break must end as an
 //! `error` gate with evidence — never `passed`, never an empty `failed`.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

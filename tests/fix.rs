@@ -1,6 +1,9 @@
 //! `qg fix`: each gate's fixer runs on the files that gate finds failing in
 //! the scope and nowhere else; then the gates check again. Real ruff on the
 //! dirty fixture; a fake fixer that breaks for the failure path.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

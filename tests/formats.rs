@@ -4,6 +4,9 @@
 //!
 //! Regenerate the golden files after an intended change with
 //! `QG_UPDATE_GOLDEN=1 cargo test --test formats`, and review the diff.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

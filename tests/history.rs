@@ -2,6 +2,9 @@
 //! last comparable runs says improving, plateau, degrading or oscillating,
 //! and names a gate that errors now and then. A fake tool whose output a
 //! test controls.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -12,6 +12,9 @@
 //! exactly what the tools' own project runs (`mypy` / `mypy .`, `pyright`)
 //! add between before and after. Real ruff, mypy and pyright, in temp git
 //! repos; they fail (never skip) when the tools are missing.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -2,6 +2,9 @@
 //! project file that imports a changed (or deleted) one, so an edit that
 //! breaks an unchanged importer fails the run that made it. Real ruff
 //! (the analyzer), mypy and pyright, in temp git repos.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! `qg init` on three project layouts, and `qg doctor`.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

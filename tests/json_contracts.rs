@@ -2,6 +2,9 @@
 //! the contract agents and scripts rely on — and the output schema the MCP
 //! server declares for the tool answering with it. Real tools on the dirty
 //! fixture, with a committed baseline so every optional part shows up.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

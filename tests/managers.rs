@@ -6,6 +6,9 @@
 //! findings are the ones `uv run mypy .` / `poetry run mypy .` print. The
 //! real uv and Poetry come from requirements-tools.txt; they fetch mypy
 //! from PyPI.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

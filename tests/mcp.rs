@@ -5,6 +5,9 @@
 //! (ruff, mypy, pyright) or are small fake tools for cancellation and
 //! concurrency. A raw JSON-RPC exchange checks that stdout carries nothing
 //! but the protocol.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -4,6 +4,9 @@
 //! tool a file its own configuration leaves out. Real tools on
 //! fixtures/parity: stubs beside sources, a tool-configured file selection,
 //! notebooks and Markdown.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! The default config's parsers on raw outputs recorded from the pinned tools
 //! (fixtures/recorded, made by fixtures/record.sh from fixtures/dirty).
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 use std::path::Path;
 

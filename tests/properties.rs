@@ -5,6 +5,9 @@
 //!
 //! Cases per test: PROPTEST_CASES (default here 2,000); e.g.
 //! `PROPTEST_CASES=100000 cargo test --release --test properties`.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 use std::path::Path;
 

@@ -3,6 +3,9 @@
 //! "Gh;Ghas;Sarif"`) with zero errors: every rule has a full description
 //! and help, and a `helpUri` where the tool documents it. Real tools on
 //! the dirty fixture; the Multitool comes from scripts/test.sh.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

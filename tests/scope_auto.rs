@@ -1,6 +1,9 @@
 //! The baseline state machine, scenario by scenario, in temp git repos. A
 //! fake checker flags every file containing `BAD`, so each scenario controls
 //! exactly which files fail.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! `project` and `files` scopes in real temp git repos, and the `auto`
 //! fallback that stands until the baseline state machine exists.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

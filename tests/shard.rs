@@ -2,6 +2,9 @@
 //! run merged back are the unsharded run in every format; whole-program
 //! gates run whole, per-file gates split by file; recorded durations decide
 //! the split; a merge refuses any set of shards that could hide a file.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

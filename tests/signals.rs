@@ -1,5 +1,8 @@
 //! Interrupts: Ctrl-C / SIGTERM kill every child tree, leave state alone and
 //! exit 130 / 143; `kill -9` at any moment never leaves a torn state file.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! Terminal behaviour: --quiet, --verbose, --color and NO_COLOR.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

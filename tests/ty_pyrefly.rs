@@ -2,6 +2,9 @@
 //! the default, activated by `qg init` when the project configures them,
 //! and — the real tools, pinned in requirements-tools.txt — counting what
 //! their own runs count.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! Verdicts that must be the truth, found by running qg on real projects:
 //! each test reproduces one way qg's answer used to differ from the tools'.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -4,6 +4,9 @@
 //! the passes of `qg watch --format json`, and fault injection with fake
 //! daemons (a language server in Python, a command daemon in sh). Every
 //! test ends by asserting that nothing it started still runs.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 

@@ -10,6 +10,9 @@
 //! breaking edits, the warm and cold project runs equal what `mypy` and
 //! `pyright` say when the project runs them itself. Real tools; missing
 //! ones fail the test, never skip it.
+// Unix: these tests drive `sh` scripts and the Linux tools; the Windows
+// binary has tests/windows.rs.
+#![cfg(unix)]
 
 mod common;
 
