@@ -18,21 +18,34 @@ static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za
 static LINE_NUMBERS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(lines?) \d+|(\.pyi?|\.ipynb):\d+(:\d+)?").unwrap());
 
+/// A Python file's path written with backslashes (`pkg\b.py`), as tools
+/// on Windows write it.
+static BACKSLASHED_PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[\w.\-]+(\\[\w.\-]+)+\.pyi?\b").unwrap());
+
 /// The message as it is compared: no ANSI, no absolute root prefix, no
-/// line numbers, whitespace runs collapsed. Borrowed when that changes
+/// line numbers, paths with `/` whatever the platform, whitespace runs
+/// collapsed. Borrowed when that changes
 /// nothing, as for most messages.
 pub(crate) fn normalize_message<'m>(message: &'m str, root: &str) -> Cow<'m, str> {
     let volatile = message.contains('\x1b')
+        || message.contains('\\')
         || message.bytes().any(|b| b.is_ascii_digit())
         || (!root.is_empty() && message.contains(root));
     if !volatile {
         return collapse_whitespace(message);
     }
     let plain = ANSI.replace_all(message, "");
+    // Either separator: a tool on Windows may write `C:\x\a.py` or `C:/x/a.py`.
     let relative = match !root.is_empty() && plain.contains(root) {
-        true => plain.replace(&format!("{root}/"), ""),
+        true => plain
+            .replace(&format!("{root}/"), "")
+            .replace(&format!("{root}\\"), ""),
         false => plain.into_owned(),
     };
+    let relative = BACKSLASHED_PATH.replace_all(&relative, |caps: &regex::Captures<'_>| {
+        caps[0].replace('\\', "/")
+    });
     let unnumbered = LINE_NUMBERS.replace_all(&relative, |caps: &regex::Captures<'_>| {
         match (caps.get(1), caps.get(2)) {
             (Some(word), _) => format!("{} #", word.as_str()),
@@ -243,6 +256,20 @@ mod tests {
             normalize_message("Expected 2 arguments", root),
             "Expected 2 arguments"
         );
+    }
+
+    #[test]
+    fn a_message_written_on_windows_normalizes_as_on_linux() {
+        let linux = normalize_message(
+            "\"f\" in /home/u/proj/pkg/b.py:3 and \"\\n\"",
+            "/home/u/proj",
+        );
+        let windows = normalize_message(
+            "\"f\" in C:\\u\\proj\\pkg\\b.py:3 and \"\\n\"",
+            "C:\\u\\proj",
+        );
+        assert_eq!(linux, "\"f\" in pkg/b.py:# and \"\\n\"");
+        assert_eq!(windows, linux);
     }
 
     #[test]
