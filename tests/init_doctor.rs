@@ -175,7 +175,7 @@ fn doctor_is_happy_when_everything_is_there_and_never_touches_state() {
 #[test]
 fn completions_are_generated() {
     let project = Project::empty();
-    for shell in ["bash", "zsh", "fish"] {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
         let run = project.qg(&["completions", shell]);
         run.assert_code(0);
         assert!(

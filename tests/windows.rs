@@ -1,0 +1,421 @@
+//! qg as a Windows program: these tests are built for
+//! x86_64-pc-windows-gnu and run under wine by `scripts/windows-tests.sh`
+//! (part of the README's test command). They drive `qg.exe` with the real
+//! `ruff.exe` from ruff's win_amd64 wheel, with a `.cmd` tool and with
+//! `fake_tool.exe` (examples/fake_tool.rs), a Windows program of our own.
+#![cfg(windows)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A Windows path for a path the build wrote in Unix form (wine maps the
+/// Unix root to drive Z:).
+fn windows_path(path: &str) -> PathBuf {
+    match path.strip_prefix('/') {
+        Some(rest) => PathBuf::from(format!("Z:\\{}", rest.replace('/', "\\"))),
+        None => PathBuf::from(path),
+    }
+}
+
+fn qg_exe() -> PathBuf {
+    windows_path(env!("CARGO_BIN_EXE_qg"))
+}
+
+/// `fake_tool.exe`, which `cargo test` builds beside the test binaries.
+fn fake_tool() -> PathBuf {
+    let me = std::env::current_exe().unwrap();
+    let tool = me.parent().unwrap().parent().unwrap();
+    tool.join("examples").join("fake_tool.exe")
+}
+
+/// `ruff.exe` from the pinned ruff's win_amd64 wheel; the set-up script
+/// names it. Missing, the test fails: it never skips.
+fn ruff_exe() -> PathBuf {
+    let path = std::env::var("QG_WINDOWS_RUFF")
+        .expect("QG_WINDOWS_RUFF names ruff.exe: run scripts/windows-tests.sh");
+    let path = windows_path(&path);
+    assert!(path.is_file(), "no ruff.exe at {}", path.display());
+    path
+}
+
+/// A project in a temp dir, a git repository with its files committed.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(files: &[(&str, &str)]) -> Project {
+        let project = Project {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for (path, text) in files {
+            project.write(path, text);
+        }
+        let repo = git2::Repository::init(project.root()).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let me = git2::Signature::now("qg", "qg@example.com").unwrap();
+        repo.commit(Some("HEAD"), &me, &me, "start", &tree, &[])
+            .unwrap();
+        project
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let file = self.root().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+
+    /// `qg ARGS` in the project, with `path` as the whole PATH.
+    fn qg(&self, args: &[&str], path: &str) -> Output {
+        self.command(args, path).output().unwrap()
+    }
+
+    fn command(&self, args: &[&str], path: &str) -> Command {
+        let mut command = Command::new(qg_exe());
+        command
+            .args(args)
+            .current_dir(self.root())
+            .env("PATH", path)
+            .env_remove("VIRTUAL_ENV")
+            .env("CI", "true");
+        command
+    }
+
+    /// `qg run --scope project --format json`, recording nothing.
+    fn run_json(&self, path: &str) -> (i32, Value) {
+        let out = self.qg(&RUN_JSON, path);
+        report_of(out)
+    }
+
+    /// [`Project::run_json`], failing the test when qg has not finished
+    /// within `limit` (a tool's child that kept qg's pipes open would
+    /// otherwise hang the suite). Output goes to files, which no
+    /// leftover process can hold open.
+    fn run_json_within(&self, path: &str, limit: Duration) -> (i32, Value) {
+        let out_dir = tempfile::tempdir().unwrap();
+        let stdout = out_dir.path().join("stdout");
+        let stderr = out_dir.path().join("stderr");
+        let mut child = self
+            .command(&RUN_JSON, path)
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                panic!("qg did not finish within {limit:?}: a tool's process outlived it");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        report_of(Output {
+            status,
+            stdout: std::fs::read(stdout).unwrap(),
+            stderr: std::fs::read(stderr).unwrap(),
+        })
+    }
+}
+
+/// `qg run` over the whole project, as JSON, recording no state.
+const RUN_JSON: [&str; 6] = [
+    "run",
+    "--scope",
+    "project",
+    "--format",
+    "json",
+    "--no-state",
+];
+
+/// The exit code and the JSON report of a `qg run`.
+fn report_of(out: Output) -> (i32, Value) {
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "qg printed no JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// The system's own directories, so `cmd.exe` runs a `.cmd` tool.
+fn system_path() -> String {
+    std::env::var("SystemRoot")
+        .map(|root| format!("{root}\\system32;{root}"))
+        .unwrap_or_else(|_| "C:\\windows\\system32;C:\\windows".into())
+}
+
+/// The findings of `gate` in a report: (file, line, code).
+fn findings(report: &Value, gate: &str) -> Vec<(String, u64, String)> {
+    let gate = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == gate)
+        .unwrap_or_else(|| panic!("no gate {gate} in {report}"));
+    let mut found: Vec<_> = gate["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap().to_string(),
+                v["line"].as_u64().unwrap_or(0),
+                v["code"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == id)
+        .unwrap_or_else(|| panic!("no gate {id} in {report}"))
+}
+
+/// The built-in config with the ruff gates alone (mypy and pyright are
+/// not in these tests' environment).
+fn ruff_only_config() -> String {
+    let all = "active_gates: [ruff_format, ruff_check, mypy, pyright]";
+    assert!(qg::config::EMBEDDED_DEFAULT.contains(all));
+    qg::config::EMBEDDED_DEFAULT.replacen(all, "active_gates: [ruff_format, ruff_check]", 1)
+}
+
+/// A virtualenv as Windows has them: `.venv\Scripts\`, with ruff.exe.
+fn with_venv_ruff(project: &Project) {
+    let scripts = project.root().join(".venv").join("Scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::copy(ruff_exe(), scripts.join("ruff.exe")).unwrap();
+    project.write(".venv/pyvenv.cfg", "home = C:\\Python311\n");
+}
+
+const LINTED: &str = "import os\nimport sys\n\n\nprint(sys.argv)\n";
+
+#[test]
+fn ruff_exe_in_the_venv_scripts_is_the_gate_and_its_findings_are_ruffs_own() {
+    let project = Project::new(&[
+        ("pkg/a.py", LINTED),
+        ("pkg/b.py", "x = 1\n"),
+        (".st3/quality.yaml", &ruff_only_config()),
+        (".gitignore", ".venv/\n"),
+    ]);
+    with_venv_ruff(&project);
+    // Nothing on PATH: ruff is found in the project's .venv\Scripts alone.
+    let (code, report) = project.run_json(&system_path());
+    assert_eq!(code, 1, "{report}");
+    // ruff's own run on the project, as a user runs it.
+    let own = Command::new(project.root().join(".venv\\Scripts\\ruff.exe"))
+        .args(["check", "--output-format=json", "."])
+        .current_dir(project.root())
+        .output()
+        .unwrap();
+    let own: Value = serde_json::from_slice(&own.stdout).unwrap();
+    let mut expected: Vec<(String, u64, String)> = own
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let file = v["filename"].as_str().unwrap();
+            let relative = Path::new(file)
+                .strip_prefix(project.root().canonicalize().unwrap())
+                .or_else(|_| Path::new(file).strip_prefix(project.root()))
+                .unwrap_or(Path::new(file));
+            (
+                relative.to_string_lossy().replace('\\', "/"),
+                v["location"]["row"].as_u64().unwrap(),
+                v["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    // The same findings, the paths with forward slashes.
+    assert_eq!(findings(&report, "ruff_check"), expected);
+    let unused = ("pkg/a.py".to_string(), 1, "F401".to_string());
+    assert!(expected.contains(&unused), "{expected:?}");
+    assert_eq!(gate(&report, "ruff_format")["status"], "passed", "{report}");
+}
+
+#[test]
+fn a_cmd_tool_in_the_venv_is_found_by_pathext_before_one_on_the_path() {
+    let truth = r#"{"file": "a.py", "line": 1, "code": "T1", "message": "from the venv"}"#;
+    let decoy = r#"{"file": "a.py", "line": 9, "code": "DECOY", "message": "from PATH"}"#;
+    let config = r#"version: "1"
+active_gates: [fake]
+project_scope: {include_globs: ["**/*.py"]}
+gates:
+  fake:
+    execution: {command: ["findings"], timeout_seconds: 30, batchable: false}
+    parsing:
+      strategy: json_violations
+      json_lines: true
+      violations_path: "/"
+      field_map: {file: file, line: line, code: code, message: message}
+    capabilities: {file_types: [".py"]}
+"#;
+    let project = Project::new(&[
+        ("a.py", "x = 1\n"),
+        ("truth.jsonl", truth),
+        ("decoy.jsonl", decoy),
+        (".st3/quality.yaml", config),
+        (".gitignore", ".venv/\nelsewhere/\n"),
+    ]);
+    let cmd = |file: &str| format!("@echo off\r\ntype {file}\r\nexit /b 1\r\n");
+    project.write(".venv/Scripts/findings.cmd", &cmd("truth.jsonl"));
+    project.write(".venv/pyvenv.cfg", "home = C:\\Python311\n");
+    project.write("elsewhere/findings.cmd", &cmd("decoy.jsonl"));
+    let path = format!(
+        "{};{}",
+        project.root().join("elsewhere").display(),
+        system_path()
+    );
+    let (code, report) = project.run_json(&path);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        findings(&report, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
+    );
+}
+
+/// Whether `beat` (written every 50 ms by a live `fake_tool beat`) stops
+/// changing within `patience`.
+fn beat_stops(beat: &Path, patience: Duration) -> bool {
+    let until = Instant::now() + patience;
+    while Instant::now() < until {
+        let before = std::fs::read_to_string(beat).unwrap_or_default();
+        std::thread::sleep(Duration::from_millis(400));
+        if std::fs::read_to_string(beat).unwrap_or_default() == before {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn a_timeout_kills_the_tools_child_too() {
+    let beat = tempfile::tempdir().unwrap();
+    let beat = beat.path().join("beat");
+    let config = format!(
+        r#"version: "1"
+active_gates: [slow]
+project_scope: {{include_globs: ["**/*.py"]}}
+gates:
+  slow:
+    execution: {{command: [{tool:?}, "spawn-and-sleep", {beat:?}], timeout_seconds: 2, batchable: false}}
+    parsing: {{strategy: text_violations, pattern: "^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.*)$"}}
+    capabilities: {{file_types: [".py"]}}
+"#,
+        tool = fake_tool().display().to_string(),
+        beat = beat.display().to_string(),
+    );
+    let project = Project::new(&[("a.py", "x = 1\n"), (".st3/quality.yaml", &config)]);
+    let started = Instant::now();
+    let (code, report) = project.run_json_within(&system_path(), Duration::from_secs(60));
+    assert_eq!(code, 2, "{report}");
+    assert_eq!(gate(&report, "slow")["status"], "error", "{report}");
+    assert_eq!(
+        gate(&report, "slow")["error"]["kind"],
+        "timeout",
+        "{report}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(beat.exists(), "the tool's child never ran");
+    assert!(
+        beat_stops(&beat, Duration::from_secs(5)),
+        "the tool's child outlived the timeout"
+    );
+}
+
+#[test]
+fn a_daemon_starts_answers_warm_and_stops_leaving_nothing() {
+    let beat_dir = tempfile::tempdir().unwrap();
+    let beat = beat_dir.path().join("beat");
+    let tool = fake_tool().display().to_string();
+    let config = format!(
+        r#"version: "1"
+active_gates: [fake]
+project_scope: {{include_globs: ["**/*.py"]}}
+gates:
+  fake:
+    execution: {{command: [{tool:?}, "print", "truth.jsonl"], timeout_seconds: 20, batchable: false}}
+    parsing:
+      strategy: json_violations
+      json_lines: true
+      violations_path: "/"
+      field_map: {{file: file, line: line, code: code, message: message}}
+    capabilities: {{file_types: [".py"]}}
+    daemon:
+      protocol: command
+      command: [{tool:?}, "serve", "{{daemon_dir}}/ready", {beat:?}]
+      ready_file: "{{daemon_dir}}/ready"
+      check: [{tool:?}, "print", "truth.jsonl"]
+"#,
+        beat = beat.display().to_string(),
+    );
+    let truth = r#"{"file": "a.py", "line": 1, "code": "T1", "message": "the truth"}"#;
+    let project = Project::new(&[
+        ("a.py", "x = 1\n"),
+        ("truth.jsonl", truth),
+        (".st3/quality.yaml", &config),
+    ]);
+    let path = system_path();
+    let start = project.qg(&["daemon", "start"], &path);
+    let log = || std::fs::read_to_string(project.root().join(".st3/daemons/fake/daemon.log"));
+    assert_eq!(
+        start.status.code(),
+        Some(0),
+        "{}{}\n{}",
+        String::from_utf8_lossy(&start.stdout),
+        String::from_utf8_lossy(&start.stderr),
+        log().unwrap_or_default()
+    );
+    let (code, report) = project.run_json(&path);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(gate(&report, "fake")["warm"], true, "{report}");
+    assert_eq!(
+        findings(&report, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
+    );
+    let stop = project.qg(&["daemon", "stop"], &path);
+    assert_eq!(stop.status.code(), Some(0));
+    assert!(
+        beat_stops(&beat, Duration::from_secs(10)),
+        "the daemon's tool outlived `qg daemon stop`"
+    );
+    let status = project.qg(&["daemon", "status"], &path);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("0/1"), "{status}");
+}
+
+/// The README's PowerShell set-up: `qg completions powershell` prints a
+/// script that registers completions for `qg` and knows its commands.
+#[test]
+fn completions_for_powershell_register_qg_and_its_commands() {
+    let project = Project::new(&[("a.py", "x = 1\n")]);
+    let out = project.qg(&["completions", "powershell"], &system_path());
+    assert!(out.status.success(), "{out:?}");
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(script.contains("Register-ArgumentCompleter"), "{script}");
+    assert!(script.contains("'qg'"), "{script}");
+    assert!(script.contains("doctor"), "{script}");
+}
