@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned ruff, mypy,
 # pyright, ty, pyrefly, the MCP Python SDK, pytest-lsp and Neovim into the
-# project-local virtualenv .venv, then runs every test.
+# project-local virtualenv .venv, runs the Windows tests under wine
+# (scripts/windows-tests.sh, which sets itself up), then every Linux test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,10 @@ if [ ! -x "$multitool" ]; then
   echo "test.sh: installing the SARIF Multitool"
   npm install --silent --no-audit --no-fund --prefix .venv/npm @microsoft/sarif-multitool-linux@5.7.0
 fi
+
+# qg's unit tests and tests/windows.rs as Windows programs, under wine; it
+# also builds the qg.exe tests/cross_platform.rs runs beside the Linux qg.
+scripts/windows-tests.sh
 
 # The end-to-end tests find the tools here (and fail, not skip, without them).
 export QG_TOOLS_VENV="$PWD/.venv"

