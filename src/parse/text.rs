@@ -128,8 +128,11 @@ impl TextSpec {
 impl TextRule {
     fn new(settings: &RuleSettings<'_>) -> Result<TextRule, SpecError> {
         let key = |sub: &str| format!("{}{sub}", settings.key);
+        // crlf: a tool on Windows ends its lines with \r\n; `$` matches
+        // before either ending and `.` never takes the \r into a field.
         let pattern = RegexBuilder::new(settings.pattern)
             .multi_line(true)
+            .crlf(true)
             .build()
             .map_err(|e| SpecError::new(key("pattern"), format!("invalid regex: {e}")))?;
         let groups: Vec<&str> = pattern.capture_names().flatten().collect();
@@ -289,6 +292,16 @@ mod tests {
 
     fn root() -> PathContext {
         PathContext::new(Path::new("/repo"), Path::new("/repo"))
+    }
+
+    #[test]
+    fn lines_ended_with_crlf_parse_as_lines_ended_with_lf() {
+        let s = spec(r"^(?P<file>[^:]+):(?P<line>\d+): (?P<message>.*)$", &[]).unwrap();
+        let crlf = parse(&s, b"a.py:3: broken\r\nb.py:9: odd\r\n", b"");
+        let lf = parse(&s, b"a.py:3: broken\nb.py:9: odd\n", b"");
+        assert_eq!(crlf.len(), 2);
+        assert_eq!(crlf[1].message, "odd");
+        assert_eq!(crlf, lf);
     }
 
     #[test]
