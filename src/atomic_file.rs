@@ -57,19 +57,56 @@ fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
 /// seconds, as git for Windows does, before the error is returned.
 fn persist(temp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
     let mut temp = temp;
-    let mut pause = std::time::Duration::from_millis(5);
-    let mut tries = 0;
+    let mut patience = Patience::new();
     loop {
         match temp.persist(path) {
             Ok(_) => return Ok(()),
-            Err(e) if tries < 10 && is_transient(&e.error) => {
-                temp = e.file;
-                tries += 1;
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(500));
-            }
+            Err(e) if patience.waited_out(&e.error) => temp = e.file,
             Err(e) => return Err(e.error),
         }
+    }
+}
+
+/// Opens `path` with `options`, waiting out another process that holds it
+/// without sharing for a moment (Windows), as [`persist`] does: a lock
+/// file a scanner is reading must not stop a daemon.
+pub(crate) fn open_patiently(
+    options: &std::fs::OpenOptions,
+    path: &Path,
+) -> std::io::Result<std::fs::File> {
+    let mut patience = Patience::new();
+    loop {
+        match options.open(path) {
+            Err(e) if patience.waited_out(&e) => {}
+            other => return other,
+        }
+    }
+}
+
+/// Ten tries with a doubling pause (5 ms up to 500 ms) for failures that
+/// another process holding a file causes.
+struct Patience {
+    pause: std::time::Duration,
+    tries: u32,
+}
+
+impl Patience {
+    fn new() -> Patience {
+        Patience {
+            pause: std::time::Duration::from_millis(5),
+            tries: 0,
+        }
+    }
+
+    /// Sleeps and returns true when `error` is worth another try.
+    fn waited_out(&mut self, error: &std::io::Error) -> bool {
+        if self.tries >= 10 || !is_transient(error) {
+            return false;
+        }
+        self.tries += 1;
+        std::thread::sleep(self.pause);
+        self.pause = (self.pause * 2).min(std::time::Duration::from_millis(500));
+        true
     }
 }
 
@@ -114,13 +151,40 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
     }
 
+    /// A lock file another process holds without sharing (Windows) is
+    /// opened once it lets go, not refused.
+    #[test]
+    fn a_lock_file_held_without_sharing_opens_once_it_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("alive.lock");
+        std::fs::write(&path, b"").unwrap();
+        let held = open_sharing(&path, 0);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(held);
+        });
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true);
+        let opened = super::open_patiently(&options, &path);
+        release.join().unwrap();
+        assert!(opened.is_ok(), "{opened:?}");
+    }
+
     /// Opens `path` for reading the way a scanner does on Windows: without
     /// `FILE_SHARE_DELETE`, so it cannot be replaced while open.
     fn open_without_delete_sharing(path: &std::path::Path) -> std::fs::File {
+        // FILE_SHARE_READ | FILE_SHARE_WRITE
+        open_sharing(path, 0x1 | 0x2)
+    }
+
+    /// Opens `path` for reading, sharing it (on Windows) only as `mode` says.
+    fn open_sharing(path: &std::path::Path, mode: u32) -> std::fs::File {
         let mut options = std::fs::OpenOptions::new();
         options.read(true);
         #[cfg(windows)]
-        std::os::windows::fs::OpenOptionsExt::share_mode(&mut options, 0x1 | 0x2);
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut options, mode);
+        #[cfg(not(windows))]
+        let _ = mode;
         options.open(path).unwrap()
     }
 }

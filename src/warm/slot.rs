@@ -127,12 +127,9 @@ impl Slot {
 }
 
 fn lock_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .read(true)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true).read(true);
+    crate::atomic_file::open_patiently(&options, path)
 }
 
 /// Every gate that has a daemon directory under `root`, sorted.
