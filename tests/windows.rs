@@ -311,23 +311,29 @@ fn beat_stops(beat: &Path, patience: Duration) -> bool {
     false
 }
 
-#[test]
-fn a_timeout_kills_the_tools_child_too() {
-    let beat = tempfile::tempdir().unwrap();
-    let beat = beat.path().join("beat");
-    let config = format!(
+/// A config whose one gate runs `fake_tool spawn-and-sleep BEAT`: a tool
+/// whose child beats into `beat` until killed.
+fn slow_tool_config(beat: &Path, timeout_seconds: u32) -> String {
+    format!(
         r#"version: "1"
 active_gates: [slow]
 project_scope: {{include_globs: ["**/*.py"]}}
 gates:
   slow:
-    execution: {{command: [{tool:?}, "spawn-and-sleep", {beat:?}], timeout_seconds: 2, batchable: false}}
+    execution: {{command: [{tool:?}, "spawn-and-sleep", {beat:?}], timeout_seconds: {timeout_seconds}, batchable: false}}
     parsing: {{strategy: text_violations, pattern: "^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.*)$"}}
     capabilities: {{file_types: [".py"]}}
 "#,
         tool = fake_tool().display().to_string(),
         beat = beat.display().to_string(),
-    );
+    )
+}
+
+#[test]
+fn a_timeout_kills_the_tools_child_too() {
+    let beat = tempfile::tempdir().unwrap();
+    let beat = beat.path().join("beat");
+    let config = slow_tool_config(&beat, 2);
     let project = Project::new(&[("a.py", "x = 1\n"), (".st3/quality.yaml", &config)]);
     let started = Instant::now();
     let (code, report) = project.run_json_within(&system_path(), Duration::from_secs(60));
@@ -418,4 +424,34 @@ fn completions_for_powershell_register_qg_and_its_commands() {
     assert!(script.contains("Register-ArgumentCompleter"), "{script}");
     assert!(script.contains("'qg'"), "{script}");
     assert!(script.contains("doctor"), "{script}");
+}
+
+/// qg killed outright (TerminateProcess: Task Manager, a CI runner's
+/// cancel) takes its running tool's whole tree with it: the tree's Job
+/// Object dies with the last handle to it, qg's.
+#[test]
+fn a_killed_qg_takes_its_tools_tree_with_it() {
+    let beat = tempfile::tempdir().unwrap();
+    let beat = beat.path().join("beat");
+    let project = Project::new(&[
+        ("a.py", "x = 1\n"),
+        (".st3/quality.yaml", &slow_tool_config(&beat, 600)),
+    ]);
+    let mut qg = project
+        .command(&RUN_JSON, &system_path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !beat.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(beat.exists(), "the tool's child never ran");
+    qg.kill().unwrap();
+    qg.wait().unwrap();
+    assert!(
+        beat_stops(&beat, Duration::from_secs(5)),
+        "the tool's child outlived qg"
+    );
 }
