@@ -352,12 +352,11 @@ fn a_timeout_kills_the_tools_child_too() {
     );
 }
 
-#[test]
-fn a_daemon_starts_answers_warm_and_stops_leaving_nothing() {
-    let beat_dir = tempfile::tempdir().unwrap();
-    let beat = beat_dir.path().join("beat");
+/// A config whose one gate has a daemon: `fake_tool serve`, beating into
+/// `beat` for as long as it lives, and the check printing `truth.jsonl`.
+fn daemon_config(beat: &Path) -> String {
     let tool = fake_tool().display().to_string();
-    let config = format!(
+    format!(
         r#"version: "1"
 active_gates: [fake]
 project_scope: {{include_globs: ["**/*.py"]}}
@@ -377,7 +376,14 @@ gates:
       check: [{tool:?}, "print", "truth.jsonl"]
 "#,
         beat = beat.display().to_string(),
-    );
+    )
+}
+
+#[test]
+fn a_daemon_starts_answers_warm_and_stops_leaving_nothing() {
+    let beat_dir = tempfile::tempdir().unwrap();
+    let beat = beat_dir.path().join("beat");
+    let config = daemon_config(&beat);
     let truth = r#"{"file": "a.py", "line": 1, "code": "T1", "message": "the truth"}"#;
     let project = Project::new(&[
         ("a.py", "x = 1\n"),
@@ -453,5 +459,34 @@ fn a_killed_qg_takes_its_tools_tree_with_it() {
     assert!(
         beat_stops(&beat, Duration::from_secs(5)),
         "the tool's child outlived qg"
+    );
+}
+
+/// A daemon killed outright takes its tool with it: the tool lives in the
+/// daemon's Job Object, which dies with the daemon.
+#[test]
+fn a_killed_daemon_takes_its_tool_with_it() {
+    let beat_dir = tempfile::tempdir().unwrap();
+    let beat = beat_dir.path().join("beat");
+    let project = Project::new(&[
+        ("a.py", "x = 1\n"),
+        ("truth.jsonl", ""),
+        (".st3/quality.yaml", &daemon_config(&beat)),
+    ]);
+    let path = system_path();
+    let start = project.qg(&["daemon", "start"], &path);
+    assert_eq!(start.status.code(), Some(0), "{start:?}");
+    assert!(!beat_stops(&beat, Duration::from_secs(1)), "no tool beats");
+    let record = std::fs::read_to_string(project.root().join(".st3/daemons/fake/daemon.json"));
+    let record: Value = serde_json::from_str(&record.unwrap()).unwrap();
+    let pid = record["pid"].as_u64().unwrap().to_string();
+    let kill = Command::new("taskkill")
+        .args(["/F", "/PID", &pid])
+        .output()
+        .unwrap();
+    assert!(kill.status.success(), "{kill:?}");
+    assert!(
+        beat_stops(&beat, Duration::from_secs(10)),
+        "the daemon's tool outlived the daemon"
     );
 }
