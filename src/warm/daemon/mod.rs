@@ -202,10 +202,12 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
                 live.record.phase,
             )
         };
-        // A tool's first pass is work, not idleness: the idle clock runs
-        // from when it is ready (dmypy's first pass on a loaded machine
-        // outlasted a 2 s timeout, and the daemon stopped before it served).
-        let starting = matches!(phase, Phase::Starting | Phase::Restarting);
+        // A tool's first pass, and the self-check comparing it with a cold
+        // run, are work, not idleness: the idle clock runs from when it is
+        // ready (dmypy's first pass on a loaded machine outlasted a 2 s
+        // timeout, and so did a low-priority self-check: the daemon
+        // stopped before it served).
+        let starting = matches!(phase, Phase::Starting | Phase::Restarting | Phase::Checking);
         if idle > timeout && !starting {
             return stop(shared, &format!("idle for {}s", idle.as_secs()));
         }
