@@ -5,12 +5,13 @@
 # link, which needs Apple's SDK (not on these machines): a compile error
 # fails, the missing SDK cannot. Windows is built and tested in full by
 # scripts/windows-tests.sh; here its code is linted (clippy, -D warnings).
-# Needs .venv with requirements-tools.txt (scripts/test.sh installs it).
+# Needs .venv with requirements-tools.txt and, for Windows, mingw-w64
+# (scripts/test.sh installs both: the latter through scripts/windows-tests.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 targets=(aarch64-apple-darwin x86_64-apple-darwin)
-rustup target add "${targets[@]}" >/dev/null
+rustup target add "${targets[@]}" x86_64-pc-windows-gnu >/dev/null
 for target in "${targets[@]}"; do
   echo "cross-check: $target"
   CARGO_TARGET_DIR=target/cross cargo-zigbuild check --locked --quiet --target "$target"
