@@ -4,8 +4,6 @@
 //! process group so a timeout kills the whole tree.
 
 pub(crate) mod batch;
-#[cfg(windows)]
-mod job;
 pub(crate) mod termination;
 pub(crate) mod tree;
 
@@ -101,6 +99,23 @@ struct Running {
     group: u32,
     label: String,
     cancel: Cancel,
+    /// Windows has no process groups to signal: the tool's tree is held in
+    /// a Job Object of its own, which a kill terminates and which, closed
+    /// when the tool is unregistered, kills whatever is left in it.
+    #[cfg(windows)]
+    job: Option<tree::Job>,
+}
+
+impl Running {
+    /// Kills the tool's whole tree.
+    fn kill(&self) {
+        #[cfg(unix)]
+        tree::kill_group(self.group);
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.terminate();
+        }
+    }
 }
 
 /// Process groups of running tools, so an interrupted qg can kill every
@@ -123,7 +138,7 @@ impl Cancel {
         let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
         self.0.store(true, std::sync::atomic::Ordering::SeqCst);
         for tool in running.iter().filter(|r| r.cancel.same(self)) {
-            kill_group(tool.group);
+            tool.kill();
         }
     }
 
@@ -143,7 +158,7 @@ pub(crate) fn kill_all_running() -> Vec<String> {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
     for tool in running.iter() {
-        kill_group(tool.group);
+        tool.kill();
     }
     running.iter().map(|r| r.label.clone()).collect()
 }
@@ -163,23 +178,21 @@ fn start_registered(
         ));
     }
     let handle = expression.start()?;
-    #[cfg(windows)]
-    if let Some(pid) = handle.pids().first() {
-        job::adopt(*pid);
-    }
     if let Some(group) = handle.pids().first() {
         running.push(Running {
             group: *group,
             label: label.to_string(),
             cancel: cancel.clone(),
+            #[cfg(windows)]
+            job: tree::Job::holding(*group),
         });
     }
     Ok(handle)
 }
 
+/// Forgets the tool `group` (on Windows closing its job: what is left in
+/// it dies).
 fn unregister(group: u32) {
-    #[cfg(windows)]
-    job::release(group);
     RUNNING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -255,15 +268,19 @@ fn in_own_process_group(expression: duct::Expression) -> duct::Expression {
     })
 }
 
-#[cfg(unix)]
-fn kill_group(pid: u32) {
-    tree::kill_group(pid);
-}
-
-/// Kills the tool's whole tree: its job.
-#[cfg(windows)]
-fn kill_group(pid: u32) {
-    job::kill(pid);
+/// Kills the tree of the running tool `group`.
+fn kill_group(group: u32) {
+    #[cfg(unix)]
+    tree::kill_group(group);
+    #[cfg(windows)]
+    if let Some(tool) = RUNNING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|r| r.group == group)
+    {
+        tool.kill();
+    }
 }
 
 #[cfg(unix)]
