@@ -84,6 +84,15 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
                 config.gates.len()
             );
             checks.push(Check::new("config", Health::Ok, detail, None));
+            for warning in &config.warnings {
+                let fix = "delete the one you do not use".to_string();
+                checks.push(Check::new(
+                    "config",
+                    Health::Warning,
+                    warning.clone(),
+                    Some(fix),
+                ));
+            }
             checks.push(environment_check(&workspace.root));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
@@ -95,7 +104,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             "config",
             Health::Error,
             e.to_string(),
-            Some("fix the key the message names (see README, Configuration)".into()),
+            Some("fix the key the message names (see the book's configuration reference)".into()),
         )),
     }
     checks.push(git_check(&workspace));

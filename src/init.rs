@@ -1,5 +1,6 @@
 //! `qg init`: inspect a project and write a commented `.st3/quality.yaml`
-//! tailored to it, plus `.gitignore` entries for qg's state and logs.
+//! tailored to it (or a `[tool.qg]` table appended to `pyproject.toml`),
+//! plus `.gitignore` entries for qg's state and logs.
 //!
 //! Tools are recognized by convention from each default gate's program name
 //! (`[tool.<name>]` in pyproject.toml, `<name>.toml`, `<name>.ini`,
@@ -9,7 +10,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, DEFAULT_TOOLS, EMBEDDED_DEFAULT, PROJECT_CONFIG};
+use crate::config::{self, DEFAULT_TOOLS, EMBEDDED_DEFAULT, PROJECT_CONFIG, PYPROJECT};
 use crate::error::QgError;
 use crate::tools::Toolbox;
 
@@ -88,30 +89,123 @@ const NOT_SOURCE: [&str; 10] = [
 /// `.gitignore` lines for qg's local files.
 const GITIGNORE: [&str; 2] = [".st3/state.json*", ".st3/logs/"];
 
+/// Where `qg init` writes the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Destination {
+    /// `.st3/quality.yaml`, the whole config with every gate spelled out:
+    /// the default, because it never rewrites a file the project owns and
+    /// it shows (and lets one edit) exactly what each gate runs.
+    Yaml,
+    /// A `[tool.qg]` table appended to `pyproject.toml`: the project part
+    /// only, the gates are the built-in ones.
+    PyProject,
+}
+
 /// Inspects the project and writes its config; refuses to overwrite one
-/// unless `force`.
-pub(crate) fn init(root: &Path, force: bool) -> Result<InitOutcome, QgError> {
-    let config_path = root.join(PROJECT_CONFIG);
-    if config_path.exists() && !force {
-        return Err(QgError::Usage(format!(
-            "{PROJECT_CONFIG} already exists; pass --force to overwrite it"
-        )));
-    }
+/// unless `force`, and to write one the other would shadow or be shadowed by.
+pub(crate) fn init(
+    root: &Path,
+    force: bool,
+    destination: Destination,
+) -> Result<InitOutcome, QgError> {
+    let yaml_path = root.join(PROJECT_CONFIG);
+    let pyproject_path = root.join(PYPROJECT);
+    let pyproject = std::fs::read_to_string(&pyproject_path).ok();
+    let has_table = pyproject.as_deref().is_some_and(has_qg_table);
     let inspection = inspect(root)?;
-    let text = render(&inspection);
-    config::parse(&text, PROJECT_CONFIG)
-        .map_err(|e| QgError::Internal(format!("qg init generated an invalid config: {e}")))?;
-    let dir = config_path.parent().expect("config has a directory");
-    std::fs::create_dir_all(dir)
-        .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
-    std::fs::write(&config_path, text)
-        .map_err(|e| QgError::io(format!("cannot write {}", config_path.display()), e))?;
+    let config_path = match destination {
+        Destination::Yaml => {
+            if yaml_path.exists() && !force {
+                return Err(QgError::Usage(format!(
+                    "{PROJECT_CONFIG} already exists; pass --force to overwrite it"
+                )));
+            }
+            if has_table {
+                return Err(QgError::Usage(format!(
+                    "{PYPROJECT} has a [tool.qg] table, which {PROJECT_CONFIG} would \
+                     shadow; remove the table first, or keep using it"
+                )));
+            }
+            write_yaml(&yaml_path, &render(&inspection))?;
+            yaml_path
+        }
+        Destination::PyProject => {
+            let Some(existing) = pyproject else {
+                return Err(QgError::Usage(format!(
+                    "there is no {PYPROJECT} to add a [tool.qg] table to; run `qg init` \
+                     without --pyproject to write {PROJECT_CONFIG}"
+                )));
+            };
+            if has_table {
+                return Err(QgError::Usage(format!(
+                    "{PYPROJECT} already has a [tool.qg] table; qg never rewrites it, \
+                     edit it or remove it first"
+                )));
+            }
+            if yaml_path.exists() {
+                return Err(QgError::Usage(format!(
+                    "{PROJECT_CONFIG} exists and would take precedence over [tool.qg]; \
+                     delete it first"
+                )));
+            }
+            append_table(&pyproject_path, &existing, &render_table(&inspection))?;
+            pyproject_path
+        }
+    };
     let gitignore_added = extend_gitignore(root)?;
     Ok(InitOutcome {
         config_path,
         gitignore_added,
         inspection,
     })
+}
+
+fn has_qg_table(pyproject: &str) -> bool {
+    pyproject
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("tool")?.get("qg").cloned())
+        .is_some()
+}
+
+fn write_yaml(path: &Path, text: &str) -> Result<(), QgError> {
+    config::parse(text, PROJECT_CONFIG)
+        .map_err(|e| QgError::Internal(format!("qg init generated an invalid config: {e}")))?;
+    let dir = path.parent().expect("config has a directory");
+    std::fs::create_dir_all(dir)
+        .map_err(|e| QgError::io(format!("cannot create {}", dir.display()), e))?;
+    crate::atomic_file::write(path, text.as_bytes())
+        .map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))
+}
+
+/// Appends `table` to the project's own `pyproject.toml`, leaving every
+/// byte before it as it was (no re-serialization that would reorder or
+/// drop the user's comments).
+fn append_table(path: &Path, existing: &str, table: &str) -> Result<(), QgError> {
+    let separator = match existing {
+        "" => "",
+        t if t.ends_with("\n\n") => "",
+        t if t.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let text = format!("{existing}{separator}{table}");
+    match config::parse_pyproject(&text, PYPROJECT) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Err(QgError::Internal("qg init wrote no [tool.qg] table".into())),
+        // The user's own file does not parse: say so, change nothing.
+        Err(e) if existing.parse::<toml::Table>().is_err() => {
+            return Err(QgError::Usage(format!(
+                "{PYPROJECT} is not valid TOML ({e}); fix it first"
+            )))
+        }
+        Err(e) => {
+            return Err(QgError::Internal(format!(
+                "qg init generated an invalid [tool.qg]: {e}"
+            )))
+        }
+    }
+    crate::atomic_file::write(path, text.as_bytes())
+        .map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))
 }
 
 /// Looks at the project without changing anything.
@@ -243,41 +337,93 @@ fn parent_branch(root: &Path) -> Option<String> {
         .map(|p| p.name)
 }
 
-/// The commented config text.
-pub(crate) fn render(inspection: &Inspection) -> String {
-    let mut out = String::new();
+/// The header both destinations start with: what was found, and why each
+/// gate is on or off.
+fn render_findings(out: &mut String, inspection: &Inspection) {
     let _ = writeln!(
         out,
         "# qg configuration, written by `qg init` for this project."
     );
     let _ = writeln!(
         out,
-        "# Reference: qg's README, \"Configuration\". Edit freely; `qg doctor` checks it."
+        "# Reference: the qg book, \"Configuration reference\". Edit freely; `qg doctor` checks it."
     );
     let _ = writeln!(out, "#");
     let _ = writeln!(out, "# Layout: {}.", inspection.layout);
     for tool in &inspection.tools {
         let _ = writeln!(out, "# {}", describe(tool));
     }
-    let _ = writeln!(out, "version: \"1\"");
-    let mut active: Vec<&str> = inspection
+}
+
+/// The gates to activate, and the comment to write when none was found
+/// (then every default gate is active, and `qg run` says what to install).
+fn active_gates(inspection: &Inspection) -> (Vec<&str>, Option<&'static str>) {
+    let active: Vec<&str> = inspection
         .tools
         .iter()
         .filter(|t| t.active())
         .map(|t| t.gate.as_str())
         .collect();
-    if active.is_empty() {
+    if !active.is_empty() {
+        return (active, None);
+    }
+    let defaults = inspection
+        .tools
+        .iter()
+        .filter(|t| !t.opt_in)
+        .map(|t| t.gate.as_str())
+        .collect();
+    let why = "# No tool is installed or configured yet: every default gate is active,\n\
+               # and `qg run` will say what to install.";
+    (defaults, Some(why))
+}
+
+/// The `[tool.qg]` table: the project part; the gates are the built-in
+/// ones, so the table stays a dozen lines.
+pub(crate) fn render_table(inspection: &Inspection) -> String {
+    let quoted = |items: &[&str]| {
+        let items: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let mut out = String::from("[tool.qg]\n");
+    render_findings(&mut out, inspection);
+    let _ = writeln!(
+        out,
+        "# The gates are qg's built-in ones (`qg explain <gate>` shows each)."
+    );
+    let _ = writeln!(out, "version = \"1\"");
+    let (active, why) = active_gates(inspection);
+    if let Some(why) = why {
+        let _ = writeln!(out, "{why}");
+    }
+    let _ = writeln!(out, "active_gates = {}", quoted(&active));
+    if let Some(parent) = &inspection.parent_branch {
         let _ = writeln!(
             out,
-            "# No tool is installed or configured yet: every default gate is active,"
+            "# For --scope branch (and auto's first run on a new branch)."
         );
-        let _ = writeln!(out, "# and `qg run` will say what to install.");
-        active = inspection
-            .tools
-            .iter()
-            .filter(|t| !t.opt_in)
-            .map(|t| t.gate.as_str())
-            .collect();
+        let _ = writeln!(out, "parent_branch = \"{parent}\"");
+    }
+    let _ = writeln!(out, "\n[tool.qg.project_scope]");
+    let _ = writeln!(out, "include_globs = [\"**/*.py\", \"**/*.pyi\"]");
+    let excluded: Vec<String> = excluded_globs(inspection);
+    let excluded: Vec<&str> = excluded.iter().map(String::as_str).collect();
+    let _ = writeln!(
+        out,
+        "# Excluded from every scope (files git ignores are never checked anyway)."
+    );
+    let _ = writeln!(out, "exclude_globs = {}", quoted(&excluded));
+    out
+}
+
+/// The commented config text.
+pub(crate) fn render(inspection: &Inspection) -> String {
+    let mut out = String::new();
+    render_findings(&mut out, inspection);
+    let _ = writeln!(out, "version: \"1\"");
+    let (active, why) = active_gates(inspection);
+    if let Some(why) = why {
+        let _ = writeln!(out, "{why}");
     }
     let _ = writeln!(out, "active_gates: [{}]", active.join(", "));
     render_scope(&mut out, inspection);
@@ -334,15 +480,23 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
         "  # Excluded from every scope (files git ignores are never checked anyway)."
     );
     let _ = writeln!(out, "  exclude_globs:");
+    for glob in excluded_globs(inspection) {
+        let _ = writeln!(out, "    - \"{glob}\"");
+    }
+}
+
+/// The directories found that are never source, and those always left out.
+fn excluded_globs(inspection: &Inspection) -> Vec<String> {
     let mut excluded: Vec<String> = inspection.excluded_dirs.clone();
     for always in [".venv", "venv", "build", "dist", "**/__pycache__"] {
         if !excluded.iter().any(|d| d == always) {
             excluded.push(always.to_string());
         }
     }
-    for dir in excluded {
-        let _ = writeln!(out, "    - \"{dir}/**\"");
-    }
+    excluded
+        .into_iter()
+        .map(|dir| format!("{dir}/**"))
+        .collect()
 }
 
 /// Appends qg's lines to `.gitignore` (creating it), skipping those present.

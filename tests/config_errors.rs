@@ -122,8 +122,8 @@ fn cases() -> Vec<Case> {
              "artifact_logging.max_files", "at least 1"),
         case("gate id with a space", BASE.replace("[fake]", "[\"bad id\"]").replace("  fake:", "  \"bad id\":"), 4,
              "gates.bad id", "letters, digits"),
-        case("missing gates", "version: \"1\"\nactive_gates: [fake]\n".to_string(), 1,
-             "", "missing field `gates`"),
+        case("missing active_gates", "version: \"1\"\ngates: {}\n".to_string(), 1,
+             "", "missing field `active_gates`"),
         case("unknown severity", BASE.replace("fail_on: warning", "fail_on: critical"), 9,
              "gates.fake.success.fail_on", "expected one of `info`, `warning`, `error`"),
         case("deeply nested yaml", format!("version: {}{}\n", "[".repeat(300), "]".repeat(300)), 1,
@@ -237,4 +237,196 @@ fn unknown_gate_flag_suggests_the_right_one() {
     project.write("a.py", "x = 1\n");
     let run = project.qg(&["run", "--gate", "mypi", "--scope", "project"]);
     run.assert_fails_with(2, "did you mean `mypy`?");
+}
+
+/// [`BASE`] as a `[tool.qg]` table in a pyproject.toml beside another
+/// table, to show the lines keep their numbers.
+const PYPROJECT: &str = r#"[project]
+name = "demo"
+
+[tool.qg]
+version = "1"
+active_gates = ["fake"]
+
+[tool.qg.gates.fake]
+name = "Fake"
+execution = { command = ["bin/marker"] }
+success = { fail_on = "warning" }
+
+[tool.qg.gates.fake.parsing]
+strategy = "text_violations"
+pattern = '^(?P<file>[^:]+):(?P<line>\d+): (?P<message>.*)$'
+defaults = { code = "X1" }
+"#;
+
+/// A project with `text` as its pyproject.toml and a marker tool.
+fn pyproject_project(text: &str) -> Project {
+    let project = Project::empty();
+    project.fake_tool("marker", "touch ran.marker");
+    project.write("a.py", "x = 1\n");
+    project.write("pyproject.toml", text);
+    project
+}
+
+#[test]
+fn a_tool_qg_table_is_the_config_when_there_is_no_yaml() {
+    let project = pyproject_project(PYPROJECT);
+    project.qg(&["run", "--scope", "project"]).assert_code(0);
+    assert!(project.path().join("ran.marker").exists());
+    let doctor = project.qg(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("pyproject.toml: 1 gates defined, 1 active"),
+        "{}",
+        doctor.stdout
+    );
+}
+
+#[test]
+fn every_invalid_tool_qg_table_is_one_located_line_and_exit_2() {
+    let cases = [
+        (
+            "unknown key",
+            PYPROJECT.replace("fail_on", "fial_on"),
+            11,
+            "tool.qg.gates.fake.success.fial_on",
+            "did you mean `fail_on`?",
+        ),
+        (
+            "unknown strategy",
+            PYPROJECT.replace("text_violations", "text_violation"),
+            14,
+            "tool.qg.gates.fake.parsing.strategy",
+            "did you mean `text_violations`?",
+        ),
+        (
+            "invalid regex",
+            PYPROJECT.replace(r"(?P<line>\d+)", r"(?P<line>\d+"),
+            15,
+            "tool.qg.gates.fake.parsing.pattern",
+            "invalid regex",
+        ),
+        (
+            "undefined active gate",
+            PYPROJECT.replace("[\"fake\"]", "[\"fkae\"]"),
+            6,
+            "tool.qg.active_gates[0]",
+            "did you mean `fake`?",
+        ),
+        (
+            "duplicate key",
+            PYPROJECT.replace("version = \"1\"\n", "version = \"1\"\nversion = \"1\"\n"),
+            6,
+            "",
+            "defined twice",
+        ),
+        (
+            "wrong type",
+            PYPROJECT.replace("[\"fake\"]", "\"fake\""),
+            6,
+            "tool.qg.active_gates",
+            "expected a sequence",
+        ),
+        (
+            "missing active_gates",
+            PYPROJECT.replace("active_gates = [\"fake\"]\n", ""),
+            4,
+            "tool.qg",
+            "missing field `active_gates`",
+        ),
+        (
+            "unsupported version",
+            PYPROJECT.replace("\"1\"", "\"2\""),
+            5,
+            "tool.qg.version",
+            "unsupported version",
+        ),
+        (
+            "not TOML",
+            PYPROJECT.replace("version = \"1\"", "version = \"1"),
+            5,
+            "",
+            "",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, text, line, key, message) in cases {
+        let project = pyproject_project(&text);
+        let run = project.qg(&["run", "--scope", "project"]);
+        let stderr = run.stderr.trim_end();
+        let prefix = format!("qg: error: invalid config: pyproject.toml:{line}:");
+        let ok = run.code == 2
+            && stderr.lines().count() == 1
+            && stderr.starts_with(&prefix)
+            && stderr.contains(key)
+            && stderr.contains(message)
+            && !project.path().join("ran.marker").exists();
+        if !ok {
+            failures.push(format!("{name}: exit {} stderr {stderr:?}", run.code));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "cases failed:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_yaml_wins_over_tool_qg_and_says_so() {
+    let project = pyproject_project(&PYPROJECT.replace("bin/marker", "bin/other"));
+    project.write(".st3/quality.yaml", BASE);
+    let run = project.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+    ]);
+    run.assert_code(0);
+    assert!(project.path().join("ran.marker").exists());
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("[tool.qg] table, but .st3/quality.yaml takes precedence"),
+        "{warnings}"
+    );
+    let doctor = project.qg(&["doctor"]);
+    assert!(
+        doctor.stdout.contains("takes precedence"),
+        "{}",
+        doctor.stdout
+    );
+}
+
+#[test]
+fn a_table_without_gates_takes_the_built_in_ones() {
+    let project =
+        pyproject_project("[tool.qg]\nversion = \"1\"\nactive_gates = [\"ruff_check\"]\n");
+    let doctor = project.qg(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("pyproject.toml: 6 gates defined, 1 active"),
+        "{}",
+        doctor.stdout
+    );
+    let explain = project.qg(&["explain", "ruff_check"]);
+    assert!(explain.stdout.contains("ruff check"), "{}", explain.stdout);
+}
+
+#[test]
+fn config_naming_a_pyproject_without_the_table_is_an_error() {
+    let project = pyproject_project("[tool.ruff]\nline-length = 100\n");
+    let run = project.qg(&["run", "--config", "pyproject.toml", "--scope", "project"]);
+    run.assert_fails_with(2, "pyproject.toml: tool.qg: has no [tool.qg] table");
+    // Discovered, another tool's table is not qg's: the built-in default runs.
+    let doctor = project.qg(&["doctor"]);
+    assert!(
+        doctor.stdout.contains("<embedded default>"),
+        "{}",
+        doctor.stdout
+    );
 }

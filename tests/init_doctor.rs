@@ -113,6 +113,63 @@ fn init_refuses_to_overwrite_without_force() {
 }
 
 #[test]
+fn init_pyproject_appends_a_tool_qg_table_and_leaves_the_rest_as_it_was() {
+    let project = init_fixture("src_layout");
+    project.fake_tool("ruff", "echo 'ruff 9.9.9'");
+    let before = fs::read_to_string(project.path().join("pyproject.toml")).unwrap();
+    project.qg(&["init", "--pyproject"]).assert_code(0);
+    let after = fs::read_to_string(project.path().join("pyproject.toml")).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the project's own bytes are kept"
+    );
+    let table = &after[before.len()..];
+    assert!(table.trim_start().starts_with("[tool.qg]\n"), "{table}");
+    assert!(
+        table.contains("active_gates = [\"ruff_format\", \"ruff_check\", \"mypy\"]"),
+        "{table}"
+    );
+    assert!(table.lines().count() < 30, "{table}");
+    assert!(!project.path().join(".st3/quality.yaml").exists());
+    // The table is the config qg then uses, with the built-in gates.
+    let doctor = project.qg(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("pyproject.toml: 6 gates defined, 3 active"),
+        "{}",
+        doctor.stdout
+    );
+    let files = project.qg(&["files", "--scope", "project"]);
+    assert_eq!(files.stdout, "src/app/__init__.py\ntests/test_app.py\n");
+    // Written once: never rewritten, and no YAML that would shadow it.
+    project
+        .qg(&["init", "--pyproject"])
+        .assert_fails_with(2, "already has a [tool.qg] table");
+    project.qg(&["init"]).assert_fails_with(
+        2,
+        "has a [tool.qg] table, which .st3/quality.yaml would shadow",
+    );
+    assert_eq!(
+        fs::read_to_string(project.path().join("pyproject.toml")).unwrap(),
+        after
+    );
+}
+
+#[test]
+fn init_pyproject_needs_a_pyproject_and_no_yaml() {
+    let project = init_fixture("scripts");
+    project
+        .qg(&["init", "--pyproject"])
+        .assert_fails_with(2, "there is no pyproject.toml");
+    project.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    project.write(".st3/quality.yaml", "# mine\n");
+    project
+        .qg(&["init", "--pyproject"])
+        .assert_fails_with(2, "would take precedence");
+}
+
+#[test]
 fn doctor_names_the_missing_tool_and_its_fix() {
     let project = init_fixture("scripts");
     project.fake_tool("ruff", "echo 'ruff 9.9.9'");

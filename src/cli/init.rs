@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::current_dir;
 use crate::error::QgError;
+use crate::init::Destination;
 use crate::workspace::Workspace;
 
 #[derive(Debug, Args)]
@@ -11,11 +12,21 @@ pub(super) struct InitArgs {
     /// Overwrite an existing .st3/quality.yaml.
     #[arg(long)]
     force: bool,
+    /// Append a `[tool.qg]` table to pyproject.toml instead (the project
+    /// part only; the gates are the built-in ones). Without it, qg writes
+    /// .st3/quality.yaml with every gate spelled out, and leaves the
+    /// project's own files alone.
+    #[arg(long, conflicts_with = "force")]
+    pyproject: bool,
 }
 
 pub(super) fn command(args: InitArgs) -> Result<i32, QgError> {
     let workspace = Workspace::discover(&current_dir()?)?;
-    let outcome = crate::init::init(&workspace.root, args.force)?;
+    let destination = match args.pyproject {
+        true => Destination::PyProject,
+        false => Destination::Yaml,
+    };
+    let outcome = crate::init::init(&workspace.root, args.force, destination)?;
     let shown = outcome
         .config_path
         .strip_prefix(&workspace.root)

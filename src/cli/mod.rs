@@ -68,7 +68,8 @@ enum Command {
     /// This branch's recent runs, and whether they are improving, stuck,
     /// degrading or oscillating; gates that fail most or error now and then.
     History(history::HistoryArgs),
-    /// Write a .st3/quality.yaml tailored to this project.
+    /// Write a config tailored to this project: .st3/quality.yaml, or a
+    /// [tool.qg] table in pyproject.toml (`--pyproject`).
     Init(init::InitArgs),
     /// Check that every active gate's tool, the config, git and the state are in order.
     Doctor(doctor::DoctorArgs),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::model::*;
 use super::schema::{self, RawConfig, RawGate, RawParsing, Strategy, Version};
-use super::yaml;
+use super::{yaml, Format};
 use crate::error::ConfigError;
 use crate::globs::{GlobError, GlobFilter};
 use crate::parse::json::{JsonSettings, JsonSpec};
@@ -19,23 +19,28 @@ use crate::suggest;
 pub(super) struct Compiler<'a> {
     pub(super) text: &'a str,
     pub(super) origin: &'a str,
+    pub(super) format: Format,
 }
 
 impl Compiler<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
-        let position = yaml::locate(self.text, key);
+        let shown = self.format.shown_key(key);
+        let position = self.format.locate(self.text, &shown);
         ConfigError {
             file: self.origin.to_string(),
             line: position.map(|p| p.0),
             column: position.map(|p| p.1),
-            key: Some(key.to_string()),
+            key: Some(shown),
             message: message.into(),
         }
     }
 
-    pub(super) fn compile(&self, raw: RawConfig) -> Result<Config, ConfigError> {
+    /// Compiles `raw`; `hashed` is the text whose change counts as a change
+    /// of the config (the whole YAML file, or only the `[tool.qg]` table).
+    pub(super) fn compile(&self, raw: RawConfig, hashed: &str) -> Result<Config, ConfigError> {
         self.check_version(&raw.version)?;
-        let gate_ids: Vec<&str> = raw.gates.keys().map(String::as_str).collect();
+        let (raw, raw_gates, hashed) = with_builtin_gates(raw, hashed);
+        let gate_ids: Vec<&str> = raw_gates.keys().map(String::as_str).collect();
         self.check_active_gates(&raw.active_gates, &gate_ids)?;
         let project_scope = GlobFilter::new(
             &raw.project_scope.include_globs,
@@ -48,7 +53,7 @@ impl Compiler<'_> {
             .map(|graph| self.import_graph(graph))
             .transpose()?;
         let mut gates = BTreeMap::new();
-        for (id, gate) in raw.gates {
+        for (id, gate) in raw_gates {
             let compiled = self.gate(&id, gate)?;
             if compiled.importers && import_graph.is_none() {
                 return Err(self.error(
@@ -60,7 +65,8 @@ impl Compiler<'_> {
         }
         Ok(Config {
             origin: self.origin.to_string(),
-            hash: crate::git::hash_blob(self.text.as_bytes()),
+            hash: crate::git::hash_blob(hashed.as_bytes()),
+            warnings: Vec::new(),
             active_gates: raw.active_gates,
             project_scope,
             parent_branch: raw.parent_branch,
@@ -601,6 +607,26 @@ impl Compiler<'_> {
 
 /// `text_violations` rules: one `pattern` (with `defaults`), or a
 /// `patterns` list whose entries may each read their own stream.
+/// A config that defines no `gates` takes the built-in ones (and the
+/// built-in `import_graph`, unless it has its own), so that a `[tool.qg]`
+/// table can be three lines. The built-in text joins what is hashed: a qg
+/// upgrade that changes a built-in gate counts as a change of the config.
+fn with_builtin_gates(
+    mut raw: RawConfig,
+    hashed: &str,
+) -> (RawConfig, BTreeMap<String, RawGate>, String) {
+    if let Some(gates) = raw.gates.take() {
+        return (raw, gates, hashed.to_string());
+    }
+    let builtin: RawConfig = yaml::from_str(super::EMBEDDED_DEFAULT, "<embedded default>")
+        .expect("the embedded default is valid YAML of the schema");
+    if raw.import_graph.is_none() {
+        raw.import_graph = builtin.import_graph;
+    }
+    let gates = builtin.gates.unwrap_or_default();
+    (raw, gates, format!("{hashed}\n{}", super::DEFAULT_TOOLS))
+}
+
 fn text_rules(raw: &RawParsing) -> Result<Vec<RuleSettings<'_>>, SpecError> {
     match (&raw.pattern, &raw.patterns) {
         (Some(pattern), None) => Ok(vec![RuleSettings {

@@ -1,10 +1,12 @@
-//! Loads `.st3/quality.yaml` (or `--config`, or the embedded default) and
-//! compiles it into a validated [`Config`]: the model in `model`, the YAML
-//! in `yaml`, the checks in `compile`. Every problem is a [`ConfigError`]
+//! Loads `.st3/quality.yaml` or `[tool.qg]` in `pyproject.toml` (or
+//! `--config`, or the embedded default) and compiles it into a validated
+//! [`Config`]: the model in `model`, the YAML in `yaml`, the TOML table in
+//! `pyproject`, the checks in `compile`. Every problem is a [`ConfigError`]
 //! naming file, line, key and the fix.
 
 mod compile;
 mod model;
+mod pyproject;
 pub(crate) mod schema;
 mod yaml;
 
@@ -29,24 +31,60 @@ pub(crate) const DEFAULT_TOOLS: &str = include_str!("default/tools.yaml");
 /// Where the config is looked up inside the project.
 pub(crate) const PROJECT_CONFIG: &str = ".st3/quality.yaml";
 
+/// The Python project file whose `[tool.qg]` table is the other place a
+/// config may live.
+pub(crate) const PYPROJECT: &str = "pyproject.toml";
+
 /// Finds and loads the config: `explicit`, else `<root>/.st3/quality.yaml`,
-/// else the embedded default.
+/// else `[tool.qg]` in `<root>/pyproject.toml`, else the embedded default.
+/// The dedicated file wins over the shared one, as ruff's `ruff.toml` and
+/// mypy's `mypy.ini` win over their `pyproject.toml` tables; a table it
+/// shadows is named in a warning, never ignored silently.
 pub(crate) fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgError> {
-    let (origin, text) = match explicit {
-        Some(path) => (path.display().to_string(), read_config(path)?),
-        None => {
-            let path = root.join(PROJECT_CONFIG);
-            if path.is_file() {
-                (PROJECT_CONFIG.to_string(), read_config(&path)?)
-            } else {
-                (
-                    "<embedded default>".to_string(),
-                    EMBEDDED_DEFAULT.to_string(),
-                )
-            }
-        }
+    if let Some(path) = explicit {
+        return load_file(path);
+    }
+    let yaml = root.join(PROJECT_CONFIG);
+    let pyproject = root.join(PYPROJECT);
+    let pyproject_text = match pyproject.is_file() {
+        true => Some(read_config(&pyproject)?),
+        false => None,
     };
-    Ok(parse(&text, &origin)?)
+    if yaml.is_file() {
+        let mut config = parse(&read_config(&yaml)?, PROJECT_CONFIG)?;
+        if pyproject_text.is_some_and(|text| pyproject::table_text(&text).is_some()) {
+            config.warnings.push(format!(
+                "{PYPROJECT} has a [tool.qg] table, but {PROJECT_CONFIG} takes precedence and \
+                 the table is ignored; keep one of them"
+            ));
+        }
+        return Ok(config);
+    }
+    if let Some(text) = pyproject_text {
+        if let Some(config) = parse_pyproject(&text, PYPROJECT)? {
+            return Ok(config);
+        }
+    }
+    Ok(parse(EMBEDDED_DEFAULT, "<embedded default>")?)
+}
+
+/// `--config FILE`: a `.toml` file is read for its `[tool.qg]` table, any
+/// other as YAML.
+fn load_file(path: &Path) -> Result<Config, QgError> {
+    let text = read_config(path)?;
+    let origin = path.display().to_string();
+    if path.extension().is_none_or(|x| x != "toml") {
+        return Ok(parse(&text, &origin)?);
+    }
+    parse_pyproject(&text, &origin)?.ok_or_else(|| {
+        QgError::Config(ConfigError {
+            file: origin,
+            line: None,
+            column: None,
+            key: Some(pyproject::TABLE.to_string()),
+            message: "has no [tool.qg] table; add one, or name a YAML config".into(),
+        })
+    })
 }
 
 /// A quality config is a few kilobytes; anything this large is a mistake,
@@ -90,10 +128,59 @@ fn read_config(path: &Path) -> Result<String, QgError> {
     })
 }
 
-/// Parses and validates config text. `origin` names it in errors.
+/// Parses and validates YAML config text. `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
     let raw: RawConfig = yaml::from_str(text, origin)?;
-    Compiler { text, origin }.compile(raw)
+    let compiler = Compiler {
+        text,
+        origin,
+        format: Format::Yaml,
+    };
+    compiler.compile(raw, text)
+}
+
+/// Parses and validates the `[tool.qg]` table of a `pyproject.toml`;
+/// `None` when it has none.
+pub(crate) fn parse_pyproject(text: &str, origin: &str) -> Result<Option<Config>, ConfigError> {
+    let Some(raw) = pyproject::from_str::<RawConfig>(text, origin)? else {
+        return Ok(None);
+    };
+    let compiler = Compiler {
+        text,
+        origin,
+        format: Format::PyProject,
+    };
+    let table = pyproject::table_text(text).unwrap_or_default();
+    compiler.compile(raw, &table).map(Some)
+}
+
+/// The syntax a config is written in, which decides how a key is found
+/// in it and how its path is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `.st3/quality.yaml`: keys from the top (`gates.mypy`).
+    Yaml,
+    /// `[tool.qg]` in `pyproject.toml`: keys under `tool.qg.`.
+    PyProject,
+}
+
+impl Format {
+    /// The path of `key` as the user sees it in the file.
+    fn shown_key(self, key: &str) -> String {
+        match (self, key) {
+            (Format::Yaml, _) => key.to_string(),
+            (Format::PyProject, "") => pyproject::TABLE.to_string(),
+            (Format::PyProject, _) => format!("{}.{key}", pyproject::TABLE),
+        }
+    }
+
+    /// Where the key `shown` (a [`Format::shown_key`]) sits in `text`.
+    fn locate(self, text: &str, shown: &str) -> Option<(usize, usize)> {
+        match self {
+            Format::Yaml => yaml::locate(text, shown),
+            Format::PyProject => pyproject::locate(text, shown),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub struct Config {
     pub(crate) import_graph: Option<ImportGraph>,
     /// Every defined gate, by id.
     pub gates: BTreeMap<String, Gate>,
+    /// What the user should know about how it was found (a config it
+    /// shadows), for the report and `qg doctor`.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Artifact-log settings.

@@ -22,7 +22,9 @@ pub(crate) struct RawConfig {
     pub(crate) artifact_logging: RawArtifactLogging,
     #[serde(default)]
     pub(crate) import_graph: Option<RawImportGraph>,
-    pub(crate) gates: BTreeMap<String, RawGate>,
+    /// Absent: the built-in gates (and import graph) are used.
+    #[serde(default)]
+    pub(crate) gates: Option<BTreeMap<String, RawGate>>,
 }
 
 /// `import_graph`: the analyzer that says which project files import which.

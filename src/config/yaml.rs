@@ -89,7 +89,7 @@ fn located_error(err: &serde_saphyr::Error, text: &str, origin: &str) -> ConfigE
 /// The key an error at the path `at` concerns, and its message:
 /// "unknown field `x`, expected one of a, b" becomes "unknown key `x`; did
 /// you mean `a`?"; a missing field belongs to the mapping that lacks it.
-fn explain(at: Option<String>, message: &str) -> (Option<String>, String) {
+pub(super) fn explain(at: Option<String>, message: &str) -> (Option<String>, String) {
     if message.starts_with("missing field") {
         let parent = at.and_then(|p| p.rfind(['.', '[']).map(|cut| p[..cut].to_string()));
         return (parent, message.to_string());

@@ -153,9 +153,10 @@ pub fn run(
         return Err(QgError::Cancelled);
     }
     baseline::fingerprint::stamp(&workspace.root, &mut results);
-    let mut warnings: Vec<String> = resolved
+    let mut warnings: Vec<String> = config
         .warnings
         .iter()
+        .chain(&resolved.warnings)
         .cloned()
         .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
         .collect();

@@ -35,6 +35,7 @@ impl Filter {
             )
             .collect();
         configs.insert(crate::config::PROJECT_CONFIG.to_string());
+        configs.insert(crate::config::PYPROJECT.to_string());
         if let Some(relative) = explicit
             .and_then(|p| dunce::canonicalize(workspace.cwd.join(p)).ok())
             .and_then(|p| workspace.relative(&p))
