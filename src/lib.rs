@@ -30,6 +30,8 @@ pub mod paths;
 pub mod plan;
 pub mod process;
 pub mod quote;
+#[cfg(test)]
+mod reference;
 pub mod report;
 pub mod run;
 pub mod scope;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// How serious a finding is. Ordered: `Info < Warning < Error`, so a gate's
 /// `fail_on` threshold is a simple comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Notes and informational findings (mypy `note`, pyright `information`).

@@ -50,7 +50,8 @@ pub(super) struct StartArgs {
     /// Only this gate (repeatable).
     #[arg(long = "gate", value_name = "ID")]
     gates: Vec<String>,
-    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Stop a daemon after this long without a run (default: the gate's
@@ -71,7 +72,8 @@ pub(super) struct StopArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct StatusArgs {
-    /// Config file (default: <root>/.st3/quality.yaml, else the built-in default).
+    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Output format.

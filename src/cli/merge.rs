@@ -20,7 +20,7 @@ pub(super) struct MergeArgs {
     #[arg(long)]
     record: bool,
     /// Config file, for --record (default: <root>/.st3/quality.yaml, else
-    /// the built-in default).
+    /// [tool.qg] in pyproject.toml, else the built-in default).
     #[arg(long, value_name = "FILE", requires = "record")]
     config: Option<PathBuf>,
 }

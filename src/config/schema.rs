@@ -10,16 +10,23 @@ use crate::violation::Severity;
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfig {
+    /// The schema version: `"1"` (a bare `1` is accepted too).
     pub(crate) version: Version,
+    /// The gates to run, by id, in report order. Each must be defined under `gates` (or be a built-in gate when `gates` is absent).
     pub(crate) active_gates: Vec<String>,
+    /// Which files `--scope project` covers; its excludes apply to every scope.
     #[serde(default)]
     pub(crate) project_scope: RawProjectScope,
+    /// The branch `--scope branch` compares with (and `auto` on the first run of a new branch); default: `origin/HEAD`, then `main`, then `master`.
     #[serde(default)]
     pub(crate) parent_branch: Option<String>,
+    /// Where each tool's raw output is kept, for `qg run`'s log links.
     #[serde(default)]
     pub(crate) artifact_logging: RawArtifactLogging,
+    /// The analyzer that finds the project files importing a changed one, for gates with `scope.importers`.
     #[serde(default)]
     pub(crate) import_graph: Option<RawImportGraph>,
     /// Absent: the built-in gates (and import graph) are used.
@@ -29,17 +36,24 @@ pub(crate) struct RawConfig {
 
 /// `import_graph`: the analyzer that says which project files import which.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawImportGraph {
+    /// Program and arguments; the files to analyze are appended. It prints one JSON object mapping each file to the project files it imports.
     pub(crate) command: Vec<String>,
+    /// Wall-clock limit of one analyzer run; past it the process tree is killed.
     #[serde(default = "default_graph_timeout")]
     pub(crate) timeout_seconds: f64,
+    /// Suffixes of the files the analyzer reads.
     #[serde(default = "default_graph_types")]
     pub(crate) file_types: Vec<String>,
+    /// A regex with a `file` group matching, on stderr, a file the analyzer could not read: its imports are unknown, so every file counts as its importer.
     #[serde(default)]
     pub(crate) unreadable_pattern: Option<String>,
+    /// Root-relative files whose change can change how imports resolve (the analyzer's own config): any change rebuilds the graph.
     #[serde(default)]
     pub(crate) config_files: Vec<String>,
+    /// The command shown when the analyzer is missing (`{install}`, `{venv_bin}` as for gates).
     #[serde(default)]
     pub(crate) install_hint: Option<String>,
     /// The analyzer's own import roots, and how to hand it more.
@@ -57,17 +71,22 @@ fn default_graph_types() -> Vec<String> {
 
 /// `version: "1"` (a bare `1` is accepted too).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub(crate) enum Version {
     Text(String),
     Number(u64),
 }
 
+/// `project_scope`: the files of the project.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawProjectScope {
+    /// Globs (`**` as gitignore does) of the files `--scope project` checks.
     #[serde(default = "default_project_includes")]
     pub(crate) include_globs: Vec<String>,
+    /// Globs of files never checked, on every scope.
     #[serde(default)]
     pub(crate) exclude_globs: Vec<String>,
 }
@@ -85,13 +104,18 @@ fn default_project_includes() -> Vec<String> {
     vec!["**/*.py".into(), "**/*.pyi".into()]
 }
 
+/// `artifact_logging`: where each tool's raw output is kept.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawArtifactLogging {
+    /// Whether each gate's raw output is written to a log file.
     #[serde(default = "yes")]
     pub(crate) enabled: bool,
+    /// Root-relative directory of the logs.
     #[serde(default = "default_log_dir")]
     pub(crate) output_dir: String,
+    /// Newest log files kept; older ones are deleted (at least 1).
     #[serde(default = "default_max_files")]
     pub(crate) max_files: usize,
 }
@@ -118,38 +142,56 @@ fn default_max_files() -> usize {
 
 /// One gate definition.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawGate {
+    /// Display name (default: the id).
     #[serde(default)]
     pub(crate) name: Option<String>,
+    /// What to run, and how.
     pub(crate) execution: RawExecution,
+    /// Which exit codes and severities pass.
     #[serde(default)]
     pub(crate) success: RawSuccess,
+    /// How the tool's output becomes findings.
     pub(crate) parsing: RawParsing,
+    /// Which files the tool takes, and whether it fixes.
     #[serde(default)]
     pub(crate) capabilities: RawCapabilities,
+    /// Per-gate file filters, and whether importers of changed files are checked too.
     #[serde(default)]
     pub(crate) scope: RawGateScope,
+    /// The command shown to fix the findings; `{files}` is the failing files, shell-quoted.
     #[serde(default)]
     pub(crate) fix_hint: Option<String>,
+    /// A rule's documentation, `{code}` standing for the rule, for findings whose tool gives no `url`.
     #[serde(default)]
     pub(crate) rule_url: Option<String>,
+    /// For a gate that cannot fix: the command shown to check the failing files again (`{files}`).
     #[serde(default)]
     pub(crate) rerun_hint: Option<String>,
+    /// Shown when the tool is missing: `{install}` is the project manager's command (`uv add --dev`, `poetry add --group dev`, `pdm add -dG dev`, else pip into the virtualenv), `{install_project}` the one that installs a tool the project already declares (`uv sync`), `{venv_bin}` the environment's `bin/`.
     #[serde(default)]
     pub(crate) install_hint: Option<String>,
+    /// How the tool names its version (asked once per installed binary, cached in `.st3/tool-versions.json`).
     #[serde(default)]
     pub(crate) version_args: Option<Vec<String>>,
+    /// The finding codes that mean "cannot find this import", and the advice shown with them.
     #[serde(default)]
     pub(crate) unresolved_imports: Option<RawUnresolvedImports>,
+    /// How the tool picks its own files: its whole-project run and the keys of its config qg honours on partial scopes.
     #[serde(default)]
     pub(crate) selection: Option<RawSelection>,
+    /// The command `qg fix` (and `qg lsp`'s quick fixes) run.
     #[serde(default)]
     pub(crate) fix: Option<RawFix>,
+    /// How the committed baseline knows this gate's findings.
     #[serde(default)]
     pub(crate) baseline: RawBaselineMatching,
+    /// How to keep the tool warm between runs (`qg daemon`, `qg watch`, `qg lsp`).
     #[serde(default)]
     pub(crate) daemon: Option<RawDaemon>,
+    /// Where the tool looks for the project's own modules: the import graph resolves imports with them.
     #[serde(default)]
     pub(crate) search_paths: Option<RawSearchPaths>,
 }
@@ -158,6 +200,7 @@ pub(crate) struct RawGate {
 /// from its config, its environment variables and its built-in defaults.
 /// The import graph resolves imports with every importer gate's roots.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSearchPaths {
     /// Where its config lives (default: the gate's `selection.config`).
@@ -199,6 +242,7 @@ pub(crate) struct RawSearchPaths {
 /// A key of [`RawSearchPaths`]: its name alone, or with the directories the
 /// tool assumes when the key is absent.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub(crate) enum RawSearchKey {
     /// `mypy_path`.
@@ -209,15 +253,19 @@ pub(crate) enum RawSearchKey {
 
 /// See [`RawSearchKey::WithDefault`].
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSearchKeyWithDefault {
+    /// The config key.
     pub(crate) key: String,
+    /// The directories the tool assumes when the key is absent.
     #[serde(default)]
     pub(crate) default: Vec<String>,
 }
 
 /// `daemon`: how to keep the gate's tool warm between runs.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawDaemon {
     /// How qg talks to it.
@@ -290,6 +338,7 @@ fn default_verify_every() -> usize {
 
 /// The two ways qg keeps a tool warm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum DaemonProtocol {
     /// A language server: one generic LSP client in qg.
@@ -300,6 +349,7 @@ pub(crate) enum DaemonProtocol {
 
 /// How an LSP server counts columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(crate) enum PositionEncoding {
     /// Code units of UTF-16 (the protocol's default).
     #[default]
@@ -316,6 +366,7 @@ pub(crate) enum PositionEncoding {
 /// `baseline`: how the committed baseline (and every fingerprint) knows a
 /// gate's findings.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawBaselineMatching {
     /// Whether the flagged line's content is part of a finding's identity.
@@ -333,6 +384,7 @@ impl Default for RawBaselineMatching {
 
 /// `fix`: the command that fixes a gate's findings in place (`qg fix`).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawFix {
     /// Program and arguments; the files to fix are appended.
@@ -364,42 +416,56 @@ fn default_fix_ok() -> Vec<i32> {
 
 /// `selection`: how the tool picks its files itself.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSelection {
+    /// Arguments added to the command for the tool's own whole-project run on `--scope project` (`.` for mypy); none when the tool's config names its files.
     #[serde(default)]
     pub(crate) project_args: Vec<String>,
+    /// Where the tool's config may live, in the tool's own lookup order; the first file holding the section wins.
     #[serde(default)]
     pub(crate) config: Vec<RawConfigSource>,
+    /// The config key naming the files the tool checks.
     #[serde(default)]
     pub(crate) include: Option<RawSelectionKey>,
+    /// The config key naming the files the tool leaves out.
     #[serde(default)]
     pub(crate) exclude: Option<RawSelectionKey>,
+    /// How the tool treats `mod.py` beside `mod.pyi`.
     #[serde(default)]
     pub(crate) stubs: StubPolicy,
 }
 
 /// One place the tool's config may live.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfigSource {
+    /// Root-relative file name (`pyproject.toml`, `setup.cfg`, `mypy.ini`).
     pub(crate) file: String,
+    /// The section or table inside it (`tool.mypy`, `mypy`); empty: the whole file.
     #[serde(default)]
     pub(crate) section: String,
 }
 
 /// A config key holding file patterns.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSelectionKey {
+    /// The key inside the config section.
     pub(crate) key: String,
+    /// How the tool writes the patterns.
     #[serde(default)]
     pub(crate) syntax: PatternSyntax,
+    /// The patterns the tool assumes when the key is absent.
     #[serde(default)]
     pub(crate) default: Vec<String>,
 }
 
 /// How a tool writes file patterns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum PatternSyntax {
     /// Files, directories or globs relative to the root.
@@ -416,6 +482,7 @@ pub(crate) enum PatternSyntax {
 
 /// How a tool treats `mod.py` beside `mod.pyi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum StubPolicy {
     /// Both are checked.
@@ -427,26 +494,38 @@ pub(crate) enum StubPolicy {
 
 /// `unresolved_imports`: the codes that mean "cannot find this import".
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawUnresolvedImports {
+    /// Finding codes meaning "cannot find this import" (`import-not-found`).
     pub(crate) codes: Vec<String>,
+    /// What to do about them, shown once per run when one appears.
     pub(crate) advice: String,
 }
 
+/// `execution`: what a gate runs, and how.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawExecution {
+    /// Program and arguments, without a shell; the gate's files are appended. A program without `/` is looked up in the project's virtualenv, then on `PATH`.
     pub(crate) command: Vec<String>,
+    /// Wall-clock limit of one run; past it the process tree is killed and the gate errors.
     #[serde(default = "default_timeout")]
     pub(crate) timeout_seconds: f64,
+    /// Root-relative directory to run in (no `..`); files are then passed absolute.
     #[serde(default)]
     pub(crate) working_dir: Option<String>,
+    /// Append the gate's files to the command.
     #[serde(default = "yes")]
     pub(crate) pass_files: bool,
+    /// The files may be split over several runs (a linter); `false` for a type checker, which must see them all at once.
     #[serde(default = "yes")]
     pub(crate) batchable: bool,
+    /// Run on every project file the gate accepts and report only the scoped files and their importers.
     #[serde(default)]
     pub(crate) project_wide: bool,
+    /// Extra environment variables.
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
 }
@@ -455,15 +534,21 @@ fn default_timeout() -> f64 {
     600.0
 }
 
+/// `success`: which exit codes and severities pass.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSuccess {
+    /// Exit codes of a run that found nothing.
     #[serde(default = "default_ok_codes")]
     pub(crate) exit_codes_ok: Vec<i32>,
+    /// Exit codes of a run that found something; any other is a gate error.
     #[serde(default = "default_violation_codes")]
     pub(crate) exit_codes_violations: Vec<i32>,
+    /// The lowest severity that fails the gate.
     #[serde(default = "default_fail_on")]
     pub(crate) fail_on: Severity,
+    /// Finding codes meaning "could not check this file" (ruff format's `io`): the gate errors instead.
     #[serde(default)]
     pub(crate) tool_error_codes: Vec<String>,
 }
@@ -491,6 +576,7 @@ fn default_fail_on() -> Severity {
 
 /// Which parser turns the tool's output into violations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Strategy {
     JsonViolations,
@@ -498,42 +584,59 @@ pub(crate) enum Strategy {
     ExitCode,
 }
 
+/// `parsing`: how a tool's output becomes findings.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawParsing {
+    /// The parser: `json_violations`, `text_violations` or `exit_code`.
     pub(crate) strategy: Strategy,
+    /// The stream it reads.
     #[serde(default)]
     pub(crate) source: OutputStream,
     // json_violations
+    /// `json_violations`: JSON Pointer to the array of findings (`/` or empty: the root).
     #[serde(default)]
     pub(crate) violations_path: Option<String>,
+    /// `json_violations`: one JSON document per line (`mypy -O json`).
     #[serde(default)]
     pub(crate) json_lines: Option<bool>,
+    /// `json_violations`: finding field → `/`-separated path inside one finding object; `file` and `message` are required.
     #[serde(default)]
     pub(crate) field_map: Option<BTreeMap<Field, String>>,
+    /// `json_violations`: `path == 'value'`, `path != 'value'` or a bare `path`: when a finding is fixable.
     #[serde(default)]
     pub(crate) fixable_when: Option<String>,
     // both structured strategies
+    /// Added to every line (+1 for a tool counting from 0).
     #[serde(default)]
     pub(crate) line_offset: i64,
+    /// Added to every column (+1 for a tool counting from 0).
     #[serde(default)]
     pub(crate) column_offset: i64,
     // text_violations
+    /// `text_violations`: a regex (multi-line mode) whose named groups are finding fields; every match is one finding.
     #[serde(default)]
     pub(crate) pattern: Option<String>,
+    /// `text_violations`: literal field values, `{group}` interpolating a named group.
     #[serde(default)]
     pub(crate) defaults: Option<BTreeMap<Field, String>>,
+    /// `text_violations`: several kinds of line, each with its own pattern, defaults and stream (instead of `pattern`).
     #[serde(default)]
     pub(crate) patterns: Option<Vec<RawTextRule>>,
+    /// `text_violations`: the severity of a match without a `severity` group.
     #[serde(default)]
     pub(crate) severity_default: Option<Severity>,
 }
 
 /// One entry of `text_violations`' `patterns` list.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTextRule {
+    /// A regex whose named groups are finding fields.
     pub(crate) pattern: String,
+    /// Literal field values, `{group}` interpolating a named group.
     #[serde(default)]
     pub(crate) defaults: Option<BTreeMap<Field, String>>,
     /// Defaults to the parsing-level `source`.
@@ -541,22 +644,31 @@ pub(crate) struct RawTextRule {
     pub(crate) source: Option<OutputStream>,
 }
 
+/// `capabilities`: the files a gate takes, and whether it fixes them.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCapabilities {
+    /// Suffixes of the files the tool takes (`.py`, `.pyi`); others are never passed to it.
     #[serde(default)]
     pub(crate) file_types: Vec<String>,
+    /// The gate can fix its findings (requires `fix`).
     #[serde(default)]
     pub(crate) supports_autofix: bool,
 }
 
+/// `scope`: which of the run's files go to a gate.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawGateScope {
+    /// Only these files, of the run's scope, go to this gate.
     #[serde(default)]
     pub(crate) include_globs: Vec<String>,
+    /// These files, of the run's scope, never go to this gate.
     #[serde(default)]
     pub(crate) exclude_globs: Vec<String>,
+    /// On partial scopes, also check every project file that imports a changed one (type checkers).
     #[serde(default)]
     pub(crate) importers: bool,
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 /// Which of the tool's streams a parser reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OutputStream {
     #[default]
@@ -15,6 +16,7 @@ pub enum OutputStream {
 
 /// The violation fields a parser can fill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Field {
     File,
