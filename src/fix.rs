@@ -80,9 +80,9 @@ impl FixReport {
     ) -> FixDocument<'a> {
         let summary_line = match &self.after {
             Some(after) => format!(
-                "🔧 fixed {} violations in {} files; {}",
-                self.fixed(),
-                self.changed.len(),
+                "🔧 fixed {} in {}; {}",
+                crate::report::summary::plural(self.fixed(), "violation"),
+                crate::report::summary::plural(self.changed.len(), "file"),
                 crate::report::summary::summary_line(after)
             ),
             None => "--diff: nothing was written".to_string(),

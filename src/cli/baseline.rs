@@ -23,7 +23,8 @@ pub(super) enum BaselineAction {
 
 #[derive(Debug, Args)]
 pub(super) struct BaselineArgs {
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,

@@ -50,7 +50,8 @@ pub(super) struct StartArgs {
     /// Only this gate (repeatable).
     #[arg(long = "gate", value_name = "ID")]
     gates: Vec<String>,
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -72,7 +73,8 @@ pub(super) struct StopArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct StatusArgs {
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

@@ -16,7 +16,8 @@ pub(super) enum DoctorFormat {
 
 #[derive(Debug, Args)]
 pub(super) struct DoctorArgs {
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

@@ -12,7 +12,8 @@ use crate::quote::shell_quote;
 pub(super) struct ExplainArgs {
     /// The gate id (a key under `gates` in the config).
     gate: String,
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,

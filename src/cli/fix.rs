@@ -7,6 +7,7 @@ use super::{current_dir, print_stdout, ScopeArgs};
 use crate::baseline::BaselineUse;
 use crate::error::QgError;
 use crate::fix::{self, FixOptions, FixReport};
+use crate::report::summary::plural;
 use crate::report::{self, Format};
 use crate::run::RunOptions;
 
@@ -95,9 +96,10 @@ fn human(report: &FixReport) -> String {
     };
     let files = match report.changed.len() {
         0 => "no file changed".to_string(),
-        n => format!("in {n} files ({})", report.changed.join(", ")),
+        n => format!("in {} ({})", plural(n, "file"), report.changed.join(", ")),
     };
-    out.push_str(&format!("🔧 fixed {} violations {files}\n", report.fixed()));
+    let fixed = plural(report.fixed(), "violation");
+    out.push_str(&format!("🔧 fixed {fixed} {files}\n"));
     out.push_str(&report::render(after, Format::Human, false));
     out
 }

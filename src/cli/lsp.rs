@@ -11,7 +11,8 @@ use crate::lsp::{self, KnownSeverity, ServeOptions, Settings};
 
 #[derive(Debug, Args)]
 pub(super) struct LspArgs {
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

@@ -19,7 +19,7 @@ pub(super) struct MergeArgs {
     /// shards weigh their split by its durations.
     #[arg(long)]
     record: bool,
-    /// Config file, for --record (default: <root>/.st3/quality.yaml, else
+    /// Config file, for --record (default: .st3/quality.yaml at the root, else
     /// [tool.qg] in pyproject.toml, else the built-in default).
     #[arg(long, value_name = "FILE", requires = "record")]
     config: Option<PathBuf>,

@@ -105,7 +105,8 @@ struct ScopeArgs {
     scope: Option<ScopeMode>,
     /// Files or directories to check (directories expand recursively).
     paths: Vec<PathBuf>,
-    /// Config file (default: <root>/.st3/quality.yaml, else [tool.qg] in pyproject.toml,
+    /// Config file (default: .st3/quality.yaml at the project root, else [tool.qg] in
+    /// pyproject.toml,
     /// else the built-in default; a .toml file is read for its [tool.qg]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

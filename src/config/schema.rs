@@ -400,7 +400,7 @@ pub(crate) struct RawFix {
     #[serde(default)]
     pub(crate) diff_args: Vec<String>,
     /// Added to fix one rule only (`{code}`: the rule), for an editor's
-    /// "Fix <rule>" action; without them, only whole-file fixes are offered.
+    /// "Fix RULE" action; without them, only whole-file fixes are offered.
     #[serde(default)]
     pub(crate) rule_args: Vec<String>,
     /// Names of the files the fixer reads its settings from, looked up in

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the book (docs/ → docs/book/) and checks its internal links.
+# mdBook is installed from crates.io at the pinned version when the one on
+# PATH is missing or another version (into target/tools, not ~/.cargo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=0.5.4
+mdbook=mdbook
+if ! mdbook --version 2>/dev/null | grep -q "v$version"; then
+  root=$PWD/target/tools
+  mdbook=$root/bin/mdbook
+  if ! "$mdbook" --version 2>/dev/null | grep -q "v$version"; then
+    echo "book: installing mdbook $version from crates.io (a few minutes, once)" >&2
+    cargo install --quiet --locked --root "$root" mdbook --version "$version"
+  fi
+fi
+"$mdbook" build docs
+python3 scripts/check-book-links.py
