@@ -5,7 +5,7 @@
 //! (with [`selection`] and [`graph`]) → [`plan`] → [`exec`] → [`outcome`]
 //! (which calls [`parse`]) → [`report`]. Each module imports only earlier
 //! ones and the leaf helpers; [`cli`] is the only place that prints. The
-//! README's "Development" section has the full table.
+//! book's Development page (docs/src/development.md) has the full table.
 
 pub mod atomic_file;
 pub mod baseline;

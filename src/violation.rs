@@ -41,7 +41,7 @@ impl Severity {
     }
 }
 
-/// One finding, in the one shape every tool's output becomes (README, "Output").
+/// One finding, in the one shape every tool's output becomes (the book's "Output formats").
 ///
 /// `file` is root-relative with `/` separators (absent only for findings that
 /// belong to no file, such as an `exit_code` gate's failure); `line` and

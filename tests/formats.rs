@@ -1,6 +1,6 @@
 //! Every output format on one deterministic run: golden files, the official
 //! SARIF 2.1.0 schema, XML well-formedness, fingerprint stability, and the
-//! README's editor problem matcher against real concise output.
+//! book's editor problem matcher against real concise output.
 //!
 //! Regenerate the golden files after an intended change with
 //! `QG_UPDATE_GOLDEN=1 cargo test --test formats`, and review the diff.
@@ -280,14 +280,16 @@ fn gitlab_fingerprints_are_distinct_and_survive_unrelated_edits() {
 /// What the matcher captures: file, line, column, severity, code.
 type MatchedLine = (String, Option<u64>, Option<u64>, String, String);
 
-/// The VS Code problem matcher regex published in the README.
+/// The VS Code problem matcher regex published in the book's Editors page.
 fn readme_matcher() -> regex::Regex {
-    let readme =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/how-to/editors.md"),
+    )
+    .unwrap();
     let line = readme
         .lines()
         .find(|l| l.trim_start().starts_with("\"regexp\":"))
-        .expect("README has a problem matcher regexp");
+        .expect("the Editors page has a problem matcher regexp");
     let json = format!("{{{}}}", line.trim().trim_end_matches(','));
     let value: Value = serde_json::from_str(&json).unwrap();
     regex::Regex::new(value["regexp"].as_str().unwrap()).unwrap()
@@ -302,7 +304,7 @@ fn readme_problem_matcher_parses_concise_output() {
     for line in concise.lines().skip(1).filter(|l| !l.starts_with("qg: ")) {
         let caps = matcher
             .captures(line)
-            .unwrap_or_else(|| panic!("README matcher does not parse: {line}"));
+            .unwrap_or_else(|| panic!("the Editors page matcher does not parse: {line}"));
         parsed.push((
             caps[1].to_string(),
             caps.get(2).map(|m| m.as_str().parse::<u64>().unwrap()),

@@ -1,4 +1,4 @@
-//! `--format json`: compact, agent-oriented, the shape the README documents.
+//! `--format json`: compact, agent-oriented, the shape the book documents (docs/src/reference/output-formats.md).
 
 use serde::Serialize;
 
