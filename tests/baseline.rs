@@ -704,3 +704,42 @@ sys.exit(1 if found else 0)
     let counts = &report["baseline"];
     assert_eq!([&counts["known"], &counts["reworded"]], [4, 0], "{report}");
 }
+
+#[test]
+fn github_annotations_are_notices_for_known_findings_and_errors_for_new_ones() {
+    let repo = legacy_repo();
+    write_baseline(&repo);
+    repo.write("pkg/a.py", &format!("{A}import json\n"));
+    let run = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "github",
+        "--gate",
+        "ruff_check",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let annotations: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::")).collect();
+    let new: Vec<&&str> = annotations
+        .iter()
+        .filter(|l| l.contains("file=pkg/a.py") && l.contains("`json`"))
+        .collect();
+    assert_eq!(new.len(), 1, "{annotations:#?}");
+    assert!(
+        new[0].starts_with("::error ") && !new[0].contains("[known]"),
+        "{}",
+        new[0]
+    );
+    let known: Vec<&&str> = annotations
+        .iter()
+        .filter(|l| l.contains("`os`") || l.contains("`sys`"))
+        .collect();
+    assert!(!known.is_empty(), "{annotations:#?}");
+    for line in known {
+        assert!(
+            line.starts_with("::notice ") && line.contains("[known]"),
+            "{line}"
+        );
+    }
+}

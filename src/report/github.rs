@@ -4,9 +4,10 @@
 use super::summary::summary_line;
 use super::RunReport;
 use super::{config_path, findings, rule_id};
-use crate::violation::Severity;
+use crate::violation::{BaselineState, Severity};
 
-/// Emits `--format github`: one annotation per finding, and one per errored gate.
+/// Emits `--format github`: one annotation per finding (a `notice` for one
+/// the baseline knows), and one per errored gate.
 pub(crate) struct GithubEmitter;
 
 impl super::Emitter for GithubEmitter {
@@ -33,12 +34,18 @@ impl super::Emitter for GithubEmitter {
                     }
                 }
             }
-            let title = format!("{} ({})", rule_id(finding.gate, v), finding.gate.name);
+            // A finding the committed baseline holds does not fail the run:
+            // an `error` annotation on it would tell a reviewer the opposite.
+            let known = v.tracking.baseline_state == Some(BaselineState::Unchanged);
+            let mut title = format!("{} ({})", rule_id(finding.gate, v), finding.gate.name);
+            if known {
+                title.push_str(" [known]");
+            }
             properties.push(("title", title));
-            let command = match v.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "notice",
+            let command = match (known, v.severity) {
+                (true, _) | (false, Severity::Info) => "notice",
+                (false, Severity::Error) => "error",
+                (false, Severity::Warning) => "warning",
             };
             writeln!(
                 out,
