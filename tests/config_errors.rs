@@ -25,7 +25,7 @@ gates:
 
 struct Case {
     name: &'static str,
-    yaml: Vec<u8>,
+    text: Vec<u8>,
     /// `None` for whole-file problems (no line to point at).
     line: Option<usize>,
     key: &'static str,
@@ -41,7 +41,7 @@ fn case(
 ) -> Case {
     Case {
         name,
-        yaml: yaml.into_bytes(),
+        text: yaml.into_bytes(),
         line: Some(line),
         key,
         message,
@@ -155,14 +155,14 @@ fn cases() -> Vec<Case> {
              "gates.fake.search_paths.key", "unknown key"),
         Case {
             name: "non-UTF-8 bytes",
-            yaml: [BASE.as_bytes(), b"# caf\xe9\n"].concat(),
+            text: [BASE.as_bytes(), b"# caf\xe9\n"].concat(),
             line: Some(14),
             key: "",
             message: "not valid UTF-8",
         },
         Case {
             name: "a 10 MB file",
-            yaml: format!("{BASE}huge: [{}]\n", vec!["1"; 5_000_000].join(",")).into_bytes(),
+            text: format!("{BASE}huge: [{}]\n", vec!["1"; 5_000_000].join(",")).into_bytes(),
             line: None,
             key: "",
             message: "larger than 1048576 bytes",
@@ -179,7 +179,7 @@ fn every_invalid_config_is_one_located_line_and_exit_2() {
     let all = cases();
     assert!(all.len() >= 30, "the corpus has {} cases", all.len());
     for case in all {
-        std::fs::write(project.path().join("c.yaml"), &case.yaml).unwrap();
+        std::fs::write(project.path().join("c.yaml"), &case.text).unwrap();
         let run = project.qg(&["run", "--config", "c.yaml", "--scope", "project"]);
         let stderr = run.stderr.trim_end();
         let expected_prefix = match case.line {
@@ -285,85 +285,92 @@ fn a_tool_qg_table_is_the_config_when_there_is_no_yaml() {
 
 #[test]
 fn every_invalid_tool_qg_table_is_one_located_line_and_exit_2() {
-    let cases = [
-        (
+    let t = PYPROJECT;
+    let cases = vec![
+        case(
             "unknown key",
-            PYPROJECT.replace("fail_on", "fial_on"),
+            t.replace("fail_on", "fial_on"),
             11,
             "tool.qg.gates.fake.success.fial_on",
             "did you mean `fail_on`?",
         ),
-        (
+        case(
             "unknown strategy",
-            PYPROJECT.replace("text_violations", "text_violation"),
+            t.replace("text_violations", "text_violation"),
             14,
             "tool.qg.gates.fake.parsing.strategy",
             "did you mean `text_violations`?",
         ),
-        (
+        case(
             "invalid regex",
-            PYPROJECT.replace(r"(?P<line>\d+)", r"(?P<line>\d+"),
+            t.replace(r"(?P<line>\d+)", r"(?P<line>\d+"),
             15,
             "tool.qg.gates.fake.parsing.pattern",
             "invalid regex",
         ),
-        (
+        case(
             "undefined active gate",
-            PYPROJECT.replace("[\"fake\"]", "[\"fkae\"]"),
+            t.replace("[\"fake\"]", "[\"fkae\"]"),
             6,
             "tool.qg.active_gates[0]",
             "did you mean `fake`?",
         ),
-        (
+        case(
             "duplicate key",
-            PYPROJECT.replace("version = \"1\"\n", "version = \"1\"\nversion = \"1\"\n"),
+            t.replace("version = \"1\"\n", "version = \"1\"\nversion = \"1\"\n"),
             6,
             "",
             "defined twice",
         ),
-        (
+        case(
             "wrong type",
-            PYPROJECT.replace("[\"fake\"]", "\"fake\""),
+            t.replace("[\"fake\"]", "\"fake\""),
             6,
             "tool.qg.active_gates",
             "expected a sequence",
         ),
-        (
+        case(
             "missing active_gates",
-            PYPROJECT.replace("active_gates = [\"fake\"]\n", ""),
+            t.replace("active_gates = [\"fake\"]\n", ""),
             4,
             "tool.qg",
             "missing field `active_gates`",
         ),
-        (
+        case(
             "unsupported version",
-            PYPROJECT.replace("\"1\"", "\"2\""),
+            t.replace("\"1\"", "\"2\""),
             5,
             "tool.qg.version",
             "unsupported version",
         ),
-        (
+        case(
             "not TOML",
-            PYPROJECT.replace("version = \"1\"", "version = \"1"),
+            t.replace("version = \"1\"", "version = \"1"),
             5,
             "",
             "",
         ),
     ];
     let mut failures = Vec::new();
-    for (name, text, line, key, message) in cases {
-        let project = pyproject_project(&text);
+    for case in cases {
+        let project = pyproject_project(std::str::from_utf8(&case.text).unwrap());
         let run = project.qg(&["run", "--scope", "project"]);
         let stderr = run.stderr.trim_end();
-        let prefix = format!("qg: error: invalid config: pyproject.toml:{line}:");
+        let prefix = format!(
+            "qg: error: invalid config: pyproject.toml:{}:",
+            case.line.unwrap()
+        );
         let ok = run.code == 2
             && stderr.lines().count() == 1
             && stderr.starts_with(&prefix)
-            && stderr.contains(key)
-            && stderr.contains(message)
+            && stderr.contains(case.key)
+            && stderr.contains(case.message)
             && !project.path().join("ran.marker").exists();
         if !ok {
-            failures.push(format!("{name}: exit {} stderr {stderr:?}", run.code));
+            failures.push(format!(
+                "{}: exit {} stderr {stderr:?}",
+                case.name, run.code
+            ));
         }
     }
     assert!(
