@@ -111,7 +111,7 @@ pub(crate) fn init(
     let yaml_path = root.join(PROJECT_CONFIG);
     let pyproject_path = root.join(PYPROJECT);
     let pyproject = std::fs::read_to_string(&pyproject_path).ok();
-    let has_table = pyproject.as_deref().is_some_and(has_qg_table);
+    let has_table = pyproject.as_deref().is_some_and(config::has_tool_qg);
     let inspection = inspect(root)?;
     let config_path = match destination {
         Destination::Yaml => {
@@ -158,14 +158,6 @@ pub(crate) fn init(
         gitignore_added,
         inspection,
     })
-}
-
-fn has_qg_table(pyproject: &str) -> bool {
-    pyproject
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|t| t.get("tool")?.get("qg").cloned())
-        .is_some()
 }
 
 fn write_yaml(path: &Path, text: &str) -> Result<(), QgError> {

@@ -52,7 +52,7 @@ pub(crate) fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgErr
     };
     if yaml.is_file() {
         let mut config = parse(&read_config(&yaml)?, PROJECT_CONFIG)?;
-        if pyproject_text.is_some_and(|text| pyproject::table_text(&text).is_some()) {
+        if pyproject_text.as_deref().is_some_and(has_tool_qg) {
             config.warnings.push(format!(
                 "{PYPROJECT} has a [tool.qg] table, but {PROJECT_CONFIG} takes precedence and \
                  the table is ignored; keep one of them"
@@ -66,6 +66,12 @@ pub(crate) fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgErr
         }
     }
     Ok(parse(EMBEDDED_DEFAULT, "<embedded default>")?)
+}
+
+/// Whether a `pyproject.toml` text has a `[tool.qg]` table (`false` when
+/// it is not TOML at all).
+pub(crate) fn has_tool_qg(pyproject: &str) -> bool {
+    pyproject::table_text(pyproject).is_some()
 }
 
 /// `--config FILE`: a `.toml` file is read for its `[tool.qg]` table, any
