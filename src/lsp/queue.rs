@@ -98,6 +98,11 @@ impl Queue {
         self.wake.notify_all();
     }
 
+    /// Whether no work waits.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.pending().is_empty()
+    }
+
     /// Cancels the run under way, whatever it is.
     pub(crate) fn cancel_current(&self) {
         if let Some((cancel, _)) = self.current().as_ref() {

@@ -2,7 +2,7 @@
 //! takes merged work from the [queue](super::queue) and shows what each
 //! run found.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -45,16 +45,22 @@ fn do_work(session: &Session, work: Pending) {
     if work.auto && !project {
         check(session, Kind::Auto);
     }
-    let open: Vec<String> = {
+    let look: BTreeSet<String> = {
         let state = session.state();
         let root = state.root.clone().unwrap_or_default();
-        work.open
+        let opened = work
+            .open
             .into_iter()
-            .filter(|f| state.store.current(&root, f).is_none())
-            .collect()
+            .filter(|f| state.store.current(&root, f).is_none());
+        // Unless newer work waits (its run comes next and may cover them).
+        let stale = match session.queue.is_idle() {
+            true => state.stale_shown(&root),
+            false => Vec::new(),
+        };
+        opened.chain(stale).collect()
     };
-    if !open.is_empty() {
-        check(session, Kind::Files(open));
+    if !look.is_empty() {
+        check(session, Kind::Files(look.into_iter().collect()));
     }
 }
 

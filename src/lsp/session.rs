@@ -66,6 +66,21 @@ pub(crate) struct State {
     pub(crate) owned_daemons: Vec<String>,
 }
 
+impl State {
+    /// Files showing findings found in content they no longer hold: a look
+    /// at an opened file found them, and the run after a save had nothing
+    /// to check there (the file went back to content that passed), so
+    /// nothing replaced them. Files gone are left to the store's pruning.
+    pub(crate) fn stale_shown(&self, root: &Path) -> Vec<String> {
+        self.published
+            .iter()
+            .filter(|f| crate::file_name::join(root, f).is_file())
+            .filter(|f| self.store.current(root, f).is_none())
+            .cloned()
+            .collect()
+    }
+}
+
 impl Session {
     /// A session, and the receiver that hears its `exit`.
     pub(crate) fn new(options: ServeOptions) -> (Arc<Session>, Receiver<()>) {

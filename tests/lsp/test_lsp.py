@@ -354,6 +354,27 @@ async def test_the_last_save_wins(client, project):
     assert codes(client, project, "app/shapes.py") == []
 
 
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_look_that_found_findings_is_redone_when_a_revert_leaves_nothing_to_check(client, project):
+    # The first run (the whole project: no baseline yet) passes and records HEAD.
+    open_file(client, project, "app/geometry.py")
+    await wait_until(lambda: progress_ended(client), "the first run")
+    # shapes.py broken on disk, then opened: a look at the opened file finds F821.
+    (project / "app" / "shapes.py").write_text(SHAPES.replace("side * side", "side * undefined_name"))
+    open_file(client, project, "app/shapes.py")
+    await wait_until(
+        lambda: any(code == "F821" for _, code, _ in codes(client, project, "app/shapes.py")), "the look"
+    )
+    # Back to HEAD's content and saved: the run after the save has nothing to
+    # check (that content passed), so the F821 shown must be looked at again.
+    save(client, project, "app/shapes.py", SHAPES)
+    for _ in range(400):
+        if codes(client, project, "app/shapes.py") == []:
+            break
+        await asyncio.sleep(0.1)
+    assert codes(client, project, "app/shapes.py") == []
+
+
 # A gate that sleeps a minute on a file holding SLOW and reports each line
 # holding BAD: a run it sleeps in can only end early by being cancelled.
 SLOW_GATE = """\
