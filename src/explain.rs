@@ -37,6 +37,10 @@ pub(crate) struct GateExplanation {
     pub(crate) file_types: Vec<String>,
     /// Where its files come from: the tool's own config, or qg's list.
     pub(crate) files_from: String,
+    /// The files its tool reads its settings from (`tool_config`, sections
+    /// in brackets): a change makes the gate check its whole project.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) settings: Vec<String>,
     /// On a partial scope, it also checks the files importing a changed one.
     pub(crate) checks_importers: bool,
     /// For a gate that checks importers: the roots the import graph
@@ -125,6 +129,14 @@ pub(crate) fn explain(
         problem,
         file_types: gate.file_types.clone(),
         files_from: crate::selection::files_from(root, gate).unwrap_or_else(|why| why),
+        settings: gate
+            .tool_config
+            .iter()
+            .map(|c| match c.sections.is_empty() {
+                true => c.file.clone(),
+                false => format!("{} [{}]", c.file, c.sections.join(", ")),
+            })
+            .collect(),
         checks_importers: gate.importers,
         import_roots: gate
             .importers

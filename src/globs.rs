@@ -72,6 +72,11 @@ impl GlobFilter {
     pub(crate) fn include_patterns(&self) -> &[String] {
         &self.include_patterns
     }
+
+    /// The exclude globs as written.
+    pub(crate) fn exclude_patterns(&self) -> &[String] {
+        &self.exclude_patterns
+    }
 }
 
 fn build_set(patterns: &[String], list: &'static str) -> Result<GlobSet, GlobError> {

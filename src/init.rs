@@ -397,14 +397,17 @@ pub(crate) fn render_table(inspection: &Inspection) -> String {
         let _ = writeln!(out, "parent_branch = \"{parent}\"");
     }
     let _ = writeln!(out, "\n[tool.qg.project_scope]");
-    let _ = writeln!(out, "include_globs = [\"**/*.py\", \"**/*.pyi\"]");
+    let _ = writeln!(
+        out,
+        "# Python files and stubs, and the notebooks and Markdown ruff checks."
+    );
+    let _ = writeln!(out, "include_globs = {}", quoted_list(&default_includes()));
     let excluded: Vec<String> = excluded_globs(inspection);
-    let excluded: Vec<&str> = excluded.iter().map(String::as_str).collect();
     let _ = writeln!(
         out,
         "# Excluded from every scope (files git ignores are never checked anyway)."
     );
-    let _ = writeln!(out, "exclude_globs = {}", quoted(&excluded));
+    let _ = writeln!(out, "exclude_globs = {}", quoted_list(&excluded));
     out
 }
 
@@ -459,7 +462,11 @@ fn describe(tool: &ToolFinding) -> String {
 
 fn render_scope(out: &mut String, inspection: &Inspection) {
     let _ = writeln!(out, "\nproject_scope:");
-    let _ = writeln!(out, "  include_globs: [\"**/*.py\", \"**/*.pyi\"]");
+    let _ = writeln!(
+        out,
+        "  # Python files and stubs, and the notebooks and Markdown ruff checks."
+    );
+    let _ = writeln!(out, "  include_globs: {}", quoted_list(&default_includes()));
     if !inspection.source_dirs.is_empty() {
         let _ = writeln!(
             out,
@@ -477,18 +484,32 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
     }
 }
 
-/// The directories found that are never source, and those always left out.
+/// The directories found that are never source (each `dir/**`), then
+/// the built-in config's excludes.
 fn excluded_globs(inspection: &Inspection) -> Vec<String> {
-    let mut excluded: Vec<String> = inspection.excluded_dirs.clone();
-    for always in [".venv", "venv", "build", "dist", "**/__pycache__"] {
-        if !excluded.iter().any(|d| d == always) {
-            excluded.push(always.to_string());
+    let mut excluded: Vec<String> = inspection
+        .excluded_dirs
+        .iter()
+        .map(|dir| format!("{dir}/**"))
+        .collect();
+    for glob in crate::config::default_project_globs().1 {
+        if !excluded.contains(&glob) {
+            excluded.push(glob);
         }
     }
     excluded
-        .into_iter()
-        .map(|dir| format!("{dir}/**"))
-        .collect()
+}
+
+/// The built-in config's include globs: an initialised project checks
+/// every file the default would.
+fn default_includes() -> Vec<String> {
+    crate::config::default_project_globs().0
+}
+
+/// `["a", "b"]`, as TOML and YAML flow lists both read it.
+fn quoted_list(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Appends qg's lines to `.gitignore` (creating it), skipping those present.

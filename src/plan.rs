@@ -31,9 +31,9 @@ pub(crate) struct GatePlan<'a> {
     /// run the tool's own whole-project invocation, `command` plus these
     /// arguments and no file list (`files` then says what it checks).
     pub(crate) native_args: Option<Vec<String>>,
-    /// For a tool's own run: qg's `project_scope`, whose excludes (and the
-    /// gate's own globs) still apply to what is reported: findings in files
-    /// they leave out are counted in `outside_scope`, not shown.
+    /// For a tool's own run: qg's `project_scope`, whose globs (and the
+    /// gate's own) still apply to what is reported: findings in files they
+    /// leave out are counted in `outside_scope`, not shown.
     pub(crate) project_scope: Option<crate::globs::GlobFilter>,
     /// What the gate's result should say about how it was planned (its
     /// files did not fit one command line).
@@ -75,10 +75,15 @@ impl<'a> GatePlan<'a> {
             .report_only
             .as_ref()
             .is_none_or(|keep| keep.contains(file));
-        let in_project = self
-            .project_scope
-            .as_ref()
-            .is_none_or(|project| !project.is_excluded(file) && self.gate.scope.matches(file));
+        // A file outside qg's project scope is one no partial scope ever
+        // checks: reporting it here would make `project` red where `auto`
+        // stays green. (A finding outside the root is the tool's own word.)
+        let in_project = self.project_scope.as_ref().is_none_or(|project| {
+            let outside_root = std::path::Path::new(file).is_absolute();
+            (outside_root || project.is_included(file))
+                && !project.is_excluded(file)
+                && self.gate.scope.matches(file)
+        });
         in_scope && in_project
     }
 }
@@ -163,6 +168,12 @@ pub(crate) fn plan<'a>(
                     ));
                 }
             }
+            if let (Some(why), Some(all)) =
+                (scope.whole_project.get(&gate.id), context.project_files)
+            {
+                check_whole_project(&mut plan, all, &accepts, context, why);
+                return plan;
+            }
             let importers_unknown = gate.importers && scope.importers_unknown.is_some();
             match (context.project_files, &plan.skip_reason) {
                 // Even with nothing changed of its own (a deleted module).
@@ -232,6 +243,39 @@ fn run_as_own_when_too_long(
     }
     plan.native_args = Some(own_args);
     plan.project_scope = Some(context.project_scope.clone());
+}
+
+/// A gate whose tool or settings changed checks what `--scope project`
+/// would have it check: the tool's own whole-project run when it picks its
+/// files itself, else every project file it accepts; all reported.
+fn check_whole_project<'a>(
+    plan: &mut GatePlan<'a>,
+    project_files: &[&'a str],
+    accepts: &dyn Fn(&str) -> bool,
+    context: &Context<'_, 'a>,
+    why: &str,
+) {
+    let gate = plan.gate;
+    plan.files = project_files
+        .iter()
+        .copied()
+        .filter(|p| accepts(p))
+        .collect();
+    plan.report_only = None;
+    plan.note = Some(format!("checked its whole project scope: {why}"));
+    if plan.files.is_empty() {
+        plan.skip_reason = Some("no project file is of its types or passes its globs".to_string());
+        return;
+    }
+    plan.skip_reason = None;
+    let own = context
+        .selections
+        .get(&gate.id)
+        .zip(gate.selection.as_ref());
+    if let Some((selection, spec)) = own {
+        plan.native_args = Some(own_run_args(selection, spec));
+        plan.project_scope = Some(context.project_scope.clone());
+    }
 }
 
 /// A gate that checks importers, when they cannot be known, checks every

@@ -280,7 +280,7 @@ fn pyright_include_wildcards_select_what_pyrights_own_walk_finds() {
         "def f() -> int:\n    return \"not an int\"\n",
     );
     project.write(
-        "packages/a/tools/bad.py",
+        "packages/a/tools/worse.py",
         "def g() -> int:\n    return \"not an int\"\n",
     );
     for (include, found) in [
@@ -299,7 +299,7 @@ fn pyright_include_wildcards_select_what_pyrights_own_walk_finds() {
         let named = project.qg_with_tools(&[
             "run",
             "packages/a/lib/bad.py",
-            "packages/a/tools/bad.py",
+            "packages/a/tools/worse.py",
             "--format",
             "json",
             "--no-state",

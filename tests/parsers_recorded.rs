@@ -181,3 +181,31 @@ fn pyright_json_zero_based_ranges_become_one_based() {
     );
     assert_eq!((v[1].end_line, v[1].end_column), (Some(2), Some(21)));
 }
+
+/// A file-level finding has no position at all: mypy's `line: -1,
+/// end_column: 0` (here its blocking "Duplicate module", as mypy 2.4.1
+/// prints it) must not become `line: null, end_column: 1`.
+#[test]
+fn a_file_level_finding_carries_no_position() {
+    let config = config::parse(EMBEDDED_DEFAULT, "<embedded default>").unwrap();
+    let stdout = br#"{"file": "b/conftest.py", "line": -1, "column": -1, "end_line": -1, "end_column": 0, "message": "Duplicate module named \"conftest\" (also at \"./a/conftest.py\")", "hint": null, "code": null, "severity": "error"}
+"#;
+    let root = Path::new("/FIXTURE_ROOT");
+    let output = ToolOutput {
+        stdout,
+        stderr: b"",
+    };
+    let violations = config.gates["mypy"]
+        .parser
+        .parse(&output, &PathContext::new(root, root))
+        .unwrap()
+        .violations;
+    assert_eq!(violations.len(), 1);
+    let finding = &violations[0];
+    assert!(finding
+        .message
+        .starts_with("Duplicate module named \"conftest\""));
+    assert_eq!(finding.line, None);
+    assert_eq!(finding.column, None);
+    assert_eq!((finding.end_line, finding.end_column), (None, None));
+}

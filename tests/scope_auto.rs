@@ -489,18 +489,18 @@ fn editing_the_config_invalidates_the_baseline() {
 }
 
 #[test]
-fn a_changed_tool_invalidates_the_baseline() {
+fn a_changed_tool_makes_its_gate_check_the_whole_project() {
     let repo = green_repo();
     let checker = repo.tools.path().join("checker");
     fs::write(&checker, format!("{CHECKER}\n# upgraded\n")).unwrap();
     let files = repo.files();
-    assert_eq!(files["mode"], "project");
-    assert_eq!(
-        files["fallback_reason"].as_str().unwrap(),
-        format!(
-            "the tool of gate check changed since baseline {}",
-            &repo.head()[..7]
-        )
+    assert_eq!(files["mode"], "auto", "{files}");
+    assert!(
+        files["whole_project"]["check"]
+            .as_str()
+            .unwrap()
+            .starts_with("its tool changed since the last green run ("),
+        "{files}"
     );
 }
 

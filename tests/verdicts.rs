@@ -50,15 +50,16 @@ fn a_tool_note_after_json_lines_keeps_the_findings_and_is_surfaced() {
 }
 
 /// A syntax error in the user's code is a finding of the file — for the
-/// formatter too, which cannot format it — never a broken tool.
+/// formatter too, which cannot format it — never a broken tool; mypy, which
+/// stops at it without checking anything else, is an error that names it.
 #[test]
-fn a_syntax_error_is_a_violation_of_the_file_for_every_gate() {
+fn a_syntax_error_is_a_violation_of_the_file_for_every_gate_that_checks_on() {
     let project = Project::empty();
     project.write("pkg/__init__.py", "");
     project.write("pkg/bad.py", "def f(:\n    pass\n");
     project.write("pkg/ugly.py", "x  =  1\n");
     let run = project.qg_with_tools(&["run", "--scope", "project", "--format", "json"]);
-    run.assert_code(1);
+    run.assert_code(2);
     let format = run.gate("ruff_format");
     assert_eq!(format["status"], "failed", "{format}");
     assert_eq!(
@@ -84,7 +85,16 @@ fn a_syntax_error_is_a_violation_of_the_file_for_every_gate() {
         syntax["message"],
         "Expected a parameter or the end of the parameter list"
     );
-    for id in ["ruff_check", "mypy", "pyright"] {
+    let mypy = run.gate("mypy");
+    assert_eq!(mypy["error"]["kind"], "stopped", "{mypy}");
+    assert!(
+        mypy["error"]["short"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped before checking anything: pkg/bad.py:1: "),
+        "{mypy}"
+    );
+    for id in ["ruff_check", "pyright"] {
         let gate = run.gate(id);
         assert_eq!(gate["status"], "failed", "{gate}");
         assert!(
@@ -128,33 +138,6 @@ fn a_formatter_that_cannot_read_a_file_is_an_error() {
             "unformatted".to_string(),
             "error".to_string()
         )]
-    );
-}
-
-/// A file-level finding has no position at all: mypy's `line: -1,
-/// end_column: 0` must not become `line: null, end_column: 1`.
-#[test]
-fn a_file_level_finding_carries_no_position() {
-    let project = Project::empty();
-    project.write("a/conftest.py", "x = 1\n");
-    project.write("b/conftest.py", "x = 1\n");
-    let run = project.qg_with_tools(&[
-        "run", "--scope", "project", "--gate", "mypy", "--format", "json",
-    ]);
-    run.assert_code(1);
-    let finding = &run.gate("mypy")["violations"][0];
-    assert!(
-        finding["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("Duplicate module named \"conftest\""),
-        "{finding}"
-    );
-    assert_eq!(finding["line"], serde_json::Value::Null);
-    assert_eq!(finding["column"], serde_json::Value::Null);
-    assert!(
-        finding.get("end_line").is_none() && finding.get("end_column").is_none(),
-        "{finding}"
     );
 }
 

@@ -71,6 +71,12 @@ fn human(e: &GateExplanation) -> String {
     if e.checks_importers {
         out.push_str("            on a partial scope, also the files that import a changed one\n");
     }
+    if !e.settings.is_empty() {
+        out.push_str(&format!(
+            "  settings: {}\n            a change to one makes the gate check its whole project\n",
+            e.settings.join(", ")
+        ));
+    }
     if let Some(roots) = &e.import_roots {
         out.push_str(
             "  imports:  resolved from these roots, as the import graph finds importers:\n",

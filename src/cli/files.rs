@@ -43,6 +43,9 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
             if let Some(why) = &scope.importers_unknown {
                 eprintln!("qg: importers unknown: {why}; the gates that check importers check the whole project");
             }
+            for (gate, why) in &scope.whole_project {
+                eprintln!("qg: gate {gate} checks its whole project scope: {why}");
+            }
             for unmatched in &scope.unmatched {
                 warn_user!("{}", unmatched.describe());
             }

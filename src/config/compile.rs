@@ -393,6 +393,18 @@ impl Compiler<'_> {
             exclude: s.exclude.map(selection_key),
             stubs: s.stubs,
         });
+        let stopped = success
+            .stopped
+            .map(|raw| self.stopped(&key("success.stopped"), raw))
+            .transpose()?;
+        let tool_config = raw
+            .tool_config
+            .into_iter()
+            .enumerate()
+            .map(|(index, file)| {
+                self.tool_config_file(&key(&format!("tool_config[{index}]")), file)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let inherited = selection.as_ref().map_or(&[][..], |s| &s.config[..]);
         let search_paths = raw
             .search_paths
@@ -413,6 +425,7 @@ impl Compiler<'_> {
             exit_codes_violations: success.exit_codes_violations,
             fail_on: success.fail_on,
             tool_error_codes: success.tool_error_codes,
+            stopped,
             parser,
             file_types: raw.capabilities.file_types,
             scope,
@@ -437,6 +450,59 @@ impl Compiler<'_> {
             }),
             search_paths,
             selection,
+            tool_config,
+        })
+    }
+
+    /// `success.stopped`, its message regexes compiled.
+    fn stopped(&self, key: &str, raw: schema::RawStopped) -> Result<Stopped, ConfigError> {
+        let messages = raw
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(index, pattern)| {
+                regex::Regex::new(pattern).map_err(|e| {
+                    let first = e.to_string().lines().last().unwrap_or_default().to_string();
+                    self.error(
+                        &format!("{key}.messages[{index}]"),
+                        format!("is not a valid regex: {first}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Stopped {
+            exit_codes: raw.exit_codes,
+            codes: raw.codes,
+            messages,
+            on_duplicate_modules: raw.on_duplicate_modules,
+            on_invalid_package_names: raw.on_invalid_package_names,
+        })
+    }
+
+    /// One `tool_config` entry: its file glob compiled, its sections checked.
+    fn tool_config_file(
+        &self,
+        key: &str,
+        raw: schema::RawToolConfigFile,
+    ) -> Result<ToolConfigFile, ConfigError> {
+        if raw.file.trim().is_empty() {
+            return Err(self.error(
+                &format!("{key}.file"),
+                "is empty; name the file (a glob: `**/ruff.toml`)",
+            ));
+        }
+        let matcher = GlobFilter::new(std::slice::from_ref(&raw.file), &[])
+            .map_err(|e| self.error(&format!("{key}.file"), e.message))?;
+        if let Some(index) = raw.sections.iter().position(|s| s.trim().is_empty()) {
+            return Err(self.error(
+                &format!("{key}.sections[{index}]"),
+                "is empty; name a table or section (`tool.mypy`), or leave `sections` out for the whole file",
+            ));
+        }
+        Ok(ToolConfigFile {
+            file: raw.file,
+            matcher,
+            sections: raw.sections,
         })
     }
 

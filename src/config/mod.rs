@@ -28,6 +28,18 @@ pub const EMBEDDED_DEFAULT: &str = concat!(
 /// after a project part of its own.
 pub(crate) const DEFAULT_TOOLS: &str = include_str!("default/tools.yaml");
 
+/// The built-in `project_scope` globs, include and exclude, as the
+/// embedded default writes them: the one source `qg init` writes from, so
+/// that an initialised project checks what the default checks.
+pub(crate) fn default_project_globs() -> (Vec<String>, Vec<String>) {
+    let default = parse(EMBEDDED_DEFAULT, "<embedded default>")
+        .expect("the embedded default config is valid (a unit test loads it)");
+    (
+        default.project_scope.include_patterns().to_vec(),
+        default.project_scope.exclude_patterns().to_vec(),
+    )
+}
+
 /// Where the config is looked up inside the project.
 pub(crate) const PROJECT_CONFIG: &str = ".st3/quality.yaml";
 

@@ -136,6 +136,8 @@ pub struct Gate {
     /// Finding codes by which the tool says it could not check a file (ruff's
     /// `io`): the gate is then an error, not a verdict on the code.
     pub(crate) tool_error_codes: Vec<String>,
+    /// How the tool says it stopped before checking anything.
+    pub(crate) stopped: Option<Stopped>,
     /// How output becomes violations.
     pub parser: ParserSpec,
     /// File suffixes the tool understands (`.py`); empty = any.
@@ -182,6 +184,58 @@ pub struct Gate {
     /// Where the tool finds the project's own modules: the import graph
     /// resolves with these roots too, when the gate checks importers.
     pub(crate) search_paths: Option<SearchPathSpec>,
+    /// The files the tool reads its settings from: a change to one can
+    /// change the verdict on any file, so the gate then checks its whole
+    /// project scope.
+    pub(crate) tool_config: Vec<ToolConfigFile>,
+}
+
+/// How a tool says it stopped before checking anything (`success.stopped`):
+/// mypy's blocking errors ("errors prevented further checking").
+#[derive(Debug, Clone)]
+pub(crate) struct Stopped {
+    /// Exit codes of a run that stopped.
+    pub(crate) exit_codes: Vec<i32>,
+    /// Codes of the findings that stop it.
+    pub(crate) codes: Vec<String>,
+    /// Messages of the findings that stop it.
+    pub(crate) messages: Vec<regex::Regex>,
+    /// It stops on two files of one module name among those it checks.
+    pub(crate) on_duplicate_modules: bool,
+    /// It stops on a package directory whose name is no identifier.
+    pub(crate) on_invalid_package_names: bool,
+}
+
+impl Stopped {
+    /// Whether a finding with this code and message stops the tool.
+    pub(crate) fn marks(&self, code: Option<&str>, message: &str) -> bool {
+        code.is_some_and(|c| self.codes.iter().any(|s| s == c))
+            || self.messages.iter().any(|m| m.is_match(message))
+    }
+}
+
+/// One file a tool reads settings from, and its sections of it.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolConfigFile {
+    /// The root-relative glob as written (`**/ruff.toml`).
+    pub(crate) file: String,
+    /// `file`, compiled.
+    pub(crate) matcher: GlobFilter,
+    /// The tool's sections (dotted names, `*` within one part); empty:
+    /// the whole file.
+    pub(crate) sections: Vec<String>,
+}
+
+impl Gate {
+    /// The `tool_config` entries that name `path` (root-relative).
+    pub(crate) fn tool_config_for<'g>(
+        &'g self,
+        path: &'g str,
+    ) -> impl Iterator<Item = &'g ToolConfigFile> + 'g {
+        self.tool_config
+            .iter()
+            .filter(move |c| c.matcher.matches(path))
+    }
 }
 
 /// A gate's `daemon` section, checked.

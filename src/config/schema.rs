@@ -194,6 +194,21 @@ pub(crate) struct RawGate {
     /// Where the tool looks for the project's own modules: the import graph resolves imports with them.
     #[serde(default)]
     pub(crate) search_paths: Option<RawSearchPaths>,
+    /// The files the tool reads its settings from (its plugins' tables too): when one of them changes, committed or not, the gate checks its whole project scope on the next `auto` or `branch` run, as does a change of the tool itself.
+    #[serde(default)]
+    pub(crate) tool_config: Vec<RawToolConfigFile>,
+}
+
+/// One file a tool reads settings from (`tool_config`).
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawToolConfigFile {
+    /// A root-relative glob: `mypy.ini`, or `**/ruff.toml` for a file the tool reads at every level.
+    pub(crate) file: String,
+    /// The sections of it that are the tool's (TOML tables and INI sections by dotted name, `*` matching within one part: `tool.mypy`, `tool.*-mypy`, `mypy-*`); none: the whole file.
+    #[serde(default)]
+    pub(crate) sections: Vec<String>,
 }
 
 /// `search_paths`: where a tool looks for the project's own modules, read
@@ -551,6 +566,31 @@ pub(crate) struct RawSuccess {
     /// Finding codes meaning "could not check this file" (ruff format's `io`): the gate errors instead.
     #[serde(default)]
     pub(crate) tool_error_codes: Vec<String>,
+    /// How the tool says it stopped before checking anything (mypy's blocking errors): the gate is then an error, never a verdict, and such a finding is never baselined.
+    #[serde(default)]
+    pub(crate) stopped: Option<RawStopped>,
+}
+
+/// `success.stopped`: how a tool says it stopped before checking anything.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStopped {
+    /// Exit codes of a run that stopped before checking (mypy's 2: "errors prevented further checking").
+    #[serde(default)]
+    pub(crate) exit_codes: Vec<i32>,
+    /// Codes of the findings that stop it (mypy's `syntax`).
+    #[serde(default)]
+    pub(crate) codes: Vec<String>,
+    /// Regexes matching the messages of the findings that stop it (`^Duplicate module named `).
+    #[serde(default)]
+    pub(crate) messages: Vec<String>,
+    /// It stops when two files it checks are one module (`a/x.py` and `b/x.py` outside packages): `qg doctor` looks for such files in advance.
+    #[serde(default)]
+    pub(crate) on_duplicate_modules: bool,
+    /// It stops when a directory holding an `__init__.py` among its files has no valid package name (`my-pkg/`): `qg doctor` looks for one in advance.
+    #[serde(default)]
+    pub(crate) on_invalid_package_names: bool,
 }
 
 impl Default for RawSuccess {
@@ -560,6 +600,7 @@ impl Default for RawSuccess {
             exit_codes_violations: default_violation_codes(),
             fail_on: default_fail_on(),
             tool_error_codes: Vec::new(),
+            stopped: None,
         }
     }
 }

@@ -116,7 +116,7 @@ pub(crate) fn search_roots<'a>(
 /// Whether the tool `spec` describes searches the package bases of the
 /// files it checks: it does by nature, and its config does not turn that
 /// off (`explicit_bases_key`; an unreadable config counts as not).
-fn searches_package_bases(root: &Path, spec: &SearchPathSpec) -> bool {
+pub(crate) fn searches_package_bases(root: &Path, spec: &SearchPathSpec) -> bool {
     let Some(key) = &spec.explicit_bases_key else {
         return spec.package_bases;
     };
@@ -391,48 +391,77 @@ fn package_bases<'a>(
     files: impl Iterator<Item = &'a str>,
     known: &HashSet<&str>,
 ) -> BTreeMap<String, String> {
-    let packages: HashSet<&str> = known
-        .iter()
-        .filter_map(|f| {
-            let (dir, name) = f.rsplit_once('/')?;
-            matches!(name, "__init__.py" | "__init__.pyi").then_some(dir)
-        })
-        .collect();
-    let is_package = |dir: &str| packages.contains(dir);
+    let packages = package_dirs(known.iter().copied());
     let mut bases: BTreeMap<String, String> = BTreeMap::new();
     for file in files {
-        let Some((dir, _)) = file.rsplit_once('/') else {
-            bases.entry(".".into()).or_insert_with(|| file.to_string());
-            continue;
-        };
-        let mut highest: Option<&str> = None;
-        let mut here = dir;
-        loop {
-            let name = here.rsplit('/').next().unwrap_or(here);
-            if !is_identifier(name) {
-                break;
-            }
-            if is_package(here) {
-                highest = Some(here);
-            }
-            match here.rsplit_once('/') {
-                Some((parent, _)) => here = parent,
-                None => break,
-            }
-        }
-        let base = match highest {
-            Some(package) => package.rsplit_once('/').map_or(".", |(p, _)| p),
-            None => dir,
-        };
         bases
-            .entry(base.to_string())
+            .entry(package_base(file, &packages).to_string())
             .or_insert_with(|| file.to_string());
     }
     bases
 }
 
+/// The directories holding an `__init__.py(i)` among `files`: packages.
+pub(crate) fn package_dirs<'a>(files: impl Iterator<Item = &'a str>) -> HashSet<&'a str> {
+    files
+        .filter_map(|f| {
+            let (dir, name) = f.rsplit_once('/')?;
+            matches!(name, "__init__.py" | "__init__.pyi").then_some(dir)
+        })
+        .collect()
+}
+
+/// The directory above `file`'s outermost package (`.` for the root), as
+/// a tool crawling up from the file finds it: the parent of the highest
+/// directory holding an `__init__.py(i)` with only identifiers on the way
+/// (directories between may be namespace packages), else the file's own
+/// directory.
+pub(crate) fn package_base<'f>(file: &'f str, packages: &HashSet<&str>) -> &'f str {
+    let Some((dir, _)) = file.rsplit_once('/') else {
+        return ".";
+    };
+    let mut highest: Option<&str> = None;
+    let mut here = dir;
+    loop {
+        let name = here.rsplit('/').next().unwrap_or(here);
+        if !is_identifier(name) {
+            break;
+        }
+        if packages.contains(here) {
+            highest = Some(here);
+        }
+        match here.rsplit_once('/') {
+            Some((parent, _)) => here = parent,
+            None => break,
+        }
+    }
+    match highest {
+        Some(package) => package.rsplit_once('/').map_or(".", |(p, _)| p),
+        None => dir,
+    }
+}
+
+/// The module a Python file is, found from its package base
+/// (`src/pkg/mod.py` → `pkg.mod`, `pkg/__init__.py` → `pkg`, a stub the
+/// same as its module).
+pub(crate) fn module_name(file: &str, packages: &HashSet<&str>) -> String {
+    let base = package_base(file, packages);
+    let inside = match base {
+        "." => file,
+        base => file
+            .strip_prefix(base)
+            .map_or(file, |f| f.trim_start_matches('/')),
+    };
+    let stem = inside
+        .strip_suffix(".pyi")
+        .or_else(|| inside.strip_suffix(".py"))
+        .unwrap_or(inside);
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    stem.replace('/', ".")
+}
+
 /// Whether `name` can be a Python package name.
-fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())

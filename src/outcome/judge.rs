@@ -39,6 +39,23 @@ pub(crate) fn judge(
         }
         Termination::Exited(code) => code,
     };
+    if let Some(stopped) = gate.stopped.as_ref() {
+        if stopped.exit_codes.contains(&code) {
+            let findings = gate
+                .parser
+                .parse(finished, paths)
+                .map(|p| p.violations)
+                .unwrap_or_default();
+            let said: Vec<Stop> = match findings.is_empty() {
+                true => last_line(&tail(&finished.stderr.tail(4096).unwrap_or_default()))
+                    .map(|what| Stop { what, hint: None })
+                    .into_iter()
+                    .collect(),
+                false => findings.iter().map(describe_stop).collect(),
+            };
+            return result.into_error(stopped_error(gate, Some(code), &said, fail));
+        }
+    }
     let signals_violations = gate.exit_codes_violations.contains(&code);
     if !signals_violations && !gate.exit_codes_ok.contains(&code) {
         let message = format!(
@@ -69,9 +86,90 @@ pub(crate) fn judge(
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
     match take_findings(gate, files, violations, &mut result) {
-        Some(message) => result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code))),
+        Some(Unchecked::Files(message)) => {
+            result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code)))
+        }
+        Some(Unchecked::Stopped(said)) => {
+            result.into_error(stopped_error(gate, Some(code), &said, fail))
+        }
         None => result,
     }
+}
+
+/// The error of a gate whose tool stopped before checking anything: what
+/// it said, first in the one-line `short` the summary shows. Its findings
+/// are no verdict (the rest of the code was never looked at) and are never
+/// reported as violations, so no baseline can hold them.
+fn stopped_error(
+    gate: &Gate,
+    exit_code: Option<i32>,
+    said: &[Stop],
+    fail: impl Fn(ErrorKind, String, Option<i32>) -> GateError,
+) -> GateError {
+    let first = said
+        .first()
+        .map_or("(it said nothing)", |s| s.what.as_str());
+    let code = exit_code
+        .map(|c| format!(" (exit code {c})"))
+        .unwrap_or_default();
+    let each: Vec<String> = said
+        .iter()
+        .map(|s| match &s.hint {
+            Some(hint) => format!("{} ({hint})", s.what),
+            None => s.what.clone(),
+        })
+        .collect();
+    let message = format!(
+        "{} stopped before checking anything{code}, so no file was checked: {}",
+        gate.name,
+        each.join("; ")
+    );
+    let mut error = fail(ErrorKind::Stopped, message, exit_code);
+    error.short = format!("stopped before checking anything: {first}");
+    error
+}
+
+/// What a tool said when it stopped: one finding, or its last words.
+struct Stop {
+    /// `file:line: message`.
+    what: String,
+    /// The tool's advice (mypy: how to resolve duplicate module names),
+    /// on one line.
+    hint: Option<String>,
+}
+
+/// A finding that stopped the tool, as its [`Stop`].
+fn describe_stop(v: &Violation) -> Stop {
+    let place = match (&v.file, v.line) {
+        (Some(file), Some(line)) if line > 0 => format!("{file}:{line}: "),
+        (Some(file), _) => format!("{file}: "),
+        (None, _) => String::new(),
+    };
+    Stop {
+        what: format!("{place}{}", v.message),
+        hint: v
+            .hint
+            .as_deref()
+            .map(|h| h.split_whitespace().collect::<Vec<_>>().join(" ")),
+    }
+}
+
+/// The last non-empty line of a tool's stream.
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// What a run's findings say it did not check.
+enum Unchecked {
+    /// Files it could not read (`tool_error_codes`): the message.
+    Files(String),
+    /// It stopped before checking anything (`success.stopped`): each
+    /// finding that says so.
+    Stopped(Vec<Stop>),
 }
 
 /// The verdict on findings a live daemon reported (a language server's
@@ -83,27 +181,44 @@ pub(crate) fn judge_findings(
 ) -> GateResult {
     let mut result = GateResult::empty(gate, GateStatus::Passed);
     result.files_checked = files.len();
+    let fail = |kind, message, exit_code| GateError {
+        kind,
+        short: short_for(kind, exit_code, gate),
+        message,
+        exit_code,
+        stderr_tail: String::new(),
+    };
     match take_findings(gate, files, violations, &mut result) {
-        Some(message) => result.into_error(GateError {
-            kind: ErrorKind::CouldNotCheck,
-            short: short_for(ErrorKind::CouldNotCheck, None, gate),
-            message,
-            exit_code: None,
-            stderr_tail: String::new(),
-        }),
+        Some(Unchecked::Files(message)) => {
+            result.into_error(fail(ErrorKind::CouldNotCheck, message, None))
+        }
+        Some(Unchecked::Stopped(said)) => result.into_error(stopped_error(gate, None, &said, fail)),
         None => result,
     }
 }
 
 /// Puts a run's findings into `result` and settles it; returns what the
-/// tool said it could not check (`tool_error_codes`), when it said so.
+/// tool said it did not check (`tool_error_codes`, `success.stopped`),
+/// when it said so.
 fn take_findings(
     gate: &Gate,
     files: &[&str],
     mut violations: Vec<Violation>,
     result: &mut GateResult,
-) -> Option<String> {
+) -> Option<Unchecked> {
     reclaim_file_names(&mut violations, files);
+    if let Some(stopped) = &gate.stopped {
+        let said: Vec<Stop> = violations
+            .iter()
+            .filter(|v| stopped.marks(v.code.as_deref(), &v.message))
+            .map(describe_stop)
+            .collect();
+        if !said.is_empty() {
+            // None of its findings is a verdict: it checked nothing else.
+            result.violations.clear();
+            return Some(Unchecked::Stopped(said));
+        }
+    }
     // In place: a second vector of 100,000 violations would double the peak.
     let unchecked: Vec<Violation> = violations
         .extract_if(.., |v| {
@@ -120,7 +235,7 @@ fn take_findings(
             .iter()
             .map(|v| format!("{}: {}", v.file.as_deref().unwrap_or("-"), v.message))
             .collect();
-        format!("{} could not check {}", gate.name, each.join("; "))
+        Unchecked::Files(format!("{} could not check {}", gate.name, each.join("; ")))
     })
 }
 

@@ -44,11 +44,14 @@ pub(crate) enum ErrorKind {
     CouldNotCheck,
     /// Its daemon's answer differs from a cold run's (`--verify`).
     WarmDrift,
+    /// It stopped before checking anything (`success.stopped`: mypy's
+    /// blocking errors).
+    Stopped,
 }
 
 impl ErrorKind {
     /// Every kind, for reading a name back.
-    const ALL: [ErrorKind; 10] = [
+    const ALL: [ErrorKind; 11] = [
         ErrorKind::NotFound,
         ErrorKind::NotExecutable,
         ErrorKind::SpawnFailed,
@@ -59,6 +62,7 @@ impl ErrorKind {
         ErrorKind::NoViolationsParsed,
         ErrorKind::CouldNotCheck,
         ErrorKind::WarmDrift,
+        ErrorKind::Stopped,
     ];
 
     /// The snake_case name used in JSON and every other format.
@@ -74,6 +78,7 @@ impl ErrorKind {
             ErrorKind::NoViolationsParsed => "no_violations_parsed",
             ErrorKind::CouldNotCheck => "could_not_check",
             ErrorKind::WarmDrift => "warm_drift",
+            ErrorKind::Stopped => "stopped",
         }
     }
 }
@@ -285,6 +290,7 @@ pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) ->
         ErrorKind::UnparseableOutput => "unparseable output".to_string(),
         ErrorKind::CouldNotCheck => "could not check a file".to_string(),
         ErrorKind::WarmDrift => "its warm answer differs from a cold run".to_string(),
+        ErrorKind::Stopped => "stopped before checking anything".to_string(),
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")
         }

@@ -43,6 +43,10 @@ pub(crate) struct ReportScope {
     /// Why the importers of the changed files are unknown, when they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) importers_unknown: Option<String>,
+    /// Gates that checked their whole project scope, and why (their tool,
+    /// or its settings, changed).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub(crate) whole_project: std::collections::BTreeMap<String, String>,
     /// Named paths that yielded no file, and the filter that removed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) unmatched: Vec<Unmatched>,
@@ -57,6 +61,7 @@ impl From<&Scope> for ReportScope {
             baseline_sha: scope.baseline_sha.clone(),
             fallback_reason: scope.fallback_reason.clone(),
             importers_unknown: scope.importers_unknown.clone(),
+            whole_project: scope.whole_project.clone(),
             unmatched: scope.unmatched.clone(),
         }
     }

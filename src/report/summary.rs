@@ -97,11 +97,32 @@ fn fallback_suffix(report: &RunReport, scope: &str) -> String {
 }
 
 fn importers_suffix(report: &RunReport) -> String {
-    match &report.scope.importers_unknown {
+    let mut suffix = match &report.scope.importers_unknown {
         Some(why) => format!(
             " (importers unknown: {why}; the gates that check importers checked the whole project)"
         ),
         None => String::new(),
+    };
+    suffix.push_str(&whole_project_suffix(report));
+    suffix
+}
+
+/// ` (whole project for Mypy: its settings in pyproject.toml changed since
+/// the last green run)`: a gate that checked more than the changed files
+/// says why on the first line.
+fn whole_project_suffix(report: &RunReport) -> String {
+    let ran: Vec<String> = report
+        .gates
+        .iter()
+        .filter(|g| g.status != GateStatus::Skipped)
+        .filter_map(|g| {
+            let why = report.scope.whole_project.get(&g.id)?;
+            Some(format!("{}: {why}", g.name))
+        })
+        .collect();
+    match ran.is_empty() {
+        true => String::new(),
+        false => format!(" (whole project for {})", ran.join("; ")),
     }
 }
 

@@ -49,9 +49,11 @@ pub(super) fn project_listing(
 }
 
 fn needs_project_files(gates: &[&config::Gate], scope: &Scope) -> bool {
-    gates
-        .iter()
-        .any(|g| g.project_wide || (g.importers && scope.importers_unknown.is_some()))
+    gates.iter().any(|g| {
+        g.project_wide
+            || (g.importers && scope.importers_unknown.is_some())
+            || scope.whole_project.contains_key(&g.id)
+    })
 }
 
 /// The project a run checks, as every stage of it sees the project: its

@@ -177,6 +177,7 @@ pub fn run(
         &mut warnings,
     )?;
     let mut scope = ReportScope::from(&resolved.scope);
+    scope.files_checked = files_checked(&resolved.scope, &covered);
     let shard = shard.map(|share| {
         scope.files_checked = share.files_checked;
         ShardInfo {
@@ -216,6 +217,58 @@ pub fn run(
     Ok(report)
 }
 
+/// Leaves out of the baseline every entry that records a tool stopping
+/// before it checked anything (`success.stopped`): honoured, it would keep
+/// the gate green while its tool checks nothing. Says so, per gate.
+fn drop_stopping_entries(config: &Config, file: &mut baseline::file::Baseline) -> Vec<String> {
+    let mut dropped: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    file.entries.retain(|e| {
+        let gate = config.gates.get(&e.gate);
+        let Some((gate, stopped)) = gate.and_then(|g| Some(g).zip(g.stopped.as_ref())) else {
+            return true;
+        };
+        let code = Some(e.code.as_str()).filter(|c| !c.is_empty());
+        if !stopped.marks(code, &e.message) {
+            return true;
+        }
+        let place = match e.path.is_empty() {
+            true => String::new(),
+            false => format!("{}: ", crate::file_name::display(&e.path)),
+        };
+        dropped
+            .entry(gate.name.as_str())
+            .or_default()
+            .push(format!("{place}{}", e.message));
+        false
+    });
+    dropped
+        .into_iter()
+        .map(|(name, said)| {
+            format!(
+                "the baseline holds {} that {name} stopped before checking anything ({}): not honoured — fix the cause (`qg doctor` shows what stops a tool), then `qg baseline write`",
+                match said.len() {
+                    1 => "a finding saying".to_string(),
+                    n => format!("{n} findings saying"),
+                },
+                said.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// The files the run checked: its scope's, and every file a gate that
+/// checked its whole project scope covered.
+fn files_checked(scope: &crate::scope::Scope, covered: &plan::Covered<'_>) -> usize {
+    if scope.whole_project.is_empty() {
+        return scope.files.len();
+    }
+    let mut files: BTreeSet<&str> = scope.paths().collect();
+    for gate in scope.whole_project.keys() {
+        files.extend(covered.get(gate).into_iter().flatten().copied());
+    }
+    files.len()
+}
+
 /// Marks each violation new or known when the project has a baseline (and
 /// the run uses it), and drops entries found fixed when every gate passed
 /// unless `--locked`; also
@@ -234,6 +287,7 @@ fn measure_against_baseline(
     let Some(mut file) = baseline::file::read(&workspace.root)? else {
         return Ok((None, BaselineShare::default()));
     };
+    warnings.extend(drop_stopping_entries(config, &mut file));
     let baseline::Applied {
         mut summary,
         fixed,

@@ -10,6 +10,7 @@ use crate::error::QgError;
 use crate::git::{self, Head};
 use crate::outcome::{GateResult, GateStatus, Progress};
 use crate::report::RunReport;
+use crate::scope::settings::{self, SettingsDigests};
 use crate::scope::{Reason, Scope, ScopeMode};
 use crate::state::findings;
 use crate::state::history::{self, GateRecord, RunRecord};
@@ -20,6 +21,8 @@ use crate::workspace::Workspace;
 /// files as it was before the tools ran.
 pub(super) struct StatePlan {
     dirty_blobs: Option<BTreeMap<String, String>>,
+    /// The gates' settings digests that differ from HEAD's.
+    tool_settings: SettingsDigests,
 }
 
 /// Decides whether the run writes state and, if so, takes the blob ids of
@@ -30,11 +33,23 @@ pub(super) fn plan(
     workspace: &Workspace,
     resolved: &ResolvedScope,
 ) -> Result<StatePlan, QgError> {
-    let dirty_blobs = match writes_state(options, config, resolved) {
-        true => Some(dirty_blobs(workspace, &resolved.scope)?),
-        false => None,
+    if !writes_state(options, config, resolved) {
+        return Ok(StatePlan {
+            dirty_blobs: None,
+            tool_settings: SettingsDigests::new(),
+        });
+    }
+    let head = resolved.head.as_ref().and_then(|h| h.commit.as_deref());
+    let tool_settings = match (&workspace.repo, head) {
+        (Some(repo), Some(head)) => {
+            settings::uncommitted(repo, config, head, &resolved.scope.settings_now)
+        }
+        _ => SettingsDigests::new(),
     };
-    Ok(StatePlan { dirty_blobs })
+    Ok(StatePlan {
+        dirty_blobs: Some(dirty_blobs(workspace, &resolved.scope)?),
+        tool_settings,
+    })
 }
 
 /// Records the run: the state when it moves, a history line when the run
@@ -49,7 +64,14 @@ pub(super) fn record(
     records: bool,
 ) {
     if let Some(dirty_blobs) = plan.dirty_blobs {
-        match record_state(workspace, config, resolved, report, dirty_blobs) {
+        match record_state(
+            workspace,
+            config,
+            resolved,
+            report,
+            dirty_blobs,
+            plan.tool_settings,
+        ) {
             Ok(warnings) => report.warnings.extend(warnings),
             Err(e) => report.warnings.push(format!(
                 "state not saved, the next run will check more than needed: {e}"
@@ -151,6 +173,7 @@ fn record_state(
     resolved: &ResolvedScope,
     report: &RunReport,
     dirty_blobs: BTreeMap<String, String>,
+    tool_settings: SettingsDigests,
 ) -> Result<Vec<String>, QgError> {
     let Some(Head {
         branch,
@@ -169,6 +192,7 @@ fn record_state(
         dirty_blobs,
         config_hash: config.hash.clone(),
         tools: resolved.tools.clone(),
+        tool_settings,
         now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
     let root = &workspace.root;

@@ -1,6 +1,7 @@
 //! The project's files: what git knows (or a walk of the root outside
 //! git), through the `project_scope` globs.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Reason, Scope, ScopeFile, ScopeMode};
@@ -36,6 +37,8 @@ pub(super) fn project_scope(
         fallback_reason,
         unmatched: Vec::new(),
         importers_unknown: None,
+        whole_project: BTreeMap::new(),
+        settings_now: Default::default(),
         diff: None,
     })
 }

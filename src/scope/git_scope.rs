@@ -4,12 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::files::{is_regular_file, project_scope};
-use super::{Baseline, Reason, Scope, ScopeFile, ScopeMode, ScopeRequest};
+use super::{settings, Baseline, Reason, Scope, ScopeFile, ScopeMode, ScopeRequest};
 use crate::config::Config;
 use crate::error::QgError;
 use crate::file_name;
 use crate::git::{self, Repo};
-use crate::state::ToolStamp;
 use crate::workspace::Workspace;
 
 /// Resolution of the git-based scopes.
@@ -36,6 +35,14 @@ impl GitScope<'_> {
                 let clean = state.map(|s| &s.clean_blobs);
                 let mut scope = self.scope_of_changes(ScopeMode::Auto, &changes, clean);
                 self.add_drifted_clean_files(&mut scope, &changes, clean);
+                let recorded = state.map(|s| s.tool_settings.clone()).unwrap_or_default();
+                self.compare_settings(&mut scope, &sha, &changes, &recorded, "the last green run");
+                let then = state.map(|s| &s.tools);
+                for (gate, why) in
+                    settings::changed_tools(then.unwrap_or(&BTreeMap::new()), &baseline.tools)
+                {
+                    scope.whole_project.entry(gate).or_insert(why);
+                }
                 scope.baseline_sha = Some(sha);
                 scope.diff = Some(changes);
                 scope
@@ -67,12 +74,6 @@ impl GitScope<'_> {
         }
         if state.config_hash.as_deref() != Some(self.config.hash.as_str()) {
             return Err(format!("config changed since baseline {}", git::short(sha)));
-        }
-        if let Some(gate) = changed_tool(&state.tools, &baseline.tools) {
-            return Err(format!(
-                "the tool of gate {gate} changed since baseline {}",
-                git::short(sha)
-            ));
         }
         Ok(sha.clone())
     }
@@ -125,6 +126,8 @@ impl GitScope<'_> {
         };
         let changes = self.repo.changes_since(Some(&base))?;
         let mut scope = self.scope_of_changes(ScopeMode::Branch, &changes, None);
+        let since = format!("the merge-base with {}", parent.name);
+        self.compare_settings(&mut scope, &base, &changes, &Default::default(), &since);
         scope.requested = requested;
         scope.baseline_sha = Some(base);
         scope.fallback_reason = why_auto_fell_back;
@@ -140,6 +143,30 @@ impl GitScope<'_> {
             self.config.parent_branch.as_deref(),
             &self.head.branch,
         )
+    }
+
+    /// Marks the gates whose tool settings differ from `base`'s (or from
+    /// what the last green run `recorded`) to check their whole project.
+    fn compare_settings(
+        &self,
+        scope: &mut Scope,
+        base: &str,
+        changes: &git::Changes,
+        recorded: &settings::SettingsDigests,
+        since: &str,
+    ) {
+        let candidates = settings::diff_paths(changes);
+        let found = settings::compare(
+            self.repo,
+            &self.ws.root,
+            self.config,
+            base,
+            &candidates,
+            recorded,
+            since,
+        );
+        scope.whole_project.extend(found.whole);
+        scope.settings_now = found.now;
     }
 
     /// Changed ∪ untracked, minus excluded, non-files and content that
@@ -175,6 +202,8 @@ impl GitScope<'_> {
             fallback_reason: None,
             unmatched: Vec::new(),
             importers_unknown: None,
+            whole_project: BTreeMap::new(),
+            settings_now: Default::default(),
             diff: None,
         }
     }
@@ -254,14 +283,4 @@ pub(super) fn into_scope_files(files: BTreeMap<String, Vec<Reason>>) -> Vec<Scop
             }
         })
         .collect()
-}
-
-/// The first gate whose tool differs from the one the baseline was taken with.
-fn changed_tool(
-    then: &BTreeMap<String, ToolStamp>,
-    now: &BTreeMap<String, ToolStamp>,
-) -> Option<String> {
-    now.iter()
-        .find(|(gate, stamp)| then.get(*gate) != Some(stamp))
-        .map(|(gate, _)| gate.clone())
 }

@@ -5,6 +5,7 @@
 mod files;
 mod git_scope;
 mod named;
+pub(crate) mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use crate::file_name;
 use crate::git;
 use crate::state::{BranchState, ToolStamp};
 use crate::workspace::Workspace;
-pub(crate) use files::project_files;
+pub(crate) use files::{candidate_files, project_files};
 
 /// The scope modes of `--scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -115,6 +116,14 @@ pub(crate) struct Scope {
     /// the gates that check importers then check the whole project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) importers_unknown: Option<String>,
+    /// Gates that check their whole project scope on this partial scope,
+    /// and why: their tool, or its settings, changed since the scope's base.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) whole_project: BTreeMap<String, String>,
+    /// The gates' settings files the comparison looked at, as they are
+    /// now: what a green run records of the uncommitted ones.
+    #[serde(skip)]
+    pub(crate) settings_now: settings::SettingsDigests,
     /// What the diff behind this scope saw: the files whose content may
     /// differ from the index, and the deleted ones. `None` when no diff was
     /// taken (`project`, named paths).

@@ -1,6 +1,6 @@
 //! Paths named on the command line.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::files::candidate_files;
@@ -54,6 +54,8 @@ pub(super) fn explicit_scope(
         fallback_reason: None,
         unmatched,
         importers_unknown: None,
+        whole_project: BTreeMap::new(),
+        settings_now: Default::default(),
         diff: None,
     })
 }

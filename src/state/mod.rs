@@ -68,6 +68,11 @@ pub(crate) struct BranchState {
     /// The executable each gate resolved to when the baseline was taken.
     #[serde(default)]
     pub(crate) tools: BTreeMap<String, ToolStamp>,
+    /// Gate id → settings file → the digest of the tool's settings in it,
+    /// for the files whose settings differed from the baseline commit's
+    /// when the baseline was taken (uncommitted edits that passed).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) tool_settings: BTreeMap<String, BTreeMap<String, String>>,
     /// When qg last wrote this entry (RFC 3339, UTC).
     #[serde(default)]
     pub(crate) updated_at: Option<String>,

@@ -29,6 +29,9 @@ pub(crate) struct RunFacts {
     pub(crate) config_hash: String,
     /// Resolved tools in force.
     pub(crate) tools: BTreeMap<String, ToolStamp>,
+    /// The gates' settings digests that differ from HEAD's, as they were
+    /// when the run started.
+    pub(crate) tool_settings: BTreeMap<String, BTreeMap<String, String>>,
     /// Timestamp for `updated_at`.
     pub(crate) now: String,
 }
@@ -87,6 +90,7 @@ fn advance(previous: BranchState, facts: &RunFacts, tree: &Worktree<'_>) -> Bran
         next.baseline_sha = Some(facts.head_sha.clone());
         next.config_hash = Some(facts.config_hash.clone());
         next.tools = facts.tools.clone();
+        next.tool_settings = facts.tool_settings.clone();
         // Files this run did not check keep what earlier runs learned about
         // them (unless that knowledge predates a fallback).
         let mut clean = match facts.fell_back {
@@ -136,6 +140,7 @@ mod tests {
             dirty_blobs: BTreeMap::new(),
             config_hash: "cfg".into(),
             tools: BTreeMap::new(),
+            tool_settings: BTreeMap::new(),
             now: "now".into(),
         }
     }

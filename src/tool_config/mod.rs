@@ -3,7 +3,10 @@
 //! whatever the format — TOML (`pyproject.toml [tool.mypy]`, `ruff.toml`),
 //! JSON with comments (`pyrightconfig.json`) or INI (`mypy.ini`,
 //! `setup.cfg [mypy]`). The gate's YAML says where to look and which keys
-//! to read; nothing here knows a tool.
+//! to read; nothing here knows a tool. [`settings`] says whether a tool's
+//! settings in a file changed.
+
+pub(crate) mod settings;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,6 +5,8 @@
 //! remembering what the project's package manager named as its
 //! environment, as any run does).
 
+mod stops;
+
 use std::path::Path;
 
 use serde::Serialize;
@@ -96,6 +98,8 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             checks.push(environment_check(&workspace.root));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
+            checks.push(settings_check(&workspace, &config));
+            checks.extend(stop_checks(&workspace, &config));
             checks.extend(import_checks(&workspace.root, &config));
             checks.extend(import_graph_checks(&workspace, &config));
             checks.extend(daemon_checks(&workspace.root, &config));
@@ -217,6 +221,61 @@ fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
         checks.extend(missing_selected_paths(root, gate, &name));
     }
     checks
+}
+
+/// What would stop an active gate's tool before it checks anything.
+fn stop_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
+    let stoppable = config
+        .active_gates
+        .iter()
+        .any(|id| config.gates[id].stopped.is_some());
+    let files = match stoppable {
+        true => crate::scope::project_files(workspace, config).unwrap_or_default(),
+        false => return Vec::new(),
+    };
+    config
+        .active_gates
+        .iter()
+        .flat_map(|id| stops::checks(&workspace.root, &config.gates[id], &files))
+        .collect()
+}
+
+/// Where the active gates' tools find their settings in this project
+/// (`tool_config`: the files that exist and hold the tool's sections): a
+/// change to one makes the next run check that gate's whole project scope.
+fn settings_check(workspace: &Workspace, config: &Config) -> Check {
+    let files = crate::scope::candidate_files(workspace).unwrap_or_default();
+    let mut by_file: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for file in &files {
+        for id in &config.active_gates {
+            let gate = &config.gates[id];
+            let entries: Vec<&config::ToolConfigFile> = gate.tool_config_for(file).collect();
+            if entries.is_empty() {
+                continue;
+            }
+            let content = std::fs::read(workspace.root.join(crate::file_name::to_path(file))).ok();
+            let digest = crate::tool_config::settings::digest(file, content.as_deref(), &entries);
+            if digest != "none" && digest != "absent" {
+                by_file.entry(file).or_default().push(id);
+            }
+        }
+    }
+    let detail = match by_file.is_empty() {
+        true => "no settings file of the tools in the project (their defaults apply)".to_string(),
+        false => {
+            let each: Vec<String> = by_file
+                .iter()
+                .map(|(file, gates)| {
+                    format!("{} ({})", crate::file_name::display(file), gates.join(", "))
+                })
+                .collect();
+            format!(
+                "{}: a change to one makes those gates check their whole project",
+                each.join("; ")
+            )
+        }
+    };
+    Check::new("settings", Health::Ok, detail, None)
 }
 
 /// A path the tool's own config names to check that does not exist: the
