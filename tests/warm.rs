@@ -216,9 +216,11 @@ fn assert_warm_equals_cold_but(dir: &Path, step: &str, restarting: &[&str]) -> R
     let checkers: Vec<String> = ["mypy", "pyright"]
         .into_iter()
         .filter(|id| !restarting.contains(id))
+        // A tool that stopped before checking (mypy at a syntax error) is
+        // no warm answer: the gate runs cold, which stops the same way.
         .filter(|id| {
             w.iter()
-                .any(|(g, status, _)| g == id && status != "skipped")
+                .any(|(g, status, _)| g == id && status != "skipped" && status != "error")
         })
         .map(String::from)
         .collect();
@@ -293,9 +295,7 @@ fn daemons_start_answer_runs_warm_and_stop_leaving_nothing() {
     // Human status: the summary first, then a line per gate.
     let human = qg(dir, &["daemon", "status"]);
     assert!(
-        human
-            .stdout
-            .starts_with("2/2 warm gates with a live daemon\n"),
+        human.stdout.starts_with("2/2 warm gates answer warm\n"),
         "{}",
         human.stdout
     );
@@ -1109,7 +1109,8 @@ fn fake_status(dir: &Path) -> Value {
 /// A daemon that disagrees with a cold run from the start is never
 /// believed: `qg daemon start` says so, with the first differing finding
 /// and the file holding both sides, and every run answers the gate cold
-/// saying why, until the daemon starts again.
+/// saying why — for good for that tool and config: started again it is
+/// not believed either, until the config (or the tool) changes.
 #[test]
 fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
     let project = fake_project(COMMAND_DAEMON);
@@ -1136,7 +1137,7 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
     assert!(
         doctor
             .stdout
-            .contains("! fake daemon  untrusted, the gate runs cold: its answer for the whole program differed"),
+            .contains("! fake daemon  answers cold for this tool and config: its answer for the whole program differed"),
         "{}",
         doctor.stdout
     );
@@ -1150,12 +1151,49 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
     );
     let warnings = gate["warnings"].to_string();
     assert!(
-        warnings.contains("answered cold: its daemon is untrusted: its answer for the whole program differed from a cold run of the tool (only warm: a.py:2:0 W9 a stale finding; both sides: .st3/logs/"),
+        warnings.contains("answered cold: its daemon is untrusted for this tool and config: its answer for the whole program differed from a cold run of the tool (only warm: a.py:2:0 W9 a stale finding; both sides: .st3/logs/"),
         "{warnings}"
     );
-    // Mended and started again, it is compared again, and believed.
+    // Started again, the same tool and config are not believed: the
+    // daemon does not even start its tool.
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    let again = fake_try_start(dir);
+    again.assert_code(2);
+    assert!(
+        again.stdout.contains("fake  failed: untrusted: "),
+        "{}",
+        again.stdout
+    );
+    let stopped = fake_run(dir, &[]);
+    assert_eq!(stopped.gate("fake")["warm"], false);
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    assert!(
+        log.contains("not starting the tool: its warm answers drifted"),
+        "{log}"
+    );
+    // Stopped, the memory of the drift still says why runs are cold.
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    let cold = fake_run(dir, &[]);
+    assert!(
+        cold.gate("fake")["warnings"].to_string().contains(
+            "answered cold: its warm answers drifted from a cold run for this tool and config"
+        ),
+        "{}",
+        cold.stdout
+    );
+    let status = fake_qg(dir, &["daemon", "status"]);
+    assert!(
+        status.stdout.starts_with("0/1 warm gates answer warm\n")
+            && status
+                .stdout
+                .contains("fake  stopped  answers cold: its warm answers drifted"),
+        "{}",
+        status.stdout
+    );
+    // A new config earns trust again: compared, and believed.
+    let config = std::fs::read_to_string(dir.join(".st3/quality.yaml")).unwrap();
+    project.write(".st3/quality.yaml", &format!("{config}# mended\n"));
     fake_start(dir);
     assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
@@ -1231,13 +1269,14 @@ fn a_warm_answer_never_drops_baseline_entries() {
     assert_nothing_left(dir);
 }
 
-/// A daemon that agreed, then drifts (its incremental state gone stale):
-/// `--verify` turns the drift into an error showing both sides, and the
-/// daemon hears of it — the next run is told the last warm answers may
-/// have been wrong, the tool starts again, and it serves only once a new
-/// comparison agrees. One answer in `verify_every` is compared in the
-/// background too: a drift no one asked about is found and told the same
-/// way.
+/// A daemon that agreed, then drifts (its incremental state gone stale).
+/// A warm answer that would fail the run is confirmed by a cold run first:
+/// the run reports the cold truth, never the stale finding, and the drift
+/// makes the gate answer cold for good for that tool and config. A drift
+/// that fails nothing (a finding missed) is found by the sampled
+/// comparison in the background, and the next run hears the last answers
+/// may have been wrong. `--verify` turns a drift into an error showing
+/// both sides.
 #[test]
 fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
     let project = fake_project(&sampled_daemon(2));
@@ -1245,29 +1284,31 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_start(dir);
-    // It drifts: a plain run believes it (that is what comparing is for).
+    // It drifts: its failing answer is confirmed cold before it is told.
     let stale = "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n";
     project.write("warm.sh", stale);
-    let believed = fake_run(dir, &[]);
+    let confirmed = fake_run(dir, &[]);
+    confirmed.assert_code(1);
     assert_eq!(
-        findings_of(&believed, "fake"),
-        [("a.py".to_string(), 2, "W9".to_string())]
-    );
-    let verified = fake_run(dir, &["--verify"]);
-    verified.assert_code(2);
-    let gate = verified.gate("fake");
-    assert_eq!(gate["error"]["kind"], "warm_drift");
-    let message = gate["error"]["message"].as_str().unwrap();
-    assert!(
-        message.contains("only warm: a.py:2:0 W9 a stale finding; only cold: a.py:1:0 T1 the truth; both sides: .st3/logs/"),
-        "{message}"
-    );
-    assert_eq!(
-        findings_of(&verified, "fake"),
+        findings_of(&confirmed, "fake"),
         [("a.py".to_string(), 1, "T1".to_string())],
-        "the cold side stands"
+        "the cold truth, never the stale finding: {}",
+        confirmed.stdout
     );
-    // The next run hears the last answers may have been wrong (once).
+    let warnings = confirmed.gate("fake")["warnings"].to_string();
+    assert!(
+        warnings.contains("answered cold: its warm answer differed from a cold run (only warm: a.py:2:0 W9 a stale finding; both sides: .st3/logs/")
+            && warnings.contains("the cold one is reported, and the gate answers cold for this tool and config until they change"),
+        "{warnings}"
+    );
+    assert_eq!(confirmed.gate("fake")["warm"], false);
+    eventually(Duration::from_secs(20), "untrusted", || {
+        fake_status(dir)["phase"] == "untrusted"
+    });
+    let standing = std::fs::read_to_string(dir.join(".st3/warm-standing/fake.json")).unwrap();
+    assert!(standing.contains("\"cause\": \"drifted\""), "{standing}");
+    // The next run hears the earlier answers may have been wrong (once),
+    // and is answered cold.
     let told = fake_run(dir, &[]);
     let warnings = told.gate("fake")["warnings"].to_string();
     assert!(
@@ -1275,10 +1316,6 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
         "{warnings}"
     );
     assert_eq!(told.gate("fake")["warm"], false);
-    // Started again, still drifting: compared again, and untrusted.
-    eventually(Duration::from_secs(20), "untrusted", || {
-        fake_status(dir)["phase"] == "untrusted"
-    });
     let again = fake_run(dir, &[]);
     assert!(
         !again.gate("fake")["warnings"]
@@ -1286,14 +1323,21 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
             .contains("may have been wrong"),
         "told once"
     );
-    // Mended and started again; then a drift no one asked about: the
-    // second answer is compared in the background.
+    // A new config earns trust again; then a drift that fails nothing (a
+    // finding missed): the second answer is compared in the background.
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    let config = std::fs::read_to_string(dir.join(".st3/quality.yaml")).unwrap();
+    project.write(".st3/quality.yaml", &format!("{config}# mended\n"));
     fake_start(dir);
     assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
-    project.write("warm.sh", stale);
-    assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
+    project.write("warm.sh", "exit 0\n");
+    let missed = fake_run(dir, &[]);
+    assert_eq!(
+        missed.gate("fake")["warm"],
+        true,
+        "a passing answer is not confirmed"
+    );
     eventually(Duration::from_secs(20), "the sampled drift found", || {
         fake_status(dir)["distrust"].is_object()
     });
@@ -1304,6 +1348,26 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
             .contains("the last warm answers of fake may have been wrong: its answer for a run's 1 file differed"),
         "{}",
         told.stdout
+    );
+    assert_eq!(
+        findings_of(&told, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
+    );
+    // --verify: a drift is an error showing both sides.
+    project.write("warm.sh", stale);
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    project.write(".st3/quality.yaml", &format!("{config}# verified\n"));
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    project.write("warm.sh", stale);
+    let verified = fake_run(dir, &["--verify"]);
+    verified.assert_code(2);
+    let gate = verified.gate("fake");
+    assert_eq!(gate["error"]["kind"], "warm_drift");
+    let message = gate["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("only warm: a.py:2:0 W9 a stale finding; only cold: a.py:1:0 T1 the truth; both sides: .st3/logs/"),
+        "{message}"
     );
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
@@ -1322,9 +1386,17 @@ fn a_verify_error_lists_five_findings_of_a_side_and_counts_the_rest() {
             })
             .collect()
     };
+    let round = std::cell::Cell::new(0);
     let refused = |script: String| -> String {
         project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
         fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+        // A drift holds for its key: each round's config is a new one.
+        round.set(round.get() + 1);
+        let config = std::fs::read_to_string(dir.join(".st3/quality.yaml")).unwrap();
+        project.write(
+            ".st3/quality.yaml",
+            &format!("{config}# round {}\n", round.get()),
+        );
         fake_start(dir);
         project.write("warm.sh", &script);
         let run = fake_run(dir, &["--verify"]);
@@ -1625,4 +1697,174 @@ fn a_daemon_slower_to_start_than_its_idle_timeout_is_served_then_stops_idle() {
     });
     let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
     assert!(log.contains("stopping: idle for"), "{log}");
+}
+
+/// A tool that refuses the project's config (dmypy: `follow_imports =
+/// "silent"` is not supported): `qg daemon start` names the tool's own
+/// reason and the command as it ran; status, doctor and every run say that
+/// gate answers cold — and why — while the other daemon serves.
+#[test]
+fn a_tool_that_refuses_its_config_says_why_and_only_its_gate_answers_cold() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write(
+        "pyproject.toml",
+        "[tool.mypy]\nfollow_imports = \"silent\"\n",
+    );
+    let started = qg(dir, &["daemon", "start"]);
+    started.assert_code(2);
+    let out = &started.stdout;
+    assert!(
+        out.contains("mypy     failed: `dmypy --status-file ")
+            && out.contains("/.st3/daemons/mypy/engine/dmypy.json daemon -- --output=json` exited before it was ready; it said: dmypy: follow-imports=silent not supported")
+            && !out.contains("{daemon_dir}"),
+        "{out}"
+    );
+    assert!(out.contains("pyright  ready: "), "{out}");
+    let status = qg(dir, &["daemon", "status"]);
+    assert!(
+        status.stdout.starts_with("1/2 warm gates answer warm\n"),
+        "{}",
+        status.stdout
+    );
+    let doctor = qg(dir, &["doctor"]);
+    assert!(
+        doctor.stdout.contains("! mypy daemon")
+            && doctor
+                .stdout
+                .contains("follow-imports=silent not supported"),
+        "{}",
+        doctor.stdout
+    );
+    let run = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    assert_eq!(warm_gates(&run), ["pyright"], "{}", run.stdout);
+    let mypy = run.gate("mypy")["warnings"].to_string();
+    assert!(
+        mypy.contains("answered cold: ") && mypy.contains("follow-imports=silent not supported"),
+        "{mypy}"
+    );
+    // Once its daemon is gone, the memory of why still says so.
+    qg(dir, &["daemon", "stop", "--gate", "mypy"]).assert_code(0);
+    let run = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    let mypy = run.gate("mypy")["warnings"].to_string();
+    assert!(
+        mypy.contains("answered cold: its daemon could not start: "),
+        "{mypy}"
+    );
+    // Mended: it starts, and the reason is forgotten.
+    project.write("pyproject.toml", "[tool.mypy]\n");
+    start(dir, &["--gate", "mypy"]);
+    let run = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    assert_eq!(warm_gates(&run), ["mypy", "pyright"], "{}", run.stdout);
+    assert!(!dir.join(".st3/warm-standing/mypy.json").exists());
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+/// Where the tool is known to be weaker — its config names `plugins`, for
+/// mypy's daemon — every warm answer is compared with a cold run, and so
+/// are the first answers after a start; the daemon's log says which and
+/// why, and doctor shows how many comparisons agreed since it started.
+#[test]
+fn a_weaker_configuration_has_every_warm_answer_compared() {
+    let project = fake_project(&format!(
+        "{COMMAND_DAEMON}      verify_every: 0\n      verify_all_when: [plugins]\n    selection:\n      config: [{{file: pyproject.toml, section: tool.fake}}]\n"
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // Green answers: none of them is confirmed cold by the run itself.
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+    project.write("pyproject.toml", "[tool.fake]\nplugins = [\"x.plugin\"]\n");
+    fake_start(dir);
+    let log = || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    assert!(
+        log().contains(
+            "every answer is compared with a cold run: pyproject.toml [tool.fake] sets `plugins`"
+        ),
+        "{}",
+        log()
+    );
+    for round in 1..=3 {
+        fake_run(dir, &[]).assert_code(0);
+        eventually(Duration::from_secs(20), "the comparison", || {
+            log()
+                .matches("its answers for a run's 1 file equal a cold run's")
+                .count()
+                >= round
+        });
+    }
+    let doctor = fake_qg(dir, &["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("its answers agreed with a cold run 4 times since it started"),
+        "{}",
+        doctor.stdout
+    );
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+/// The first answers after a start are compared with a cold run
+/// (`verify_first`), the later ones only one in `verify_every`.
+#[test]
+fn the_first_answers_after_a_start_are_compared() {
+    let project = fake_project(&format!(
+        "{COMMAND_DAEMON}      verify_every: 0\n      verify_first: 2\n"
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+    fake_start(dir);
+    let log = || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    // A sample is started (and logged) before the answer goes back.
+    let started = || log().matches("comparing its answers for a run's").count();
+    let agreed = || {
+        log()
+            .matches("its answers for a run's 1 file equal a cold run's")
+            .count()
+    };
+    for expected in [1, 2, 2, 2] {
+        fake_run(dir, &[]).assert_code(0);
+        assert_eq!(started(), expected, "{}", log());
+        // One comparison at a time: the next answer's starts after it.
+        eventually(Duration::from_secs(20), "the comparison", || {
+            agreed() == expected
+        });
+    }
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
 }

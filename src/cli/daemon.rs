@@ -260,10 +260,10 @@ fn status(args: StatusArgs) -> Result<i32, QgError> {
 }
 
 fn status_human(states: &[DaemonState]) -> String {
-    let live = states.iter().filter(|s| s.status.is_some()).count();
+    let warm = states.iter().filter(|s| s.answers_warm()).count();
     let mut out = match states.len() {
         0 => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
-        n => format!("{live}/{n} warm gate{} with a live daemon\n", plural(n)),
+        n => format!("{warm}/{n} warm gates answer warm\n"),
     };
     let width = states.iter().map(|s| s.gate.len()).max().unwrap_or(0);
     for state in states {
@@ -291,6 +291,13 @@ fn status_human(states: &[DaemonState]) -> String {
             if let Some(distrust) = &record.distrust {
                 line.push_str(&format!("  untrusted: {}", distrust.describe()));
             }
+        }
+        let said = state
+            .status
+            .as_ref()
+            .is_some_and(|s| s.record.distrust.is_some() || s.record.error.is_some());
+        if let Some(standing) = state.standing.as_ref().filter(|_| !said) {
+            line.push_str(&format!("  answers cold: {}", standing.describe()));
         }
         out.push_str(&line);
         out.push('\n');

@@ -631,6 +631,8 @@ impl Compiler<'_> {
             fresh_args: raw.fresh_args,
             idle_timeout: Duration::from_secs_f64(raw.idle_timeout_minutes * 60.0),
             verify_every: raw.verify_every,
+            verify_first: raw.verify_first,
+            verify_all_when: raw.verify_all_when,
         })
     }
 

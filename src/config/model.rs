@@ -263,6 +263,10 @@ pub(crate) struct DaemonSpec {
     /// Every this many warm answers, one is compared with a cold run in
     /// the background (0: never, beyond the self-check after each start).
     pub(crate) verify_every: usize,
+    /// The first this many answers after each start are all compared.
+    pub(crate) verify_first: usize,
+    /// Keys of the tool's config that, set, make every answer compared.
+    pub(crate) verify_all_when: Vec<String>,
 }
 
 /// The protocol of a [`DaemonSpec`], with what only it needs.

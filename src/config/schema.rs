@@ -341,6 +341,12 @@ pub(crate) struct RawDaemon {
     /// the background (0: only the self-check after each start).
     #[serde(default = "default_verify_every")]
     pub(crate) verify_every: usize,
+    /// The first this many warm answers after each start of the tool are each compared with a cold run in the background: an incremental checker goes wrong soonest after its first pass.
+    #[serde(default)]
+    pub(crate) verify_first: usize,
+    /// Keys of the tool's own config (where `selection.config` says it lives) that, when set, make every warm answer compared with a cold run: the tool is known to be weaker so configured (dmypy with `plugins`).
+    #[serde(default)]
+    pub(crate) verify_all_when: Vec<String>,
 }
 
 fn default_idle_minutes() -> f64 {

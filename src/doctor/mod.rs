@@ -385,33 +385,78 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
 fn daemon_checks(root: &Path, config: &Config) -> Vec<Check> {
     crate::warm::control::status(root, config)
         .into_iter()
-        .filter_map(|state| {
-            let status = state.status?;
-            let record = &status.record;
-            let name = format!("{} daemon", state.gate);
-            Some(match &record.distrust {
-                Some(distrust) => Check::new(
-                    &name,
-                    Health::Warning,
-                    format!("untrusted, the gate runs cold: {}", distrust.describe()),
-                    Some(format!(
-                        "read both sides in {}; once the cause is mended: qg daemon stop --gate {gate} && qg daemon start --gate {gate}",
-                        distrust.log,
-                        gate = state.gate
-                    )),
-                ),
-                None => Check::new(
-                    &name,
-                    Health::Ok,
-                    match record.verified.is_some() {
-                        true => format!("{} (pid {}); its answers equal a cold run's", state.state, record.pid),
-                        false => format!("{} (pid {}); not yet compared with a cold run (runs answer cold meanwhile)", state.state, record.pid),
-                    },
-                    None,
-                ),
-            })
-        })
+        .filter_map(|state| daemon_check(&state))
         .collect()
+}
+
+/// A warm gate's standing now — not the self-check of its last start: a
+/// daemon that drifted since says so, and so does the memory of a drift
+/// or of a tool that refused to start, daemon or none.
+fn daemon_check(state: &crate::warm::control::DaemonState) -> Option<Check> {
+    let name = format!("{} daemon", state.gate);
+    let gate = &state.gate;
+    let cold =
+        |detail: String, fix: String| Some(Check::new(&name, Health::Warning, detail, Some(fix)));
+    if let Some(status) = &state.status {
+        let record = &status.record;
+        if let Some(distrust) = &record.distrust {
+            return cold(
+                format!(
+                    "answers cold for this tool and config: {}",
+                    distrust.describe()
+                ),
+                format!(
+                    "read both sides in {}; it answers warm again once its tool or settings change",
+                    distrust.log
+                ),
+            );
+        }
+        if let Some(error) = &record.error {
+            return cold(
+                format!("answers cold: its tool failed: {error}"),
+                format!("mend what the tool said, then: qg daemon start --gate {gate}"),
+            );
+        }
+        let standing = match (state.answers_warm(), record.verified.is_some()) {
+            (true, true) => format!(
+                "its answers agreed with a cold run {} since it started{}",
+                times(status.agreed),
+                status
+                    .last_agreed
+                    .as_deref()
+                    .map(|at| format!(" (last at {at})"))
+                    .unwrap_or_default()
+            ),
+            (true, false) => {
+                "not yet compared with a cold run (runs answer cold meanwhile)".to_string()
+            }
+            (false, _) => {
+                "not for the current tool and config: runs answer cold until it starts again"
+                    .to_string()
+            }
+        };
+        return Some(Check::new(
+            &name,
+            Health::Ok,
+            format!("{} (pid {}); {standing}", state.state, record.pid),
+            None,
+        ));
+    }
+    let standing = state.standing.as_ref()?;
+    let fix = match standing.drifted() {
+        true => "it answers warm again once its tool or settings change".to_string(),
+        false => format!("mend what the tool said, then: qg daemon start --gate {gate}"),
+    };
+    cold(format!("answers cold: {}", standing.describe()), fix)
+}
+
+/// `once`, `twice`, `3 times`.
+fn times(n: u64) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
 }
 
 fn git_check(workspace: &Workspace) -> Check {

@@ -6,8 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use super::compare::{self, Comparison, Purpose, TreeStamp};
 use super::{DaemonUse, RunOptions};
-use crate::config::{self, Config, Protocol};
+use crate::config::{self, Config};
 use crate::error::QgError;
 use crate::exec::{self, ExecContext, Observer, WarmRequests};
 use crate::graph;
@@ -133,19 +134,35 @@ pub(super) fn run_gates<'a>(
         }
         let verdicts = Verdicts { tools: &ctx.tools };
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
-        if let (Some(before), Some(warm)) = (&before, &ctx.warm) {
-            let comparison = Comparison {
-                workspace,
-                config,
-                plans: &plans,
-                selections: &selections,
-                warm,
-                options,
-                tools,
-                before,
-                whole: scope.mode == ScopeMode::Project,
+        if let Some(warm) = &ctx.warm {
+            let (purpose, answered) = match verifying {
+                true => (
+                    Purpose::Verify,
+                    (0..results.len()).filter(|i| results[*i].warm).collect(),
+                ),
+                false => (
+                    Purpose::Confirm,
+                    compare::failing_warm(workspace, &results, &plans, options.baseline_use()),
+                ),
             };
-            comparison.verify(&mut results);
+            // A confirmation's tree is the one after the warm answer.
+            let after = (!answered.is_empty() && before.is_none())
+                .then(|| TreeStamp::take(workspace, config));
+            if let Some(before) = before.as_ref().or(after.as_ref()) {
+                let comparison = Comparison {
+                    workspace,
+                    config,
+                    plans: &plans,
+                    selections: &selections,
+                    warm,
+                    options,
+                    tools,
+                    before,
+                    whole: scope.mode == ScopeMode::Project,
+                    purpose,
+                };
+                comparison.compare(&mut results, answered);
+            }
         }
         (results, versions.join().unwrap_or_default())
     });
@@ -158,6 +175,13 @@ pub(super) fn run_gates<'a>(
     }
     for (result, plan) in results.iter_mut().zip(&plans) {
         result.warnings.extend(plan.note.clone());
+    }
+    if options.daemons != DaemonUse::Ignore {
+        for (gate, why) in cold_standings(workspace, config, &plans, tools) {
+            if let Some(result) = results.iter_mut().find(|r| r.id == gate && !r.warm) {
+                result.warnings.push(format!("answered cold: {why}"));
+            }
+        }
     }
     let covered = plans
         .iter()
@@ -216,6 +240,28 @@ fn warm_requests<'a>(
     })
 }
 
+/// Why a warm gate without a live daemon answers cold, when qg remembers
+/// why for the key a daemon would have now (a drift found earlier, a tool
+/// that refused to start): every run says so, not only the first.
+fn cold_standings(
+    workspace: &Workspace,
+    config: &Config,
+    plans: &[GatePlan<'_>],
+    tools: &Toolbox<'_>,
+) -> Vec<(String, String)> {
+    plans
+        .iter()
+        .filter(|p| p.skip_reason.is_none() && p.gate.daemon.is_some())
+        .filter(|p| !warm::client::may_have_daemon(&workspace.root, p.gate))
+        .filter(|p| warm::standing::read(&workspace.root, &p.gate.id).is_some())
+        .filter_map(|p| {
+            let key = warm::key::DaemonKey::now(&workspace.root, config, p.gate, tools).digest();
+            let standing = warm::standing::for_key(&workspace.root, &p.gate.id, &key)?;
+            Some((p.gate.id.clone(), standing.describe()))
+        })
+        .collect()
+}
+
 /// The source roots the environment's editable installs name.
 fn installed_roots(workspace: &Workspace, tools: &Toolbox<'_>) -> Vec<String> {
     let environment = tools.environment();
@@ -228,185 +274,6 @@ fn installed_roots(workspace: &Workspace, tools: &Toolbox<'_>) -> Vec<String> {
 fn under_any(file: &str, dirs: &[String]) -> bool {
     dirs.iter()
         .any(|dir| dir == "." || file.starts_with(&format!("{dir}/")))
-}
-
-/// The project's files as a comparison started with them.
-struct TreeStamp {
-    files: Vec<String>,
-    snapshot: warm::snapshot::Snapshot,
-}
-
-impl TreeStamp {
-    fn take(workspace: &Workspace, config: &Config) -> TreeStamp {
-        let files = scope::project_files(workspace, config).unwrap_or_default();
-        let snapshot = warm::snapshot::Snapshot::take(&workspace.root, &files, &Default::default());
-        TreeStamp { files, snapshot }
-    }
-
-    /// What changed since, in words, if anything did.
-    fn changed(&self, workspace: &Workspace) -> Option<String> {
-        let now = warm::snapshot::Snapshot::take(&workspace.root, &self.files, &self.snapshot);
-        let changes = self.snapshot.changes_to(&now);
-        let mut files = changes
-            .created
-            .iter()
-            .chain(&changes.changed)
-            .chain(&changes.deleted);
-        let first = files.next()?;
-        let more = files.count();
-        let more = match more {
-            0 => String::new(),
-            n => format!(" and {n} more"),
-        };
-        Some(format!(
-            "files changed during the comparison ({first}{more})"
-        ))
-    }
-}
-
-/// `--verify` (and every comparison a daemon asks for): each gate a daemon
-/// answered also runs cold — as the daemon checks it: a language server's
-/// files as they are, a command daemon's whole program reported over the
-/// same files. A difference turns the gate into an error showing both
-/// answers (the whole of both sides written beside the logs), and the
-/// daemon is told how each comparison came out: it trusts, distrusts, or
-/// tries again.
-struct Comparison<'c, 'p> {
-    workspace: &'c Workspace,
-    config: &'c Config,
-    plans: &'c [GatePlan<'p>],
-    selections: &'c BTreeMap<String, ToolSelection>,
-    warm: &'c WarmRequests<'c>,
-    options: &'c RunOptions,
-    tools: &'c Toolbox<'c>,
-    before: &'c TreeStamp,
-    /// The run covers the whole project (a self-check after a first pass).
-    whole: bool,
-}
-
-impl Comparison<'_, '_> {
-    fn verify(&self, results: &mut [GateResult]) {
-        let answered: Vec<usize> = (0..self.plans.len()).filter(|i| results[*i].warm).collect();
-        if answered.is_empty() {
-            return;
-        }
-        let cold_plans: Vec<GatePlan<'_>> = answered
-            .iter()
-            .map(|i| {
-                let plan = &self.plans[*i];
-                let request = &self.warm.plans[&plan.gate.id];
-                cold_equivalent(plan, request, self.selections, self.config)
-            })
-            .collect();
-        let root = &self.workspace.root;
-        let ctx = ExecContext::new(self.tools.clone(), &self.config.artifact_logging);
-        let verdicts = Verdicts { tools: &ctx.tools };
-        let cold = exec::run_all(
-            &cold_plans,
-            &ctx,
-            self.options.jobs,
-            &verdicts,
-            &exec::Silent,
-        );
-        let changed = self.before.changed(self.workspace);
-        for (index, cold) in answered.into_iter().zip(cold) {
-            let comparison = self.judge(index, &mut results[index], cold, changed.as_deref());
-            warm::client::report(root, &self.plans[index].gate.id, comparison);
-        }
-    }
-
-    /// The gate's result after the comparison, and how it came out.
-    fn judge(
-        &self,
-        index: usize,
-        result: &mut GateResult,
-        cold: GateResult,
-        changed: Option<&str>,
-    ) -> warm::record::Comparison {
-        use warm::record::Comparison::{Agreed, Differed, Inconclusive};
-        let plan = &self.plans[index];
-        let gate = plan.gate;
-        let compared = match self.whole {
-            true => "the whole program".to_string(),
-            false => format!(
-                "a run's {}",
-                crate::report::plural(plan.files.len(), "file")
-            ),
-        };
-        if let Some(changed) = changed {
-            result
-                .warnings
-                .push(format!("not compared with a cold run: {changed}"));
-            return Inconclusive {
-                reason: changed.to_string(),
-            };
-        }
-        if cold.status == GateStatus::Error {
-            let why = cold.error.as_ref().map_or("", |e| e.message.as_str());
-            let reason = format!("the cold run erred: {why}");
-            *result = cold;
-            return Inconclusive { reason };
-        }
-        let first = {
-            let difference = crate::outcome::difference(result, &cold);
-            if difference.is_empty() {
-                return Agreed { compared };
-            }
-            difference.first()
-        };
-        let text = crate::outcome::both_sides(gate, result, &cold);
-        let log = exec::artifacts::write_text(
-            &self.workspace.root,
-            &self.config.artifact_logging,
-            &format!("{}-warm-vs-cold", gate.id),
-            &text,
-        )
-        .ok();
-        *result = crate::outcome::verified(gate, result, cold, log.as_deref());
-        Differed(warm::record::Distrust {
-            at: warm::record::now_rfc3339(),
-            compared,
-            first_difference: first,
-            log: log
-                .unwrap_or_else(|| "(not written: the artifact log is off or unwritable)".into()),
-        })
-    }
-}
-
-/// The cold run a daemon's answer stands for: the same plan for a language
-/// server (it is asked about the plan's files); for a command daemon, which
-/// checks the tool's whole program, the tool's own run reported over the
-/// plan's files.
-fn cold_equivalent<'p>(
-    plan: &GatePlan<'p>,
-    request: &'p WarmPlan,
-    selections: &BTreeMap<String, ToolSelection>,
-    config: &'p Config,
-) -> GatePlan<'p> {
-    let mut cold = plan.clone();
-    let Some(spec) = &plan.gate.daemon else {
-        return cold;
-    };
-    cold.extra_args = spec.fresh_args.clone();
-    let is_command = matches!(spec.protocol, Protocol::Command(_));
-    if !is_command || plan.native_args.is_some() {
-        return cold;
-    }
-    let own_args = match (selections.get(&plan.gate.id), &plan.gate.selection) {
-        (Some(selection), Some(spec)) if !selection.names_files => spec.project_args.clone(),
-        (Some(_), Some(_)) => Vec::new(),
-        _ => return cold,
-    };
-    cold.native_args = Some(own_args);
-    cold.project_scope = Some(config.project_scope.clone());
-    let reported: BTreeSet<&str> = request
-        .report
-        .iter()
-        .map(String::as_str)
-        .filter(|f| plan.reports(f))
-        .collect();
-    cold.report_only = Some(reported);
-    cold
 }
 
 /// Each gate's tool's own choice of files, read from its config; a config

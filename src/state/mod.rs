@@ -36,6 +36,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "lsp-findings.json"
         || name == "environment.json"
         || name.starts_with("daemons/")
+        || name.starts_with("warm-standing/")
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 

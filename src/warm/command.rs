@@ -34,7 +34,12 @@ impl CommandDaemon {
             let _ = std::fs::remove_file(file);
         }
         let (process, _, _) = Process::spawn_daemon(ctx, false)?;
-        let command = ctx.spec.command.join(" ");
+        let command: Vec<String> = ctx.spec.command.iter().map(|a| ctx.expand(a)).collect();
+        let command: Vec<String> = command
+            .iter()
+            .map(|a| crate::quote::shell_quote(a))
+            .collect();
+        let command = command.join(" ");
         let mut daemon = CommandDaemon {
             process,
             spec: spec.clone(),
@@ -42,9 +47,7 @@ impl CommandDaemon {
         if let Some(file) = ready_file {
             while !std::path::Path::new(&file).exists() {
                 if !daemon.process.running() {
-                    return Err(format!(
-                        "`{command}` exited before it was ready (its log: daemon.log)"
-                    ));
+                    return Err(format!("`{command}` exited before it was ready"));
                 }
                 if Instant::now() > deadline {
                     return Err(format!(

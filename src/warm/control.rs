@@ -387,6 +387,18 @@ pub(crate) struct DaemonState {
     /// What the daemon says, when it answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<Status>,
+    /// Why the gate answers cold for the key a run would compute now,
+    /// remembered beyond its daemons (a drift, a tool that refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) standing: Option<super::standing::Standing>,
+}
+
+impl DaemonState {
+    /// Whether a run now would be answered warm: a ready daemon with the
+    /// current key.
+    pub(crate) fn answers_warm(&self) -> bool {
+        self.state == Phase::Ready.as_str() && self.current
+    }
 }
 
 /// Every gate with a `daemon` section among the active ones, and every
@@ -411,12 +423,16 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
                 .gates
                 .get(&gate)
                 .map(|g| DaemonKey::now(root, config, g, &tools).digest());
+            let standing = digest
+                .as_deref()
+                .and_then(|key| super::standing::for_key(root, &gate, key));
             if !slot.is_alive() {
                 return DaemonState {
                     gate,
                     state: "stopped".into(),
                     current: false,
                     status: None,
+                    standing,
                 };
             }
             match wire::ask(&slot.socket(), &Request::Status, Duration::from_secs(5)) {
@@ -425,12 +441,14 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
                     state: status.record.phase.as_str().into(),
                     current: digest.as_deref() == Some(status.record.digest.as_str()),
                     status: Some(*status),
+                    standing,
                 },
                 _ => DaemonState {
                     gate,
                     state: "unresponsive".into(),
                     current: false,
                     status: None,
+                    standing,
                 },
             }
         })

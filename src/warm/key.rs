@@ -29,8 +29,9 @@ pub(crate) struct DaemonKey {
     /// The virtualenv the tools run in, and the modification times of its
     /// site-packages directories (a package installed or removed).
     pub(crate) virtualenv: Option<String>,
-    /// The blob ids of the tool's own config files (`selection.config`):
-    /// what it checks and how.
+    /// The digests of the tool's settings in each of its settings files
+    /// (`tool_config`, the root's: a daemon runs from there): what it
+    /// checks and how — not the rest of a shared `pyproject.toml`.
     pub(crate) tool_config: Vec<(String, Option<String>)>,
 }
 
@@ -41,15 +42,7 @@ impl DaemonKey {
             .daemon
             .as_ref()
             .map_or(gate.command[0].as_str(), |d| d.command[0].as_str());
-        let tool_config = gate
-            .selection
-            .iter()
-            .flat_map(|s| &s.config)
-            .map(|source| {
-                let blob = crate::git::blob_id(&root.join(&source.file));
-                (source.file.clone(), blob)
-            })
-            .collect();
+        let tool_config = settings_digests(root, gate);
         DaemonKey {
             qg: env!("CARGO_PKG_VERSION").to_string(),
             root: root.display().to_string(),
@@ -93,6 +86,22 @@ impl DaemonKey {
         check(self.tool_config == other.tool_config, "tool config");
         parts
     }
+}
+
+/// The digest of the tool's settings in each settings file at the root
+/// (`tool_config` entries naming one file; a pattern such as ruff's
+/// `**/ruff.toml` is left to the tool's own watching).
+fn settings_digests(root: &Path, gate: &Gate) -> Vec<(String, Option<String>)> {
+    gate.tool_config
+        .iter()
+        .filter(|entry| !entry.file.contains(['*', '?', '[', '{']))
+        .map(|entry| {
+            let content = std::fs::read(root.join(&entry.file)).ok();
+            let digest =
+                crate::tool_config::settings::digest(&entry.file, content.as_deref(), &[entry]);
+            (entry.file.clone(), Some(digest))
+        })
+        .collect()
 }
 
 /// The virtualenv's path and when its installed packages last changed.

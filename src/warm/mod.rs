@@ -31,6 +31,7 @@ mod program;
 pub(crate) mod record;
 pub(crate) mod slot;
 pub(crate) mod snapshot;
+pub(crate) mod standing;
 mod transport;
 mod tree;
 pub(crate) mod wire;

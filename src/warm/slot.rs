@@ -49,6 +49,29 @@ impl Slot {
         self.dir.join("daemon.log")
     }
 
+    /// The log's length now: where what a tool writes next begins.
+    pub(crate) fn log_len(&self) -> u64 {
+        std::fs::metadata(self.log_file()).map_or(0, |m| m.len())
+    }
+
+    /// The last lines the tool itself wrote to the log since `offset`
+    /// (qg's own stamped lines left out), joined: its own reason for
+    /// failing (`dmypy: follow-imports=silent not supported`).
+    pub(crate) fn tool_words_since(&self, offset: u64) -> Option<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut log = File::open(self.log_file()).ok()?;
+        log.seek(SeekFrom::Start(offset)).ok()?;
+        let mut text = String::new();
+        log.take(64 * 1024).read_to_string(&mut text).ok()?;
+        let own: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !is_stamped(l))
+            .collect();
+        let last = &own[own.len().saturating_sub(3)..];
+        (!last.is_empty()).then(|| last.join(" | "))
+    }
+
     /// The tool's scratch directory (`{daemon_dir}`).
     pub(crate) fn engine_dir(&self) -> PathBuf {
         self.dir.join("engine")
@@ -146,6 +169,19 @@ pub(crate) fn all(root: &Path) -> Vec<Slot> {
     gates.iter().map(|gate| Slot::new(root, gate)).collect()
 }
 
+/// Whether a log line is one of qg's own (`2026-11-26T14:33:33Z qg daemon
+/// mypy: ...`, see [`super::log`]), not the tool's.
+fn is_stamped(line: &str) -> bool {
+    let Some((stamp, rest)) = line.split_once(' ') else {
+        return false;
+    };
+    let looks_like_time = stamp.len() == 20
+        && stamp.ends_with('Z')
+        && stamp.as_bytes().get(10) == Some(&b'T')
+        && stamp[..4].bytes().all(|b| b.is_ascii_digit());
+    looks_like_time && rest.contains(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +200,27 @@ mod tests {
         drop(held);
         assert!(!slot.is_alive());
         assert!(slot.hold_alive(Duration::ZERO).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_tools_own_words_are_told_from_qgs_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let slot = Slot::new(tmp.path(), "mypy");
+        std::fs::create_dir_all(&slot.dir).unwrap();
+        std::fs::write(
+            slot.log_file(),
+            "2026-11-26T14:33:33Z qg daemon mypy: earlier\n",
+        )
+        .unwrap();
+        let offset = slot.log_len();
+        let more = "2026-11-26T14:33:34Z qg daemon mypy: starting the tool (started)\ndmypy: follow-imports=silent not supported\n2026-11-26T14:33:34Z qg daemon guard: dmypy ended (exit status: 1)\n";
+        let mut text = std::fs::read_to_string(slot.log_file()).unwrap();
+        text.push_str(more);
+        std::fs::write(slot.log_file(), text).unwrap();
+        assert_eq!(
+            slot.tool_words_since(offset).as_deref(),
+            Some("dmypy: follow-imports=silent not supported")
+        );
+        assert_eq!(slot.tool_words_since(slot.log_len()), None);
     }
 }

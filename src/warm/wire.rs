@@ -13,7 +13,7 @@ use super::transport::{self, Connection};
 use crate::violation::Violation;
 
 /// The version of what runs and daemons say; part of the socket's name.
-pub(crate) const PROTOCOL: u32 = 1;
+pub(crate) const PROTOCOL: u32 = 2;
 
 /// A run's (or a control command's) request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,6 +152,12 @@ pub(crate) struct Status {
     pub(crate) idle_s: u64,
     /// Resident memory of the daemon and its tool's processes, in KiB.
     pub(crate) rss_kib: u64,
+    /// Comparisons with a cold run that agreed since it started.
+    #[serde(default)]
+    pub(crate) agreed: u64,
+    /// When the last one did (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_agreed: Option<String>,
 }
 
 /// Sends `request` to the daemon at `socket` and waits up to `timeout` for

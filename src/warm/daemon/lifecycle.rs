@@ -16,6 +16,7 @@ use crate::warm::context::Context;
 use crate::warm::engine::Engine;
 use crate::warm::key::DaemonKey;
 use crate::warm::record::Phase;
+use crate::warm::standing::{self, Cause};
 use crate::workspace::Workspace;
 
 /// Restarts of a tool within [`RESTART_WINDOW`] after which it gives up.
@@ -32,12 +33,37 @@ pub(super) fn start_engine(shared: &Arc<Shared>, why: &str) {
     if shared.stopping.load(Ordering::SeqCst) {
         return;
     }
+    if let Some(standing) = drifted_before(shared) {
+        // Trust lost for this key stays lost: a tool started again passes
+        // its self-check and drifts again at the next edit of that kind.
+        drop(engine);
+        shared.log(&format!("not starting the tool: {}", standing.describe()));
+        let Cause::Drifted { distrust } = standing.cause else {
+            return;
+        };
+        shared.set_phase(Phase::Untrusted, |live| {
+            live.record.digest = standing.key;
+            live.record.verified = None;
+            live.record.distrust = Some(distrust);
+            live.record.engine_group = None;
+        });
+        return;
+    }
     shared.log(&format!("starting the tool ({why})"));
     let started = Instant::now();
     match launch(shared) {
         Ok((held, key)) => {
             let ms = started.elapsed().as_millis() as u64;
             let group = held.engine.group();
+            let compare_all = weaker_because(&held, &shared.options.gate);
+            if let Some(why) = &compare_all {
+                shared.log(&format!("every answer is compared with a cold run: {why}"));
+            }
+            {
+                let mut live = lock(&shared.live);
+                live.since_start = 0;
+                live.compare_all = compare_all;
+            }
             *engine = Some(held);
             drop(engine);
             let digest = key.digest();
@@ -58,18 +84,61 @@ pub(super) fn start_engine(shared: &Arc<Shared>, why: &str) {
                 live.record.engine_group = Some(group);
                 live.record.error = None;
             });
-            if !trusted {
-                checking::compare(shared, Compare::Whole);
+            match trusted {
+                true => standing::clear_refusal(&shared.root, &shared.options.gate),
+                false => checking::compare(shared, Compare::Whole),
             }
         }
         Err(why) => {
             shared.log(&format!("failed: {why}"));
+            let key = current_key(shared).map(|k| k.digest()).unwrap_or_default();
+            let refused = Cause::Refused {
+                reason: why.clone(),
+            };
+            if let Err(e) = standing::record(&shared.root, &shared.options.gate, &key, refused) {
+                shared.log(&format!("cannot record why: {e}"));
+            }
             shared.set_phase(Phase::Failed, |live| {
                 live.record.error = Some(why);
                 live.record.engine_group = None;
             });
         }
     }
+}
+
+/// Why every answer of the tool is compared with a cold run, when its
+/// config sets a key its daemon is known to be weaker with
+/// (`verify_all_when`: dmypy with `plugins`).
+fn weaker_because(held: &Held, gate: &str) -> Option<String> {
+    let gate = held.config.gates.get(gate)?;
+    let spec = gate.daemon.as_ref()?;
+    let sources = &gate.selection.as_ref()?.config;
+    let found = crate::tool_config::first_section(&held.ws.root, sources).ok()??;
+    spec.verify_all_when
+        .iter()
+        .find(|key| {
+            !found.section.strings_at(key).is_empty() || found.section.flag(key) == Some(true)
+        })
+        .map(|key| format!("{} sets `{key}`", found.label))
+}
+
+/// The key the tool would start with now, when the config loads.
+fn current_key(shared: &Shared) -> Option<DaemonKey> {
+    let ws = Workspace::discover(&shared.root).ok()?;
+    let config = config::load(&ws.root, shared.options.config.as_deref()).ok()?;
+    let gate = config.gates.get(&shared.options.gate)?;
+    Some(DaemonKey::now(
+        &ws.root,
+        &config,
+        gate,
+        &Toolbox::from_env(&ws.root),
+    ))
+}
+
+/// The drift found earlier for the key the tool would start with now.
+fn drifted_before(shared: &Shared) -> Option<standing::Standing> {
+    let key = current_key(shared)?.digest();
+    standing::for_key(&shared.root, &shared.options.gate, &key).filter(|s| s.drifted())
 }
 
 /// Loads the project and config, starts the engine, makes the first pass.
@@ -94,12 +163,34 @@ fn launch(shared: &Shared) -> Result<(Held, DaemonKey), String> {
 /// Starts the engine and makes its first full pass (stopping it when the
 /// pass fails).
 fn start_and_pass(ctx: &Context<'_>, deadline: Instant) -> Result<Engine, String> {
-    let mut engine = Engine::start(ctx, deadline)?;
+    let offset = ctx.slot.log_len();
+    // The tool's own words say why it failed (dmypy refuses some
+    // settings): they go with qg's, to the console and the status.
+    let in_its_words = |why: String| match ctx.slot.tool_words_since(offset) {
+        Some(words) => format!("{why}; it said: {words}"),
+        None => why,
+    };
+    let mut engine = Engine::start(ctx, deadline).map_err(in_its_words)?;
     if let Err(why) = engine.first_pass(ctx, deadline) {
         engine.stop(ctx);
-        return Err(why);
+        return Err(in_its_words(why));
     }
     Ok(engine)
+}
+
+/// Stops the tool (on a thread of its own: a check may hold it), for a
+/// daemon that will not answer again with this key.
+pub(super) fn stop_engine(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        let mut engine = lock(&shared.engine);
+        if let Some(mut held) = engine.take() {
+            held.with(&shared, |engine, ctx| engine.stop(ctx));
+            shared.log("stopped the tool");
+        }
+        drop(engine);
+        lock(&shared.live).record.engine_group = None;
+    });
 }
 
 /// Why the tool starts again.

@@ -59,6 +59,8 @@ pub(crate) struct ServeOptions {
 const WATCH: Duration = Duration::from_millis(250);
 /// How often it computes its key again.
 const KEY_EVERY: Duration = Duration::from_secs(2);
+/// How long a daemon whose tool failed stays, at most.
+const FAILED_LINGER: Duration = Duration::from_secs(60);
 
 /// Runs the daemon until it stops. Returns at once (with `Ok`) when a
 /// daemon for this gate is already alive.
@@ -118,10 +120,15 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
             restarts: Vec::new(),
             idle_timeout,
             verify_every,
+            since_start: 0,
+            verify_first: spec.verify_first,
+            compare_all: None,
             comparing_since: None,
             inconclusive: 0,
             checked_ms: None,
             notice: None,
+            agreed: 0,
+            last_agreed: None,
         }),
         phase_changed: Condvar::new(),
         engine: Mutex::new(None),
@@ -208,13 +215,22 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
         // timeout, and so did a low-priority self-check: the daemon
         // stopped before it served).
         let starting = matches!(phase, Phase::Starting | Phase::Restarting | Phase::Checking);
+        // A daemon whose tool failed serves nothing: it stays only long
+        // enough for a start waiting on it, and the status, to hear why
+        // (the standing file keeps the reason after).
+        let timeout = match phase {
+            Phase::Failed => timeout.min(FAILED_LINGER),
+            _ => timeout,
+        };
         if idle > timeout && !starting {
             return stop(shared, &format!("idle for {}s", idle.as_secs()));
         }
         if let Some(owner) = owner.filter(|pid| !super::procfs::alive(*pid)) {
             return stop(shared, &format!("its owner (pid {owner}) is gone"));
         }
-        if !matches!(phase, Phase::Ready | Phase::Checking) {
+        // An untrusted daemon watches its key too: a new tool or new
+        // settings earn trust again.
+        if !matches!(phase, Phase::Ready | Phase::Checking | Phase::Untrusted) {
             continue;
         }
         if key_checked.elapsed() >= KEY_EVERY {

@@ -24,6 +24,12 @@ pub(super) fn check(shared: &Arc<Shared>, key: &str, report: &[String], verify: 
         true => None,
         false => lock(&shared.live).notice.take(),
     };
+    // An untrusted daemon's notice already says the gate answers cold.
+    if let Some(notice) = &notice {
+        if lock(&shared.live).record.phase == Phase::Untrusted {
+            return unavailable(notice.clone(), true);
+        }
+    }
     let reply = answer(shared, key, report, verify);
     match notice {
         Some(notice) => with_notice(reply, notice),
@@ -90,7 +96,7 @@ fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
                 .map(|d| d.describe())
                 .unwrap_or_default();
             Some(unavailable(
-                format!("its daemon is untrusted: {why}; the gate runs cold until the daemon starts again (`qg daemon stop`, then `qg daemon start`)"),
+                format!("its daemon is untrusted for this tool and config: {why}; the gate answers cold until its tool or settings change"),
                 true,
             ))
         }
@@ -111,13 +117,18 @@ fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
     })
 }
 
-/// One more warm answer: every `verify_every`th is compared with a cold
-/// run of its files, in the background.
+/// One more warm answer: compared with a cold run of its files, in the
+/// background, when it is every `verify_every`th, among the first
+/// `verify_first` since the tool started, or the tool's config makes it
+/// weaker (then every one is).
 fn counted(shared: &Shared, report: &[String]) {
     let sample = {
         let mut live = lock(&shared.live);
         live.checks += 1;
-        live.verify_every > 0 && live.checks.is_multiple_of(live.verify_every as u64)
+        live.since_start += 1;
+        let nth = live.verify_every > 0 && live.checks.is_multiple_of(live.verify_every as u64);
+        let early = live.since_start <= live.verify_first as u64;
+        nth || early || live.compare_all.is_some()
     };
     if sample {
         checking::compare(shared, Compare::Sample(report));
@@ -202,5 +213,7 @@ pub(super) fn status(shared: &Shared) -> Status {
         checks: live.checks,
         idle_s: live.last_activity.elapsed().as_secs(),
         rss_kib,
+        agreed: live.agreed,
+        last_agreed: live.last_agreed.clone(),
     }
 }

@@ -51,6 +51,13 @@ pub(super) struct Live {
     pub(super) idle_timeout: Duration,
     /// Every this many warm answers, one is compared with a cold run.
     pub(super) verify_every: usize,
+    /// Warm answers given since the tool last started.
+    pub(super) since_start: u64,
+    /// The first this many after each start are all compared.
+    pub(super) verify_first: usize,
+    /// Why every answer is compared, when the tool's config makes it
+    /// weaker (`plugins` set).
+    pub(super) compare_all: Option<String>,
     /// A comparison was asked for and has not told how it came out.
     pub(super) comparing_since: Option<Instant>,
     /// Comparisons in a row that could not conclude.
@@ -59,6 +66,11 @@ pub(super) struct Live {
     pub(super) checked_ms: Option<u64>,
     /// A warm answer given earlier was found wrong: told to the next run.
     pub(super) notice: Option<String>,
+    /// Comparisons with a cold run that agreed since the daemon started
+    /// (its self-checks, samples and confirmations).
+    pub(super) agreed: u64,
+    /// When the last one did (RFC 3339, UTC).
+    pub(super) last_agreed: Option<String>,
 }
 
 /// A running engine with the project and config it runs under.

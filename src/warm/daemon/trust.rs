@@ -1,21 +1,21 @@
 //! How a comparison of the daemon's answers with a cold run moves its
 //! trust. Agreement after a first full pass: the daemon serves. A
-//! difference then: it is untrusted — runs answer the gate cold and say
-//! why — until its key changes or it is started again (a fresh tool that
-//! disagrees is a difference of settings, which a restart does not mend).
-//! A difference found later, after warm answers were given (a sampled
-//! comparison, `--verify`): the next run is told those answers may have
-//! been wrong, and the tool starts again (its incremental state went
-//! stale), to serve once a new self-check agrees.
+//! difference, then or later (a sampled comparison, `--verify`, a failing
+//! answer confirmed cold): it is untrusted for its key, for good — runs
+//! answer the gate cold and say why, across daemons (see
+//! [`crate::warm::standing`]), until the tool or its settings change. A
+//! difference after warm answers were given also tells the next run those
+//! answers may have been wrong.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::checking;
-use super::lifecycle::{self, Restart};
+use super::lifecycle;
 use super::shared::{lock, Shared};
 use crate::warm::checker::Compare;
 use crate::warm::record::{Comparison, Distrust, Phase};
+use crate::warm::standing;
 
 /// Comparisons in a row that could not conclude before the daemon stops
 /// trying and calls itself failed (it answers cold until it is started
@@ -38,12 +38,15 @@ fn agreed(shared: &Shared, compared: &str, since: Option<std::time::Instant>) {
     let phase = {
         let mut live = lock(&shared.live);
         live.inconclusive = 0;
+        live.agreed += 1;
+        live.last_agreed = Some(crate::warm::record::now_rfc3339());
         live.record.phase
     };
     shared.log(&format!("its answers for {compared} equal a cold run's"));
     if phase != Phase::Checking {
         return;
     }
+    standing::clear_refusal(&shared.root, &shared.options.gate);
     let took = since.map(|s| s.elapsed().as_millis() as u64);
     shared.set_phase(Phase::Ready, |live| {
         live.record.verified = Some(live.record.digest.clone());
@@ -52,34 +55,39 @@ fn agreed(shared: &Shared, compared: &str, since: Option<std::time::Instant>) {
     });
 }
 
+/// A difference is never forgiven for this key: a tool started again
+/// passed its self-check and drifted again at the next edit of the same
+/// kind (dmypy with the pydantic plugin). The gate answers cold until its
+/// tool or settings change — remembered beyond this daemon — and the tool
+/// stops, its memory freed. Answers already given: the next run hears
+/// they may have been wrong.
 fn differed(shared: &Arc<Shared>, distrust: Distrust) {
-    let phase = lock(&shared.live).record.phase;
-    shared.log(&format!("untrusted: {}", distrust.describe()));
+    let (phase, key) = {
+        let live = lock(&shared.live);
+        (live.record.phase, live.record.digest.clone())
+    };
+    shared.log(&format!(
+        "untrusted for good for this key: {}",
+        distrust.describe()
+    ));
     let gate = shared.options.gate.clone();
-    match phase {
-        // Answers were given: the next run hears they may have been wrong,
-        // and a fresh tool is checked again before it serves.
-        Phase::Ready => {
-            {
-                let mut live = lock(&shared.live);
-                live.record.verified = None;
-                live.record.distrust = Some(distrust.clone());
-                live.notice = Some(format!(
-                    "the last warm answers of {gate} may have been wrong: {}; its tool starts again and is compared once more before it answers",
-                    distrust.describe()
-                ));
-            }
-            lifecycle::restart(
-                shared,
-                "its answer differed from a cold run",
-                Restart::Trouble,
-            );
-        }
-        _ => shared.set_phase(Phase::Untrusted, |live| {
-            live.record.verified = None;
-            live.record.distrust = Some(distrust);
-        }),
+    let drifted = standing::Cause::Drifted {
+        distrust: distrust.clone(),
+    };
+    if let Err(e) = standing::record(&shared.root, &gate, &key, drifted) {
+        shared.log(&format!("cannot remember the drift: {e}"));
     }
+    shared.set_phase(Phase::Untrusted, |live| {
+        live.record.verified = None;
+        live.record.distrust = Some(distrust.clone());
+        if phase == Phase::Ready {
+            live.notice = Some(format!(
+                "the last warm answers of {gate} may have been wrong: {}; it answers cold until its tool or settings change",
+                distrust.describe()
+            ));
+        }
+    });
+    lifecycle::stop_engine(shared);
 }
 
 /// A comparison that could not conclude (files changed meanwhile, the cold
