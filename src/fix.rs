@@ -54,13 +54,39 @@ pub(crate) struct FixReport {
 }
 
 impl FixReport {
-    /// Violations gone between the two checks (0 with `--diff`).
+    /// Violations gone from the files the fixers changed, between the two
+    /// checks (0 with `--diff`). Only those files count: the two checks may
+    /// cover different files (the one after records state; an `auto` scope
+    /// may move), and a total over both once said "fixed 241" of 2.
+    /// Findings are matched by gate, file, rule and message — a fix moves
+    /// the lines below it.
     pub(crate) fn fixed(&self) -> usize {
-        let count = |r: &RunReport| r.gates.iter().map(|g| g.violations.len()).sum::<usize>();
-        match &self.after {
-            Some(after) => count(&self.before).saturating_sub(count(after)),
-            None => 0,
-        }
+        let Some(after) = &self.after else {
+            return 0;
+        };
+        let changed: BTreeSet<&str> = self.changed.iter().map(String::as_str).collect();
+        let tally = |report: &RunReport| {
+            let mut counts: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
+            for gate in &report.gates {
+                for v in &gate.violations {
+                    let Some(file) = v.file.as_deref().filter(|f| changed.contains(f)) else {
+                        continue;
+                    };
+                    let key = (
+                        gate.id.clone(),
+                        file.to_string(),
+                        v.code.clone().unwrap_or_default(),
+                        v.message.clone(),
+                    );
+                    *counts.entry(key).or_default() += 1;
+                }
+            }
+            counts
+        };
+        let (then, now) = (tally(&self.before), tally(after));
+        then.iter()
+            .map(|(key, n)| n.saturating_sub(now.get(key).copied().unwrap_or(0)))
+            .sum()
     }
 
     /// The `qg fix --format json` document (schema: `schemas/fix.json`):

@@ -210,3 +210,28 @@ fn findings_the_baseline_knows_are_fixed_too() {
         run.stdout
     );
 }
+
+/// "fixed N" counts the findings gone from the files the fixers changed,
+/// never the difference of two checks' totals: here mypy, following the
+/// unused import ruff removes, reported two findings of the imported
+/// module before the fix and none after — which once read "fixed 3".
+#[test]
+fn fixed_counts_only_what_the_fixers_removed_from_the_files_they_changed() {
+    let project = Project::fixture("dirty");
+    project.write("pkg/uses.py", "import pkg.typing_errors\n");
+    let run = project.qg_with_tools(&["fix", "pkg/uses.py", "--format", "json", "--no-progress"]);
+    run.assert_code(0);
+    let json = run.json();
+    assert_eq!(json["changed_files"], serde_json::json!(["pkg/uses.py"]));
+    assert_eq!(json["fixed"], 1, "{json}");
+    let quiet = project.qg_with_tools(&["fix", "pkg/lint.py", "--quiet", "--no-progress"]);
+    quiet.assert_code(1);
+    assert_eq!(quiet.stdout.lines().count(), 2, "{}", quiet.stdout);
+    assert!(
+        quiet
+            .stdout
+            .starts_with("🔧 fixed 1 violation in 1 file (pkg/lint.py)\n❌ "),
+        "{}",
+        quiet.stdout
+    );
+}

@@ -72,12 +72,12 @@ fn write(args: BaselineArgs) -> Result<i32, QgError> {
     let observer = TerminalObserver::new(!args.no_progress, false);
     let written = run::write_baseline(&options, &observer)?;
     drop(observer);
-    println!(
-        "qg: {BASELINE_FILE} holds {} known violations of {} gates ({}); commit it",
+    super::print_stdout(&format!(
+        "qg: {BASELINE_FILE} holds {} known violations of {} gates ({}); commit it\n",
         thousands(written.entries),
         written.gates,
         summary_line(&written.report)
-    );
+    ));
     Ok(0)
 }
 
@@ -92,15 +92,15 @@ fn check(args: BaselineArgs) -> Result<i32, QgError> {
             "there is no {BASELINE_FILE}; `qg baseline write` creates one"
         )));
     };
-    println!("{}", summary_line(&report));
+    super::print_stdout(&format!("{}\n", summary_line(&report)));
     if summary.fixed > 0 {
-        println!(
+        super::print_stdout(&format!(
             "qg: {BASELINE_FILE} is stale: {} of its entries are fixed; \
-             `qg baseline write` (or a local `qg run` over those files) drops them",
+             `qg baseline write` (or a local `qg run` over those files) drops them\n",
             thousands(summary.fixed)
-        );
+        ));
         return Ok(1);
     }
-    println!("qg: {BASELINE_FILE} is up to date");
+    super::print_stdout(&format!("qg: {BASELINE_FILE} is up to date\n"));
     Ok(0)
 }

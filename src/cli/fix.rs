@@ -30,6 +30,9 @@ pub(super) struct FixArgs {
     /// No live progress display.
     #[arg(long)]
     no_progress: bool,
+    /// Print only what was fixed and the check's summary line.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -73,7 +76,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
         (fixed, _) => fixed?,
     };
     let text = match args.format {
-        FixFormat::Human => human(&report),
+        FixFormat::Human => human(&report, args.quiet),
         FixFormat::Json => json(&report),
     };
     print_stdout(&text);
@@ -82,7 +85,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
 
 /// `🔧 fixed 12 violations in 3 files (a.py, b.py, c.py); ❌ …` then the
 /// check after fixing, as `qg run` prints it.
-fn human(report: &FixReport) -> String {
+fn human(report: &FixReport, quiet: bool) -> String {
     let mut out = String::new();
     for error in &report.errors {
         out.push_str(&format!("qg: fix failed: {error}\n"));
@@ -100,7 +103,10 @@ fn human(report: &FixReport) -> String {
     };
     let fixed = plural(report.fixed(), "violation");
     out.push_str(&format!("🔧 fixed {fixed} {files}\n"));
-    out.push_str(&report::render(after, Format::Human, false));
+    match quiet {
+        true => out.push_str(&format!("{}\n", report::summary::summary_line(after))),
+        false => out.push_str(&report::render(after, Format::Human, false)),
+    }
     out
 }
 
