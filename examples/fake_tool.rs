@@ -9,6 +9,8 @@
 //!   child, then sleeps: a tool whose tree a timeout must kill whole.
 //! - `fake_tool serve READY FILE`: creates READY, then beats FILE — a
 //!   daemon's long-running tool.
+//! - `fake_tool touch FILE`: creates FILE and exits 0 — a gate whose run a
+//!   test can see afterwards.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -29,6 +31,7 @@ fn main() {
             // timeout kills the whole tree, which is what a test checks.
             let _ = child.wait();
         }
+        "touch" => std::fs::write(arg(1), "ran").expect("the file is written"),
         "serve" => {
             std::fs::write(arg(1), "ready").expect("the ready file is written");
             beat(Path::new(arg(2)));

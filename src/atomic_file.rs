@@ -5,6 +5,25 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
+/// An exclusive advisory lock on a file of its own, held until dropped
+/// (or until the process dies): one read-modify-write at a time.
+pub(crate) struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    /// Waits for the lock at `path` (created when missing).
+    pub(crate) fn acquire(path: &Path) -> std::io::Result<Lock> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        file.lock()?;
+        Ok(Lock { _file: file })
+    }
+}
+
 /// Writes `bytes` to a temp file beside `path` (`.<name>.XXXXXX.tmp`),
 /// fsyncs it, renames it over `path`, and fsyncs the directory. The file
 /// keeps its permissions; a new one is `rw-r--r--` like any file a user

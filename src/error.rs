@@ -58,13 +58,17 @@ pub enum QgError {
     /// The run was cancelled from outside (an MCP client): its tools were
     /// killed and nothing was recorded.
     Cancelled,
+    /// An automatic context (`qg lsp`, `qg mcp`, `qg watch`) in a
+    /// repository whose commands the user has not trusted: why, naming
+    /// `qg trust`.
+    Untrusted(String),
 }
 
 impl fmt::Display for QgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             QgError::Config(e) => write!(f, "invalid config: {e}"),
-            QgError::Usage(m) | QgError::Git(m) => f.write_str(m),
+            QgError::Usage(m) | QgError::Git(m) | QgError::Untrusted(m) => f.write_str(m),
             QgError::Io { context, source } => write!(f, "{context}: {source}"),
             QgError::Internal(m) => write!(f, "{m} (a bug in qg; please report it)"),
             QgError::Cancelled => {
@@ -79,7 +83,11 @@ impl std::error::Error for QgError {
         match self {
             QgError::Config(e) => Some(e),
             QgError::Io { source, .. } => Some(source),
-            QgError::Usage(_) | QgError::Git(_) | QgError::Internal(_) | QgError::Cancelled => None,
+            QgError::Usage(_)
+            | QgError::Git(_)
+            | QgError::Internal(_)
+            | QgError::Cancelled
+            | QgError::Untrusted(_) => None,
         }
     }
 }

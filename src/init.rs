@@ -202,7 +202,7 @@ fn append_table(path: &Path, existing: &str, table: &str) -> Result<(), QgError>
 
 /// Looks at the project without changing anything.
 pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
-    let default = config::parse(EMBEDDED_DEFAULT, "<embedded default>")?;
+    let default = config::parse(EMBEDDED_DEFAULT, config::EMBEDDED_ORIGIN)?;
     let pyproject = read_toml(&root.join("pyproject.toml"));
     let setup_cfg = std::fs::read_to_string(root.join("setup.cfg")).unwrap_or_default();
     let ctx = Toolbox::from_env(root);

@@ -41,6 +41,7 @@ pub mod state;
 pub mod suggest;
 pub mod tool_config;
 pub mod tools;
+pub mod trust;
 pub mod violation;
 pub mod warm;
 pub mod watch;

@@ -172,6 +172,11 @@ fn run(command: &str, cwd: &Path) -> (String, i32) {
         .env_remove("VIRTUAL_ENV")
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
+        // A reader's machine trusts nothing yet: the examples' own store.
+        .env(
+            "QG_TRUST_FILE",
+            std::env::temp_dir().join(format!("qg-docs-trust-{}.json", std::process::id())),
+        )
         .envs(git_identity())
         .output()
         .unwrap();

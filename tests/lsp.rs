@@ -19,6 +19,7 @@ use common::{repo_dir, tools_venv};
 #[test]
 fn pytest_lsp_flows() {
     let venv = tools_venv();
+    let trust = tempfile::tempdir().unwrap();
     let out = Command::new(venv.join("bin/python"))
         .args([
             "-m",
@@ -31,6 +32,8 @@ fn pytest_lsp_flows() {
         .current_dir(repo_dir())
         .env("QG_BIN", env!("CARGO_BIN_EXE_qg"))
         .env("QG_TOOLS_VENV", &venv)
+        // What the tests trust stays out of the user's data directory.
+        .env("QG_TRUST_FILE", trust.path().join("trust.json"))
         .output()
         .unwrap();
     assert!(
@@ -99,7 +102,7 @@ fn what_the_server_cannot_read_gets_an_error_reply_and_stdout_carries_frames_onl
     ] {
         input.extend(frame(&serde_json::to_vec(&message).unwrap()));
     }
-    let mut child = common::qg_server(project.path(), "lsp");
+    let mut child = common::qg_server(&project, "lsp");
     child.stdin.take().unwrap().write_all(&input).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(

@@ -12,7 +12,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -21,16 +21,17 @@ use serde_json::{json, Value};
 
 /// Runs the plan's steps in one client session against `qg mcp` in
 /// `project`; one result per step.
-fn drive(project: &Path, plan: Value) -> Vec<Value> {
+fn drive(project: &Project, plan: Value) -> Vec<Value> {
     let venv = tools_venv();
     let python = venv.join("bin/python");
     let client = repo_dir().join("tests/mcp/client.py");
     let out = Command::new(&python)
         .arg(&client)
         .arg(env!("CARGO_BIN_EXE_qg"))
-        .arg(project)
+        .arg(project.path())
         .arg(plan.to_string())
         .env("VIRTUAL_ENV", &venv)
+        .env("QG_TRUST_FILE", project.trust_file())
         .output()
         .unwrap();
     assert!(
@@ -82,7 +83,7 @@ fn violations(report: &Value) -> Vec<Value> {
 fn every_tool_is_listed_with_valid_schemas_and_answers_as_the_cli_does() {
     let project = Project::fixture("dirty");
     let results = drive(
-        project.path(),
+        &project,
         json!([
             {"op": "list_tools"},
             call("run_gates", json!({"scope": "project", "max_violations": 3, "no_state": true})),
@@ -195,7 +196,7 @@ fn every_tool_is_listed_with_valid_schemas_and_answers_as_the_cli_does() {
 fn long_runs_report_progress_per_gate() {
     let project = Project::fixture("dirty");
     let results = drive(
-        project.path(),
+        &project,
         json!([call("run_gates", json!({"scope": "project"}))]),
     );
     fitting(&results[0]);
@@ -227,7 +228,7 @@ fn long_runs_report_progress_per_gate() {
 fn bad_arguments_are_tool_errors_and_an_unknown_tool_is_a_protocol_error() {
     let project = Project::fixture("dirty");
     let results = drive(
-        project.path(),
+        &project,
         json!([
             call("run_gates", json!({"scop": "project"})),
             call("run_gates", json!({"scope": "everything"})),
@@ -308,6 +309,7 @@ echo '[]'"#;
         ),
     );
     project.git_init();
+    project.trust();
     project
 }
 
@@ -334,7 +336,7 @@ fn a_cancelled_call_kills_its_tool_tree_records_nothing_and_the_server_goes_on()
     let project = sleeping_gate_project(60);
     let started = Instant::now();
     let results = drive(
-        project.path(),
+        &project,
         json!([
             {"op": "cancel", "tool": "run_gates", "arguments": {"gates": ["slow"]},
              "when_file": project.path().join("slow.pid")},
@@ -371,7 +373,7 @@ fn a_cancelled_call_kills_its_tool_tree_records_nothing_and_the_server_goes_on()
 fn two_calls_at_once_run_side_by_side() {
     let project = sleeping_gate_project(1);
     let results = drive(
-        project.path(),
+        &project,
         json!([{"op": "concurrent", "calls": [
             {"tool": "run_gates", "arguments": {"gates": ["slow"], "scope": "project", "no_state": true}},
             {"tool": "run_gates", "arguments": {"gates": ["other"], "scope": "project", "no_state": true}},
@@ -412,7 +414,8 @@ fn stdout_is_the_protocol_alone() {
         ".st3/quality.yaml",
         &common::one_gate_config("[\"bin/noisy\"]", ""),
     );
-    let mut server = common::qg_server(project.path(), "mcp");
+    project.trust();
+    let mut server = common::qg_server(&project, "mcp");
     let mut input = server.stdin.take().unwrap();
     let messages = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -453,7 +456,7 @@ fn with_a_baseline_only_new_violations_are_listed_and_the_known_ones_counted() {
     project.qg_with_tools(&["baseline", "write"]).assert_code(0);
     project.write("pkg/extra.py", "import os\n");
     let results = drive(
-        project.path(),
+        &project,
         json!([
             call("run_gates", json!({"scope": "project", "no_state": true})),
             call(
@@ -486,7 +489,7 @@ fn fix_changes_exactly_the_failing_files_in_scope_and_reports_what_is_left() {
     let project = Project::fixture("dirty");
     let untouched = std::fs::read(project.path().join("pkg/badformat.py")).unwrap();
     let results = drive(
-        project.path(),
+        &project,
         json!([call("fix", json!({"paths": ["pkg/lint.py"]}))]),
     );
     let fixed = fitting(&results[0]);
@@ -525,7 +528,7 @@ fn run_gates_is_answered_by_live_daemons() {
     };
     assert!(qg(&["daemon", "start"]).status.success());
     let answers = drive(
-        project.path(),
+        &project,
         json!([call(
             "run_gates",
             json!({"scope": "project", "no_state": true})
@@ -537,4 +540,51 @@ fn run_gates_is_answered_by_live_daemons() {
     let warm = common::warm_gate_ids(report);
     assert_eq!(warm, ["mypy", "pyright"], "{report}");
     assert_eq!(report["overall_pass"], true, "{report}");
+}
+
+/// An agent's call runs nothing of a repository the user has not trusted:
+/// every tool answers an error naming `qg trust` (with the official SDK),
+/// and the gate that would create a file never runs; trusted, it does.
+#[test]
+fn an_untrusted_repository_answers_every_call_with_an_error_naming_qg_trust() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let marker = project.path().with_extension("ran");
+    project.write(
+        ".st3/quality.yaml",
+        &common::one_gate_config(
+            &format!(
+                "[\"sh\", \"-c\", \"touch {}; echo '[]'\"]",
+                marker.display()
+            ),
+            "",
+        ),
+    );
+    project.git_init();
+    let results = drive(
+        &project,
+        json!([
+            call("run_gates", json!({"scope": "project", "no_state": true})),
+            call("explain_gate", json!({"gate": "fake"})),
+        ]),
+    );
+    for answer in &results {
+        let error = tool_error(answer);
+        assert!(
+            error.contains("is not trusted: qg would run the gate commands of .st3/quality.yaml; read them, then run `qg trust` there"),
+            "{error}"
+        );
+    }
+    assert!(!marker.exists(), "an untrusted gate ran");
+    project.trust();
+    let results = drive(
+        &project,
+        json!([call(
+            "run_gates",
+            json!({"scope": "project", "no_state": true})
+        )]),
+    );
+    assert_eq!(fitting(&results[0])["overall_pass"], true, "{}", results[0]);
+    assert!(marker.exists());
+    let _ = std::fs::remove_file(&marker);
 }

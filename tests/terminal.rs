@@ -81,3 +81,25 @@ fn quiet_and_verbose_conflict() {
     let run = qg(&failing_project(), &["--quiet", "--verbose"], false);
     run.assert_fails_with(2, "cannot be used with");
 }
+
+/// A reader that goes away (`qg completions bash | head -3`) is no error
+/// of qg's: no panic, exit 0, whatever the command writes.
+#[test]
+fn a_closed_pipe_on_stdout_is_quietly_the_end() {
+    let project = common::Project::empty();
+    for args in [&["completions", "bash"][..], &["completions", "fish"][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(args)
+            .current_dir(project.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before qg writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

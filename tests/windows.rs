@@ -490,3 +490,45 @@ fn a_killed_daemon_takes_its_tool_with_it() {
         "the daemon's tool outlived the daemon"
     );
 }
+
+/// Workspace trust on Windows: the record lives in `%APPDATA%\qg\
+/// trust.json` (never in the repository); `qg watch` runs nothing of an
+/// untrusted repository, and runs once it is trusted.
+#[test]
+fn trust_is_kept_in_appdata_and_an_untrusted_repository_runs_nothing() {
+    let beat = tempfile::tempdir().unwrap();
+    let marker = beat.path().join("ran");
+    let config = format!(
+        "version: \"1\"\nactive_gates: [lint]\ngates:\n  lint:\n    execution: {{command: [{tool:?}, \"touch\", {marker:?}]}}\n    parsing: {{strategy: exit_code}}\n",
+        tool = fake_tool().display().to_string(),
+        marker = marker.display().to_string(),
+    );
+    let project = Project::new(&[("a.py", "x = 1\n"), (".st3/quality.yaml", &config)]);
+    let appdata = tempfile::tempdir().unwrap();
+    let qg = |args: &[&str]| {
+        project
+            .command(args, &system_path())
+            .env("APPDATA", appdata.path())
+            .env_remove("QG_TRUST_FILE")
+            .output()
+            .unwrap()
+    };
+    let refused = qg(&["watch", "--format", "json"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("is not trusted") && stderr.contains("qg trust"),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "an untrusted gate ran");
+    let trusted = qg(&["trust"]);
+    assert!(trusted.status.success(), "{trusted:?}");
+    let store = appdata.path().join("qg").join("trust.json");
+    let text = std::fs::read_to_string(&store).unwrap();
+    assert!(text.contains("\"digest\""), "{text}");
+    let listed = qg(&["trust", "--list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).starts_with("1 trusted ("),
+        "{listed:?}"
+    );
+}

@@ -25,6 +25,7 @@ mod output;
 mod progress;
 mod run;
 mod state;
+mod trust;
 mod watch;
 
 use std::io::Write;
@@ -84,6 +85,10 @@ enum Command {
     /// Run the gates on every save: one screen redrawn per pass (or one
     /// JSON report per line), the type checkers kept warm meanwhile.
     Watch(watch::WatchArgs),
+    /// Let `qg lsp`, `qg mcp` and `qg watch` run this repository's gate
+    /// commands as they are now (recorded in your data directory, never in
+    /// the repository); `--revoke` takes it back.
+    Trust(trust::TrustArgs),
     /// Keep the type checkers warm between runs: `qg run` asks a live
     /// daemon instead of starting the tool.
     Daemon {
@@ -143,10 +148,14 @@ pub fn main() -> i32 {
         Command::Mcp(args) => mcp::command(args),
         Command::Lsp(args) => lsp::command(args),
         Command::Daemon { action } => daemon::command(action),
+        Command::Trust(args) => trust::command(args),
         Command::Watch(args) => watch::command(args),
         Command::Completions { shell } => {
-            let mut stdout = std::io::stdout();
-            clap_complete::generate(shell, &mut Cli::command(), "qg", &mut stdout);
+            // Into memory first: clap_complete panics on a closed pipe
+            // (`qg completions bash | head`), which print_stdout takes.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "qg", &mut script);
+            print_stdout(&String::from_utf8_lossy(&script));
             Ok(0)
         }
     };
@@ -164,6 +173,8 @@ fn current_dir() -> Result<PathBuf, QgError> {
 }
 
 /// Writes to stdout, ignoring a closed pipe (`qg run | head`).
+/// Writes `text` to stdout; a reader that went away (`| head`) is no
+/// error of qg's: the rest is dropped, quietly.
 fn print_stdout(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());

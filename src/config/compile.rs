@@ -451,6 +451,7 @@ impl Compiler<'_> {
             search_paths,
             selection,
             tool_config,
+            executes: raw.executes,
         })
     }
 
@@ -686,7 +687,7 @@ fn with_builtin_gates(
     if let Some(gates) = raw.gates.take() {
         return (raw, gates, hashed.to_string());
     }
-    let builtin: RawConfig = yaml::from_str(super::EMBEDDED_DEFAULT, "<embedded default>")
+    let builtin: RawConfig = yaml::from_str(super::EMBEDDED_DEFAULT, super::EMBEDDED_ORIGIN)
         .expect("the embedded default is valid YAML of the schema");
     if raw.import_graph.is_none() {
         raw.import_graph = builtin.import_graph;

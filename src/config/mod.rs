@@ -28,11 +28,14 @@ pub const EMBEDDED_DEFAULT: &str = concat!(
 /// after a project part of its own.
 pub(crate) const DEFAULT_TOOLS: &str = include_str!("default/tools.yaml");
 
+/// The origin a config read from the embedded default says it came from.
+pub(crate) const EMBEDDED_ORIGIN: &str = "<embedded default>";
+
 /// The built-in `project_scope` globs, include and exclude, as the
 /// embedded default writes them: the one source `qg init` writes from, so
 /// that an initialised project checks what the default checks.
 pub(crate) fn default_project_globs() -> (Vec<String>, Vec<String>) {
-    let default = parse(EMBEDDED_DEFAULT, "<embedded default>")
+    let default = parse(EMBEDDED_DEFAULT, EMBEDDED_ORIGIN)
         .expect("the embedded default config is valid (a unit test loads it)");
     (
         default.project_scope.include_patterns().to_vec(),
@@ -77,7 +80,7 @@ pub(crate) fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgErr
             return Ok(config);
         }
     }
-    Ok(parse(EMBEDDED_DEFAULT, "<embedded default>")?)
+    Ok(parse(EMBEDDED_DEFAULT, EMBEDDED_ORIGIN)?)
 }
 
 /// Whether a `pyproject.toml` text has a `[tool.qg]` table (`false` when
@@ -207,7 +210,7 @@ mod tests {
 
     #[test]
     fn embedded_default_is_valid_and_has_the_four_gates() {
-        let config = parse(EMBEDDED_DEFAULT, "<embedded default>").unwrap();
+        let config = parse(EMBEDDED_DEFAULT, EMBEDDED_ORIGIN).unwrap();
         assert_eq!(
             config.active_gates,
             ["ruff_format", "ruff_check", "mypy", "pyright"]
@@ -217,6 +220,18 @@ mod tests {
             // A gate that fixes says how; one that cannot says how to re-check.
             assert_ne!(gate.fix_hint.is_some(), gate.rerun_hint.is_some(), "{id}");
         }
+    }
+
+    #[test]
+    fn a_tool_qg_table_needs_no_version_as_no_other_tools_table_does() {
+        let text = "[project]\nname = \"x\"\n\n[tool.qg]\nactive_gates = [\"ruff_check\"]\n";
+        let config = parse_pyproject(text, "pyproject.toml").unwrap().unwrap();
+        assert_eq!(config.active_gates, ["ruff_check"]);
+        let wrong = parse_pyproject(
+            "[tool.qg]\nversion = \"2\"\nactive_gates = []\n",
+            "pyproject.toml",
+        );
+        assert!(wrong.unwrap_err().to_string().contains("version"));
     }
 
     #[test]

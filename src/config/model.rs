@@ -188,6 +188,8 @@ pub struct Gate {
     /// change the verdict on any file, so the gate then checks its whole
     /// project scope.
     pub(crate) tool_config: Vec<ToolConfigFile>,
+    /// Keys of the tool's config naming project code it imports and runs.
+    pub(crate) executes: Vec<String>,
 }
 
 /// How a tool says it stopped before checking anything (`success.stopped`):

@@ -13,7 +13,8 @@ use crate::violation::Severity;
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfig {
-    /// The schema version: `"1"` (a bare `1` is accepted too).
+    /// The schema version: `"1"` (a bare `1` is accepted too); the default, as no other tool's table asks for one.
+    #[serde(default)]
     pub(crate) version: Version,
     /// The gates to run, by id, in report order. Each must be defined under `gates` (or be a built-in gate when `gates` is absent).
     pub(crate) active_gates: Vec<String>,
@@ -76,6 +77,13 @@ fn default_graph_types() -> Vec<String> {
 pub(crate) enum Version {
     Text(String),
     Number(u64),
+}
+
+impl Default for Version {
+    /// The one version there is.
+    fn default() -> Self {
+        Version::Text("1".to_string())
+    }
 }
 
 /// `project_scope`: the files of the project.
@@ -197,6 +205,9 @@ pub(crate) struct RawGate {
     /// The files the tool reads its settings from (its plugins' tables too): when one of them changes, committed or not, the gate checks its whole project scope on the next `auto` or `branch` run, as does a change of the tool itself.
     #[serde(default)]
     pub(crate) tool_config: Vec<RawToolConfigFile>,
+    /// Keys of the tool's own config (where `selection.config` says it lives) that name project code the tool imports and runs (mypy's `plugins`): a repository that sets one must be trusted (`qg trust`) before `qg lsp`, `qg mcp` or `qg watch` runs the gate.
+    #[serde(default)]
+    pub(crate) executes: Vec<String>,
 }
 
 /// One file a tool reads settings from (`tool_config`).

@@ -99,6 +99,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.push(settings_check(&workspace, &config));
+            checks.push(trust_check(&workspace, &config));
             checks.extend(stop_checks(&workspace, &config));
             checks.extend(import_checks(&workspace.root, &config));
             checks.extend(import_graph_checks(&workspace, &config));
@@ -221,6 +222,35 @@ fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
         checks.extend(missing_selected_paths(root, gate, &name));
     }
     checks
+}
+
+/// Whether `qg lsp`, `qg mcp` and `qg watch` may run the repository's
+/// commands (the command line always may: running it is the user's act).
+fn trust_check(workspace: &Workspace, config: &Config) -> Check {
+    let tools = Toolbox::from_env(&workspace.root);
+    match crate::trust::standing(workspace, config, &tools) {
+        crate::trust::Standing::NotNeeded => Check::new(
+            "trust",
+            Health::Ok,
+            "nothing of the repository's runs (the built-in config, tools from outside it): the editor and agents need no trust".to_string(),
+            None,
+        ),
+        crate::trust::Standing::Trusted => Check::new(
+            "trust",
+            Health::Ok,
+            format!(
+                "trusted: qg lsp, qg mcp and qg watch run {}",
+                crate::trust::Fingerprint::of(workspace, config, &tools).describe()
+            ),
+            None,
+        ),
+        crate::trust::Standing::Untrusted { why } => Check::new(
+            "trust",
+            Health::Warning,
+            format!("qg lsp, qg mcp and qg watch run nothing here: {why}"),
+            Some("read what would run, then: qg trust".to_string()),
+        ),
+    }
 }
 
 /// What would stop an active gate's tool before it checks anything.

@@ -80,8 +80,11 @@ fn invalid_packages(
             here = dir.rsplit_once('/').map(|(parent, _)| parent);
         }
     }
-    let first = invalid.iter().next()?.clone();
+    if invalid.is_empty() {
+        return None;
+    }
     let listed = shown(invalid.iter().cloned().collect());
+    let dirs = outermost(invalid.iter().map(String::as_str).collect());
     Some(Check::new(
         &format!("{} stops", gate.id),
         Health::Error,
@@ -89,7 +92,7 @@ fn invalid_packages(
             "{listed} holds an __init__.py but is no valid Python package name: {} stops before checking anything (`qg run` errors)",
             gate.name
         ),
-        Some(leave_out(gate, &first, selection)),
+        Some(leave_out(gate, &dirs, selection)),
     ))
 }
 
@@ -118,13 +121,22 @@ fn duplicate_modules(
         .filter(|(_, files)| files.len() > 1)
         .map(|(module, files)| (module, files.into_iter().collect()))
         .collect();
-    let (_, first_files) = twice.first()?;
-    let second = first_files[1];
+    if twice.is_empty() {
+        return None;
+    }
     let each: Vec<String> = twice
         .iter()
         .map(|(module, files)| format!("`{module}` is {}", files.join(" and ")))
         .collect();
-    let dir = second.rsplit_once('/').map_or(".", |(d, _)| d);
+    // Every module found twice at once: one round of the fix, not one per
+    // duplicate. Each keeps its first file; the others' directories go.
+    let dirs: Vec<&str> = outermost(
+        twice
+            .iter()
+            .flat_map(|(_, files)| files[1..].iter())
+            .map(|f| f.rsplit_once('/').map_or(".", |(d, _)| d))
+            .collect(),
+    );
     Some(Check::new(
         &format!("{} stops", gate.id),
         Health::Error,
@@ -135,9 +147,21 @@ fn duplicate_modules(
         ),
         Some(format!(
             "{}, or make the directories packages (an __init__.py in each)",
-            leave_out(gate, dir, selection)
+            leave_out(gate, &dirs, selection)
         )),
     ))
+}
+
+/// `dirs` without those under another of them, sorted.
+fn outermost(mut dirs: Vec<&str>) -> Vec<&str> {
+    dirs.sort_unstable();
+    dirs.dedup();
+    let all = dirs.clone();
+    dirs.retain(|d| {
+        !all.iter()
+            .any(|o| o != d && (*o == "." || d.starts_with(&format!("{o}/"))))
+    });
+    dirs
 }
 
 /// The first few of `items`, and how many more.
@@ -150,14 +174,15 @@ fn shown(items: Vec<String>) -> String {
     text
 }
 
-/// How to leave `dir` out of the tool's files: its config's exclude key
-/// (in the config it has, else the first place it reads), written the way
-/// the key's syntax reads it.
-fn leave_out(gate: &Gate, dir: &str, selection: Option<&ToolSelection>) -> String {
+/// How to leave `dirs` out of the tool's files: its config's exclude key
+/// (in the config it has, else the first place it reads), each entry
+/// written the way the key's syntax reads it.
+fn leave_out(gate: &Gate, dirs: &[&str], selection: Option<&ToolSelection>) -> String {
     let spec = gate.selection.as_ref();
     let exclude = spec.and_then(|s| s.exclude.as_ref());
     let (Some(spec), Some(exclude)) = (spec, exclude) else {
-        return format!("leave {dir}/ out of the tool's files");
+        let listed: Vec<String> = dirs.iter().map(|d| format!("{d}/")).collect();
+        return format!("leave {} out of the tool's files", listed.join(", "));
     };
     let label = selection
         .and_then(|s| s.config_label.clone())
@@ -170,22 +195,32 @@ fn leave_out(gate: &Gate, dir: &str, selection: Option<&ToolSelection>) -> Strin
         })
         .unwrap_or_else(|| "the tool's config".to_string());
     let (key, syntax) = (&exclude.key, exclude.syntax);
-    let entry = match syntax {
-        PatternSyntax::Regex => format!("^{}/", escape_regex(dir)),
-        _ => format!("{dir}/"),
-    };
     // INI values are written bare; in TOML a backslash stays as written
     // only in a literal string.
     let file = label.split(' ').next().unwrap_or_default();
-    let quoted = match (
-        file.ends_with(".toml") || file.ends_with(".json"),
-        entry.contains('\\'),
-    ) {
-        (false, _) => entry,
-        (true, true) => format!("'{entry}'"),
-        (true, false) => format!("\"{entry}\""),
+    let toml = file.ends_with(".toml") || file.ends_with(".json");
+    let entries: Vec<String> = dirs
+        .iter()
+        .map(|dir| {
+            let entry = match syntax {
+                PatternSyntax::Regex => format!("^{}/", escape_regex(dir)),
+                _ => format!("{dir}/"),
+            };
+            match (toml, entry.contains('\\')) {
+                (false, _) => entry,
+                (true, true) => format!("'{entry}'"),
+                (true, false) => format!("\"{entry}\""),
+            }
+        })
+        .collect();
+    let them = match entries.len() {
+        1 => "it",
+        _ => "them",
     };
-    format!("leave it out: add {quoted} to `{key}` in {label}")
+    format!(
+        "leave {them} out: add {} to `{key}` in {label}",
+        entries.join(", ")
+    )
 }
 
 /// `text` as a regex matching itself: only what a directory name can hold

@@ -122,6 +122,16 @@ fn read_head(repo: &Repository) -> Result<Head, QgError> {
 }
 
 impl Repo {
+    /// Whether the root-relative `path` is in the index (tracked: a file
+    /// force-added under an ignored directory is).
+    pub(crate) fn is_tracked(&self, path: &str) -> bool {
+        self.repo.index().is_ok_and(|index| {
+            index
+                .get_path(crate::file_name::to_path(path).as_ref(), 0)
+                .is_some()
+        })
+    }
+
     /// Whether git ignores the root-relative `path` (every ignore file
     /// git reads: `.gitignore`s, `info/exclude`, `core.excludesFile`).
     pub(crate) fn is_ignored(&self, path: &str) -> bool {

@@ -49,6 +49,11 @@ impl Documents {
     pub(crate) fn is_open(&self, file: &str) -> bool {
         self.open.contains_key(file)
     }
+
+    /// Every open document's file.
+    pub(crate) fn files(&self) -> Vec<String> {
+        self.open.keys().cloned().collect()
+    }
 }
 
 /// The path of a `file://` URI, percent-decoded; `None` for another scheme.

@@ -45,6 +45,9 @@ pub(crate) fn action(
 
 /// The action with its edit.
 pub(crate) fn resolve(session: &Session, action: &Value) -> Result<Value, String> {
+    if let Some(why) = super::trust::refusal(session) {
+        return Err(format!("no fixer runs here: {why}"));
+    }
     let data = &action["data"];
     let uri = data["uri"].as_str().ok_or("the action has no document")?;
     let gates: Vec<String> = data["gates"]

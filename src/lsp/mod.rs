@@ -17,6 +17,7 @@ mod queue;
 mod runs;
 mod session;
 mod store;
+mod trust;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

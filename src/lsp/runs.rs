@@ -26,7 +26,10 @@ use crate::scope::{ScopeMode, ScopeRequest};
 pub(crate) fn start(session: Arc<Session>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         while let Some(work) = session.queue.next() {
-            do_work(&session, work);
+            // Nothing of an untrusted repository runs: the user is asked.
+            if super::trust::allowed(&session) {
+                do_work(&session, work);
+            }
         }
     })
 }

@@ -64,6 +64,9 @@ pub(crate) struct State {
     pub(crate) shut_down: bool,
     /// Gates whose daemons this session started.
     pub(crate) owned_daemons: Vec<String>,
+    /// Why the repository is not trusted, once the user was asked (asked
+    /// again only for another reason).
+    pub(crate) trust_asked: Option<String>,
 }
 
 impl State {
@@ -151,6 +154,27 @@ impl Session {
     /// cannot wait: it is the one that would read it).
     pub(crate) fn request_without_waiting(&self, method: &str, params: Value) {
         let _ = self.connection().request(method, params);
+    }
+
+    /// Sends a request whose reply is waited for elsewhere; `None` when
+    /// the connection is gone.
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Option<crate::warm::lsp::rpc::Pending> {
+        self.connection().request(method, params).ok()
+    }
+
+    /// Clears every file's findings from the editor (the repository is no
+    /// longer trusted: what was shown may not hold).
+    pub(crate) fn clear_shown(&self) {
+        let shown: Vec<String> = {
+            let mut state = self.state();
+            state.store = Store::default();
+            state.published.iter().cloned().collect()
+        };
+        self.publish(&shown);
     }
 
     /// Says the client's `exit` was heard: the server ends.

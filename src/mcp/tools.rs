@@ -92,6 +92,10 @@ impl Definition {
                 crate::suggest::hint(unknown, &known)
             )));
         }
+        // An agent's call is no user's explicit act: nothing of the
+        // repository's runs until the user has trusted it (`qg trust`).
+        crate::trust::require(&call.project.cwd, call.project.config.as_deref())
+            .map_err(Failure::Qg)?;
         (self.call)(call, arguments)
     }
 }

@@ -51,7 +51,15 @@ pub(crate) fn judge(
                     .map(|what| Stop { what, hint: None })
                     .into_iter()
                     .collect(),
-                false => findings.iter().map(describe_stop).collect(),
+                // The findings that say why it stopped come first (the
+                // others — an import not found beside a duplicate module —
+                // are not why).
+                false => {
+                    let (why, rest): (Vec<&Violation>, Vec<&Violation>) = findings
+                        .iter()
+                        .partition(|v| stopped.marks(v.code.as_deref(), &v.message));
+                    why.into_iter().chain(rest).map(describe_stop).collect()
+                }
             };
             return result.into_error(stopped_error(gate, Some(code), &said, fail));
         }

@@ -39,7 +39,14 @@ impl Difference<'_> {
 
 /// What each side of `warm` and `cold` reports that the other does not.
 pub(crate) fn difference<'a>(warm: &'a GateResult, cold: &'a GateResult) -> Difference<'a> {
-    let identity = |v: &Violation| serde_json::to_string(v).unwrap_or_default();
+    // A finding is what it says and where, not the advice attached: dmypy
+    // leaves out a line of mypy's hint (`or run "mypy --install-types"`)
+    // that its command line prints, and the finding is the same.
+    let identity = |v: &Violation| {
+        let mut finding = v.clone();
+        finding.hint = None;
+        serde_json::to_string(&finding).unwrap_or_default()
+    };
     let mut counts: BTreeMap<String, (Vec<&Violation>, Vec<&Violation>)> = BTreeMap::new();
     for v in &warm.violations {
         counts.entry(identity(v)).or_default().0.push(v);
@@ -145,4 +152,30 @@ fn listed(violations: &[&Violation]) -> String {
         shown.push(format!("and {} more", violations.len() - SHOWN));
     }
     shown.join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(hint: Option<&str>) -> GateResult {
+        serde_json::from_value(serde_json::json!({
+            "id": "mypy", "name": "Mypy", "status": "failed", "duration_ms": 1,
+            "fail_on": "warning", "files_checked": 1, "warm": false,
+            "violations": [{"file": "a.py", "line": 1, "column": 1, "code": "import-untyped",
+                            "message": "Library stubs not installed for \"yaml\"",
+                            "severity": "error", "hint": hint}],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_finding_is_the_same_whatever_advice_comes_with_it() {
+        let cold = result(Some("Hint: \"python3 -m pip install types-PyYAML\"\n(or run \"mypy --install-types\" to install all missing stub packages)"));
+        let warm = result(Some("Hint: \"python3 -m pip install types-PyYAML\""));
+        assert!(difference(&warm, &cold).is_empty());
+        let mut moved = result(None);
+        moved.violations[0].line = Some(2);
+        assert!(!difference(&moved, &cold).is_empty());
+    }
 }

@@ -172,6 +172,7 @@ impl Comparison<'_, '_> {
             log: log
                 .clone()
                 .unwrap_or_else(|| "(not written: the artifact log is off or unwritable)".into()),
+            withheld: self.purpose == Purpose::Confirm,
         };
         match self.purpose {
             Purpose::Verify => {

@@ -177,8 +177,8 @@ pub(super) fn run_gates<'a>(
         result.warnings.extend(plan.note.clone());
     }
     if options.daemons != DaemonUse::Ignore {
-        for (gate, why) in cold_standings(workspace, config, &plans, tools) {
-            if let Some(result) = results.iter_mut().find(|r| r.id == gate && !r.warm) {
+        for (gate, why) in cold_standings(workspace, config, &plans, tools, &results) {
+            if let Some(result) = results.iter_mut().find(|r| r.id == gate) {
                 result.warnings.push(format!("answered cold: {why}"));
             }
         }
@@ -248,11 +248,19 @@ fn cold_standings(
     config: &Config,
     plans: &[GatePlan<'_>],
     tools: &Toolbox<'_>,
+    results: &[GateResult],
 ) -> Vec<(String, String)> {
+    // A gate answered cold that has not said why (no daemon, or one
+    // restarting for this very key).
+    let unexplained = |gate: &str| {
+        results.iter().any(|r| {
+            r.id == gate && !r.warm && !r.warnings.iter().any(|w| w.starts_with("answered cold"))
+        })
+    };
     plans
         .iter()
         .filter(|p| p.skip_reason.is_none() && p.gate.daemon.is_some())
-        .filter(|p| !warm::client::may_have_daemon(&workspace.root, p.gate))
+        .filter(|p| unexplained(&p.gate.id))
         .filter(|p| warm::standing::read(&workspace.root, &p.gate.id).is_some())
         .filter_map(|p| {
             let key = warm::key::DaemonKey::now(&workspace.root, config, p.gate, tools).digest();

@@ -2,7 +2,7 @@
 //! read-modify-write, atomic replacement (temp file, fsync, rename, fsync of
 //! the directory), foreign keys kept as raw JSON, corrupt files moved aside.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -226,20 +226,14 @@ pub(crate) fn ignore_state_files(dir: &Path) {
 
 /// An exclusive advisory lock, released when dropped (or when the process dies).
 struct FileLock {
-    _file: File,
+    _lock: crate::atomic_file::Lock,
 }
 
 impl FileLock {
     fn acquire(path: &Path) -> Result<FileLock, QgError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| QgError::io(format!("cannot open lock {}", path.display()), e))?;
-        file.lock()
-            .map_err(|e| QgError::io(format!("cannot lock {}", path.display()), e))?;
-        Ok(FileLock { _file: file })
+        crate::atomic_file::Lock::acquire(path)
+            .map(|lock| FileLock { _lock: lock })
+            .map_err(|e| QgError::io(format!("cannot lock {}", path.display()), e))
     }
 }
 

@@ -97,6 +97,10 @@ pub(crate) struct Distrust {
     pub(crate) first_difference: String,
     /// The root-relative file holding both sides.
     pub(crate) log: String,
+    /// The answer compared was never shown: a failing warm answer the run
+    /// confirmed with a cold run, and reported cold.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) withheld: bool,
 }
 
 impl Distrust {

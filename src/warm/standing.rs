@@ -118,6 +118,7 @@ mod tests {
             compared: "a run's 2 files".into(),
             first_difference: "only warm: a.py:1:1 X".into(),
             log: ".st3/logs/x.log".into(),
+            withheld: false,
         }
     }
 

@@ -81,6 +81,9 @@ pub(crate) fn watch(
     screen: &mut dyn Screen,
     stop: &AtomicBool,
 ) -> Result<(), QgError> {
+    // Started by an editor's task as often as by hand: nothing of the
+    // repository's runs until it is trusted.
+    crate::trust::require(&options.run.cwd, options.run.config.as_deref())?;
     let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
     let filter = Filter::new(&workspace, &config, options.run.config.as_deref());
     let root = workspace.root.clone();
@@ -208,6 +211,11 @@ impl Passes {
     /// Runs one pass and shows it.
     fn run(&mut self, options: &WatchOptions, changed: &[String], screen: &mut dyn Screen) {
         self.number += 1;
+        // A pull that changed a gate command takes the trust away.
+        if let Err(e) = crate::trust::require(&options.run.cwd, options.run.config.as_deref()) {
+            screen.note(&format!("pass {} not run: {e}", self.number));
+            return;
+        }
         let report = match run::run(&options.run, &Silent) {
             Ok(report) => report,
             Err(e) => {

@@ -33,9 +33,11 @@ pub fn tools_venv() -> PathBuf {
     venv
 }
 
-/// A temporary project directory.
+/// A temporary project directory, and a trust store of its own (what it
+/// trusts stays out of the user's data directory).
 pub struct Project {
     pub dir: tempfile::TempDir,
+    store: tempfile::TempDir,
 }
 
 impl Project {
@@ -46,7 +48,30 @@ impl Project {
                 .prefix("qg-test-")
                 .tempdir()
                 .unwrap(),
+            store: tempfile::tempdir().unwrap(),
         }
+    }
+
+    /// The trust store every `qg` a test starts for this project uses
+    /// (`QG_TRUST_FILE`).
+    pub fn trust_file(&self) -> PathBuf {
+        self.store.path().join("trust.json")
+    }
+
+    /// `qg trust`: the test's own config may run in `qg mcp`, `qg lsp`
+    /// and `qg watch`.
+    pub fn trust(&self) {
+        let out = Command::new(env!("CARGO_BIN_EXE_qg"))
+            .arg("trust")
+            .current_dir(self.path())
+            .env("QG_TRUST_FILE", self.trust_file())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "qg trust: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// A copy of `fixtures/<name>`, committed to a fresh git repo.
@@ -111,11 +136,12 @@ fn qg_command(cwd: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Starts `qg <server>` (`lsp`, `mcp`) in `dir` with piped stdio.
-pub fn qg_server(dir: &Path, server: &str) -> std::process::Child {
+/// Starts `qg <server>` (`lsp`, `mcp`) in `project` with piped stdio.
+pub fn qg_server(project: &Project, server: &str) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_qg"))
         .arg(server)
-        .current_dir(dir)
+        .current_dir(project.path())
+        .env("QG_TRUST_FILE", project.trust_file())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -48,6 +48,12 @@ def git(root, *args):
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
+def trust(project):
+    """`qg trust`: the test's own config may run (QG_TRUST_FILE keeps the
+    record out of the user's data directory)."""
+    subprocess.run([QG, "trust"], cwd=project, check=True, capture_output=True, env=server_env())
+
+
 @pytest.fixture
 def project(tmp_path):
     root = tmp_path / "proj"
@@ -414,6 +420,7 @@ def use_slow_gate(project):
     )
     git(project, "add", "-A")
     git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "slow gate")
+    trust(project)
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -468,6 +475,7 @@ async def test_a_gate_whose_tool_is_missing_is_a_warning_with_its_install_hint(c
             """
         )
     )
+    trust(project)
     save(client, project, "app/shapes.py", SHAPES + "\n")
     await wait_until(
         lambda: any(m.type == types.MessageType.Warning and "ghost" in m.message for m in client.messages),
@@ -665,3 +673,124 @@ async def test_a_src_layout_installed_editable_shows_the_tools_own_truth_with_wa
     await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the revert")
     assert pyright_own(project) == []
     assert shown(client, project, "pyright") == [] and shown(client, project, "mypy") == []
+
+
+# Workspace trust: a cloned repository whose gate would create a file.
+
+HOSTILE = """\
+version: "1"
+active_gates: [lint]
+gates:
+  lint:
+    execution:
+      command: ["{python}", "-c", "import pathlib; pathlib.Path('{marker}').touch(); print('[]')"]
+    parsing:
+      strategy: json_violations
+      violations_path: "/"
+      field_map: {{file: file, line: line, code: code, message: message}}
+"""
+
+
+def hostile(project, marker):
+    (project / ".st3").mkdir(exist_ok=True)
+    (project / ".st3" / "quality.yaml").write_text(HOSTILE.format(python=f"{VENV}/bin/python", marker=marker))
+
+
+@pytest.fixture
+def clone(tmp_path):
+    """A cloned repository with a hostile gate, committed, never trusted."""
+    root = tmp_path / "clone"
+    root.mkdir()
+    (root / "app").mkdir()
+    (root / "app" / "__init__.py").write_text('"""App."""\n')
+    (root / "app" / "shapes.py").write_text(SHAPES)
+    hostile(root, tmp_path / "ran")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "cloned")
+    return root.resolve()
+
+
+class Answers:
+    """Answers every window/showMessageRequest with the action `title`
+    (None: dismissed), recording each request in `asked`."""
+
+    def __init__(self, lsp_client, title):
+        self.asked = []
+        self.title = title
+
+        def answer(params):
+            self.asked.append(params)
+            return types.MessageActionItem(title=self.title) if self.title else None
+
+        lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(answer)
+
+
+async def start(lsp_client, root):
+    lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)(lambda params: None)
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="clone")],
+    )
+    await lsp_client.initialize_session(params)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[QG, "lsp"], server_env=server_env()))
+async def dismissing_client(lsp_client: LanguageClient, clone):
+    lsp_client.answers = Answers(lsp_client, None)
+    await start(lsp_client, clone)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[QG, "lsp"], server_env=server_env()))
+async def trusting_client(lsp_client: LanguageClient, clone):
+    lsp_client.answers = Answers(lsp_client, "Trust")
+    await start(lsp_client, clone)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_an_untrusted_clone_runs_nothing_and_asks_once(dismissing_client, clone):
+    client = dismissing_client
+    asked = client.answers.asked
+    marker = clone.parent / "ran"
+    open_file(client, clone, "app/shapes.py")
+    await wait_until(lambda: asked, "the question")
+    assert "qg runs nothing here until you trust it" in asked[0].message, asked
+    assert [a.title for a in asked[0].actions] == ["Trust", "Not now"]
+    # Dismissed: saves run nothing, and nobody is asked again.
+    save(client, clone, "app/shapes.py", SHAPES + "\n")
+    save(client, clone, "app/shapes.py", SHAPES, version=3)
+    await asyncio.sleep(2)
+    assert not marker.exists(), "an untrusted gate ran"
+    assert not progress_begun(client), "a run started"
+    assert len(asked) == 1, asked
+    assert not any(client.diagnostics.values())
+    # Trusted from the command line: the next save runs the gate.
+    trust(clone)
+    save(client, clone, "app/shapes.py", SHAPES + "\n", version=4)
+    await wait_until(lambda: marker.exists(), "the trusted gate's run")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_trust_action_runs_the_gates_and_a_changed_command_asks_again(trusting_client, clone):
+    client = trusting_client
+    asked = client.answers.asked
+    marker = clone.parent / "ran"
+    open_file(client, clone, "app/shapes.py")
+    await wait_until(lambda: marker.exists(), "the gate's run after the Trust action")
+    assert len(asked) == 1, asked
+    assert any("qg: trusted" in m.message for m in client.messages), client.messages
+    # A pull changes the gate's command: nothing runs until trusted again.
+    other = clone.parent / "ran-again"
+    hostile(clone, other)
+    asked.clear()
+    client.answers.title = None
+    save(client, clone, "app/shapes.py", SHAPES + "\n")
+    await wait_until(lambda: asked, "the second question")
+    assert "changed since it was trusted" in asked[0].message, asked
+    await asyncio.sleep(1)
+    assert not other.exists(), "a changed gate ran without trust"

@@ -108,7 +108,7 @@ class Session:
 
 
 async def main(qg, project, plan):
-    env = {key: os.environ[key] for key in ("PATH", "HOME", "VIRTUAL_ENV") if key in os.environ}
+    env = {key: os.environ[key] for key in ("PATH", "HOME", "VIRTUAL_ENV", "QG_TRUST_FILE") if key in os.environ}
     params = StdioServerParameters(command=qg, args=["mcp"], cwd=project, env=env)
     results = []
     async with stdio_client(params) as (read, write):

@@ -33,7 +33,7 @@ pub(super) fn start_engine(shared: &Arc<Shared>, why: &str) {
     if shared.stopping.load(Ordering::SeqCst) {
         return;
     }
-    if let Some(standing) = drifted_before(shared) {
+    if let Some((standing, key)) = drifted_before(shared) {
         // Trust lost for this key stays lost: a tool started again passes
         // its self-check and drifts again at the next edit of that kind.
         drop(engine);
@@ -42,9 +42,21 @@ pub(super) fn start_engine(shared: &Arc<Shared>, why: &str) {
             return;
         };
         shared.set_phase(Phase::Untrusted, |live| {
+            // The key it holds now: its watch starts the tool again only
+            // when the key changes from this one.
+            live.record.key = key;
             live.record.digest = standing.key;
             live.record.verified = None;
             live.record.distrust = Some(distrust);
+            live.record.engine_group = None;
+        });
+        return;
+    }
+    if let Some(why) = untrusted(shared) {
+        drop(engine);
+        shared.log(&format!("not starting the tool: {why}"));
+        shared.set_phase(Phase::Failed, |live| {
+            live.record.error = Some(why);
             live.record.engine_group = None;
         });
         return;
@@ -122,6 +134,16 @@ fn weaker_because(held: &Held, gate: &str) -> Option<String> {
         .map(|key| format!("{} sets `{key}`", found.label))
 }
 
+/// Why the tool may not start, for a daemon an automatic context started
+/// (`qg watch`, `qg lsp`: it has an owner) in a repository not trusted as
+/// it is now — a pull may have changed the gate's command since.
+fn untrusted(shared: &Shared) -> Option<String> {
+    shared.options.owner?;
+    crate::trust::require(&shared.root, shared.options.config.as_deref())
+        .err()
+        .map(|e| e.to_string())
+}
+
 /// The key the tool would start with now, when the config loads.
 fn current_key(shared: &Shared) -> Option<DaemonKey> {
     let ws = Workspace::discover(&shared.root).ok()?;
@@ -135,10 +157,13 @@ fn current_key(shared: &Shared) -> Option<DaemonKey> {
     ))
 }
 
-/// The drift found earlier for the key the tool would start with now.
-fn drifted_before(shared: &Shared) -> Option<standing::Standing> {
-    let key = current_key(shared)?.digest();
-    standing::for_key(&shared.root, &shared.options.gate, &key).filter(|s| s.drifted())
+/// The drift found earlier for the key the tool would start with now,
+/// with that key.
+fn drifted_before(shared: &Shared) -> Option<(standing::Standing, DaemonKey)> {
+    let key = current_key(shared)?;
+    standing::for_key(&shared.root, &shared.options.gate, &key.digest())
+        .filter(|s| s.drifted())
+        .map(|s| (s, key))
 }
 
 /// Loads the project and config, starts the engine, makes the first pass.

@@ -81,6 +81,15 @@ fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> R
 /// Why the daemon does not answer this run, if it does not.
 fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
     let live = lock(&shared.live);
+    // Another key first: a daemon untrusted for the old settings starts
+    // its tool again for the new ones (the untrust is not theirs).
+    if live.record.digest != key && live.record.phase == Phase::Untrusted {
+        return Some(unavailable(
+            "the daemon was started for another config, tool or virtualenv; it is starting again"
+                .into(),
+            false,
+        ));
+    }
     let refused = match live.record.phase {
         Phase::Ready => None,
         Phase::Checking if verify => None,

@@ -62,10 +62,17 @@ fn agreed(shared: &Shared, compared: &str, since: Option<std::time::Instant>) {
 /// stops, its memory freed. Answers already given: the next run hears
 /// they may have been wrong.
 fn differed(shared: &Arc<Shared>, distrust: Distrust) {
-    let (phase, key) = {
+    let (phase, key, answered) = {
         let live = lock(&shared.live);
-        (live.record.phase, live.record.digest.clone())
+        (
+            live.record.phase,
+            live.record.digest.clone(),
+            live.since_start,
+        )
     };
+    // Warm answers were shown since the tool started: the one compared
+    // (unless the run withheld it, reporting the cold one), or others.
+    let shown = phase == Phase::Ready && (answered > 1 || !distrust.withheld);
     shared.log(&format!(
         "untrusted for good for this key: {}",
         distrust.describe()
@@ -80,7 +87,7 @@ fn differed(shared: &Arc<Shared>, distrust: Distrust) {
     shared.set_phase(Phase::Untrusted, |live| {
         live.record.verified = None;
         live.record.distrust = Some(distrust.clone());
-        if phase == Phase::Ready {
+        if shown {
             live.notice = Some(format!(
                 "the last warm answers of {gate} may have been wrong: {}; it answers cold until its tool or settings change",
                 distrust.describe()
