@@ -274,3 +274,37 @@ gates:
     );
     assert_eq!(status_of(&upgraded, "other"), "skipped");
 }
+
+/// The opt-in type checkers too: ty's settings (`[tool.ty]`, `ty.toml`)
+/// and pyrefly's (`pyrefly.toml`, `[tool.pyrefly]`) each make their gate
+/// alone check the whole project.
+#[test]
+fn ty_and_pyrefly_settings_make_their_gate_alone_check_the_whole_project() {
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"demo\"\nversion = \"0\"\n",
+        ),
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/core.py",
+            "def double(x: int) -> int:\n    return x * 2\n",
+        ),
+    ]);
+    let config = qg::config::EMBEDDED_DEFAULT.replace(
+        "active_gates: [ruff_format, ruff_check, mypy, pyright]",
+        "active_gates: [ty, pyrefly]",
+    );
+    repo.write(".st3/quality.yaml", &config);
+    repo.commit("ty and pyrefly");
+    assert_eq!(repo.run().code, 0);
+    repo.write("ty.toml", "[rules]\nunresolved-import = \"warn\"\n");
+    let ty = repo.run().json();
+    assert_eq!(whole(&ty), ["ty"], "{ty}");
+    assert_eq!(status_of(&ty, "pyrefly"), "skipped");
+    assert_eq!(repo.run().code, 0);
+    repo.write("pyrefly.toml", "project-includes = [\"pkg\"]\n");
+    let pyrefly = repo.run().json();
+    assert_eq!(whole(&pyrefly), ["pyrefly"], "{pyrefly}");
+    assert_eq!(status_of(&pyrefly, "ty"), "skipped");
+}
