@@ -743,3 +743,41 @@ fn github_annotations_are_notices_for_known_findings_and_errors_for_new_ones() {
         );
     }
 }
+
+/// The GitHub job summary of a run over a legacy codebase lists the new
+/// findings and counts the known ones: a green run's summary once listed
+/// 286 known findings as errors (73 KB).
+#[test]
+fn the_github_step_summary_lists_new_findings_and_counts_the_known() {
+    let repo = legacy_repo();
+    let known = write_baseline(&repo);
+    repo.write("pkg/c.py", "def f() -> int:\n    return \"new\"\n");
+    let summary = repo.path().join("summary.md");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args([
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "github",
+            "--no-state",
+        ])
+        .current_dir(repo.path())
+        .envs(repo.env())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let text = fs::read_to_string(&summary).unwrap();
+    assert!(
+        text.contains(&format!(
+            "\n{known} known findings (held by the committed baseline) not listed.\n"
+        )),
+        "{text}"
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| pkg/")).collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r.starts_with("| pkg/c.py |")),
+        "{text}"
+    );
+}

@@ -271,7 +271,7 @@ fn doctor_names_a_path_the_tools_config_names_that_does_not_exist() {
     assert_eq!(failed[0]["name"], "mypy files");
     assert_eq!(
         failed[0]["detail"],
-        "pyproject.toml [tool.mypy] `files` names examples, which does not exist: the tool's own run stops on it (or warns) and `qg run` with it"
+        "pyproject.toml [tool.mypy] `files` names examples, which does not exist: the tool's own run stops on it, and `qg run` with it"
     );
     assert_eq!(
         failed[0]["fix"],
@@ -279,4 +279,25 @@ fn doctor_names_a_path_the_tools_config_names_that_does_not_exist() {
     );
     project.write("examples/demo.py", "x = 1\n");
     project.qg(&["doctor"]).assert_code(0);
+    // pyright only warns about a missing include entry, and checks the
+    // rest: so does doctor.
+    project.write(
+        "pyrightconfig.json",
+        "{\"include\": [\"src\", \"missing\"]}\n",
+    );
+    let run = project.qg(&["doctor", "--format", "json"]);
+    run.assert_code(0);
+    let warned = run.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "pyright files" && c["status"] == "warning")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        warned["detail"].as_str().unwrap().ends_with(
+            "names missing, which does not exist: the tool warns about it and checks the rest"
+        ),
+        "{warned}"
+    );
 }

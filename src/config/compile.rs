@@ -816,5 +816,6 @@ fn selection_key(raw: schema::RawSelectionKey) -> SelectionKey {
         key: raw.key,
         syntax: raw.syntax,
         default: raw.default,
+        missing: raw.missing,
     }
 }

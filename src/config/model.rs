@@ -385,9 +385,11 @@ pub(crate) struct SelectionKey {
     pub(crate) syntax: PatternSyntax,
     /// The tool's default when the key is absent.
     pub(crate) default: Vec<String>,
+    /// What the tool does with an entry naming a missing path.
+    pub(crate) missing: MissingPath,
 }
 
-pub(crate) use super::schema::{PatternSyntax, StubPolicy};
+pub(crate) use super::schema::{MissingPath, PatternSyntax, StubPolicy};
 
 /// See [`Gate::unresolved_imports`].
 #[derive(Debug, Clone)]

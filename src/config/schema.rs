@@ -493,6 +493,21 @@ pub(crate) struct RawSelectionKey {
     /// The patterns the tool assumes when the key is absent.
     #[serde(default)]
     pub(crate) default: Vec<String>,
+    /// What the tool does when an entry names a path that does not exist: `stops` (mypy: "Cannot read file", before checking anything) or `warns` and checks the rest (pyright).
+    #[serde(default)]
+    pub(crate) missing: MissingPath,
+}
+
+/// What a tool does with an include entry naming a missing path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum MissingPath {
+    /// It stops before checking anything.
+    #[default]
+    Stops,
+    /// It warns and checks the rest.
+    Warns,
 }
 
 /// How a tool writes file patterns.

@@ -323,11 +323,27 @@ fn missing_selected_paths(root: &Path, gate: &config::Gate, name: &str) -> Optio
         .as_deref()
         .unwrap_or("the tool's config");
     let listed = missing.join(", ");
+    let stops = spec
+        .include
+        .as_ref()
+        .is_none_or(|k| k.missing == config::MissingPath::Stops);
+    let (health, effect) = match stops {
+        true => (
+            Health::Error,
+            "the tool's own run stops on it, and `qg run` with it",
+        ),
+        false => (
+            Health::Warning,
+            "the tool warns about it and checks the rest",
+        ),
+    };
     Some(Check::new(
         name,
-        Health::Error,
-        format!("{source} `{key}` names {listed}, which does not exist: the tool's own run stops on it (or warns) and `qg run` with it"),
-        Some(format!("remove {listed} from `{key}` in {source}, or create it")),
+        health,
+        format!("{source} `{key}` names {listed}, which does not exist: {effect}"),
+        Some(format!(
+            "remove {listed} from `{key}` in {source}, or create it"
+        )),
     ))
 }
 

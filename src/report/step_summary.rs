@@ -35,11 +35,26 @@ pub fn render(report: &RunReport, budget: usize) -> String {
             gate.duration_ms as f64 / 1000.0
         );
     }
-    let all = findings(report);
+    // What the committed baseline holds fails nothing: counted, not listed
+    // (286 known rows as "error" once made a 73 KB summary of a green run).
+    let (all, known): (Vec<_>, Vec<_>) = findings(report).into_iter().partition(|f| {
+        f.by_file_line().tracking.baseline_state != Some(crate::violation::BaselineState::Unchanged)
+    });
+    if !known.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} known finding{} (held by the committed baseline) not listed.",
+            super::summary::thousands(known.len()),
+            match known.len() {
+                1 => "",
+                _ => "s",
+            }
+        );
+    }
     if all.is_empty() || out.len() >= budget {
         return truncate_to(out, budget);
     }
-    out.push_str("\n#### Violations\n\n| File | Line | Severity | Code | Message | Gate |\n|---|---|---|---|---|---|\n");
+    out.push_str("\n#### New violations\n\n| File | Line | Severity | Code | Message | Gate |\n|---|---|---|---|---|---|\n");
     let mut shown = 0;
     for finding in &all {
         let v = &*finding.by_file_line();
