@@ -235,3 +235,41 @@ fn fixed_counts_only_what_the_fixers_removed_from_the_files_they_changed() {
         quiet.stdout
     );
 }
+
+/// A fix hint names only the files holding a finding the tool can fix:
+/// with only an unused variable left (ruff's fix for it is unsafe), the
+/// lint gate offers no `ruff check --fix` at all.
+#[test]
+fn the_fix_hint_names_only_files_with_a_fixable_finding() {
+    let project = Project::fixture("dirty");
+    let before = project.qg_with_tools(&[
+        "run",
+        "pkg/lint.py",
+        "--format",
+        "json",
+        "--gate",
+        "ruff_check",
+    ]);
+    assert_eq!(
+        before.gate("ruff_check")["fix_hint"],
+        "ruff check --fix pkg/lint.py"
+    );
+    project.qg_with_tools(&[
+        "fix",
+        "pkg/lint.py",
+        "--gate",
+        "ruff_check",
+        "--no-progress",
+    ]);
+    let after = project.qg_with_tools(&[
+        "run",
+        "pkg/lint.py",
+        "--format",
+        "json",
+        "--gate",
+        "ruff_check",
+    ]);
+    let gate = after.gate("ruff_check");
+    assert_eq!(gate["status"], "failed", "{gate}");
+    assert!(gate.get("fix_hint").is_none(), "{gate}");
+}

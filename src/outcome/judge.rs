@@ -318,12 +318,21 @@ pub(crate) fn render_hints_from(
     let fail_on = result.fail_on;
     let counts = |v: &Violation| v.fails_gate(fail_on);
     let failing = result.violations.iter().any(counts);
-    let render = |hint: Option<&str>| {
+    let render = |hint: Option<&str>, counts: &dyn Fn(&Violation) -> bool| {
         hint.filter(|_| failing)
             .map(|hint| render_fix_hint(hint, &result.violations, counts))
     };
-    result.fix_hint = render(fix_hint);
-    result.rerun_hint = render(rerun_hint).map(|hint| format!("{}{hint}", result.rerun_env));
+    // Where the tool says which findings it can fix, the fixer is offered
+    // the files that hold one: a rule without a fix lists no file (ruff's
+    // hint once named all 159 files of such a rule).
+    let says_fixable = result.violations.iter().any(|v| v.fixable.is_some());
+    let fixes = |v: &Violation| counts(v) && (!says_fixable || v.fixable == Some(true));
+    result.fix_hint = match result.violations.iter().any(fixes) {
+        true => render(fix_hint, &fixes),
+        false => None,
+    };
+    result.rerun_hint =
+        render(rerun_hint, &counts).map(|hint| format!("{}{hint}", result.rerun_env));
 }
 
 /// One result from the results of a gate's batches: an error in any batch
@@ -385,7 +394,7 @@ fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
 fn render_fix_hint(
     hint: &str,
     violations: &[Violation],
-    counts: impl Fn(&Violation) -> bool,
+    counts: &dyn Fn(&Violation) -> bool,
 ) -> String {
     let mut files: Vec<&str> = violations
         .iter()
