@@ -500,3 +500,34 @@ fn an_import_no_known_root_resolves_is_assumed_and_the_run_says_so() {
 fn key(file: &str, line: u64, code: &str) -> Key {
     (file.to_string(), line, code.to_string())
 }
+
+/// An import an installed package answers (`click`, in the environment)
+/// is no missing search root, whatever copy the project vendors: doctor
+/// does not ask to add one (it once suggested `mypy_path` for pip's
+/// vendored `resolvelib`).
+#[test]
+fn doctor_suggests_no_search_root_for_an_installed_package_the_project_vendors() {
+    // pip's shape: a copy inside the package (pip._vendor.click), not on
+    // any search root, so the analyzer leaves `import click` unresolved.
+    let repo = GitRepo::new(&[
+        ("src/tool/__init__.py", ""),
+        ("src/tool/_vendor/__init__.py", ""),
+        (
+            "src/tool/_vendor/click/__init__.py",
+            "def echo(x: str) -> None: ...\n",
+        ),
+        ("src/tool/app.py", "import click\n\nclick.echo(\"hi\")\n"),
+    ]);
+    repo.qg(&["run", "--scope", "project", "--format", "json"]);
+    let doctor = repo.qg(&["doctor"]);
+    assert!(
+        !doctor.stdout.contains("could not be resolved by `ruff`"),
+        "{}",
+        doctor.stdout
+    );
+    let graph = std::fs::read_to_string(repo.path().join(".st3/import-graph.json")).unwrap();
+    assert!(
+        graph.contains("\"assumed\""),
+        "the analyzer assumed it: {graph}"
+    );
+}

@@ -408,7 +408,25 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
             Some("fix the path in the tool's config, or create the directory".into()),
         )
     }));
-    if let Some(count) = crate::graph::assumed_imports(workspace).filter(|c| c.imports > 0) {
+    let site = Toolbox::from_env(&workspace.root)
+        .environment()
+        .map(|e| e.site_packages())
+        .unwrap_or_default();
+    // An installed package answers an import whatever the project vendors:
+    // no search root is missing for it.
+    let installed = |module: &str| {
+        let top = module
+            .trim_start_matches('.')
+            .split('.')
+            .next()
+            .unwrap_or_default();
+        !top.is_empty()
+            && site
+                .iter()
+                .any(|dir| dir.join(top).is_dir() || dir.join(format!("{top}.py")).is_file())
+    };
+    let assumed = crate::graph::assumed_imports(workspace, &installed);
+    if let Some(count) = assumed.filter(|c| c.imports > 0) {
         let example = count.example.unwrap_or_default();
         checks.push(Check::new(
             "import graph",

@@ -211,25 +211,41 @@ pub(crate) struct AssumedCount {
     pub(crate) example: Option<String>,
 }
 
-/// The assumed imports of the cached graph, or `None` without one.
-pub(crate) fn assumed_imports(ws: &Workspace) -> Option<AssumedCount> {
+/// The assumed imports of the cached graph, or `None` without one, but
+/// for those `installed` says an installed package answers (a project
+/// that vendors a copy of what it also installs: no search root is
+/// missing there).
+pub(crate) fn assumed_imports(
+    ws: &Workspace,
+    installed: &dyn Fn(&str) -> bool,
+) -> Option<AssumedCount> {
     let graph = cache::load(ws)?;
-    let holding = graph
+    let imports: BTreeSet<(&String, &String)> = graph
         .nodes
         .iter()
-        .filter(|(_, n)| !n.gone && !n.assumed.is_empty());
-    let imports: BTreeSet<(&String, &String)> = holding
-        .clone()
+        .filter(|(_, n)| !n.gone)
         .flat_map(|(file, node)| node.assumed.values().map(move |import| (file, import)))
+        .filter(|(_, import)| !installed(import_name(import)))
         .collect();
+    let files: BTreeSet<&String> = imports.iter().map(|(file, _)| *file).collect();
     Some(AssumedCount {
         imports: imports.len(),
-        files: holding.count(),
+        files: files.len(),
         example: imports
             .iter()
             .next()
             .map(|(file, import)| format!("`{import}` in {}", crate::file_name::display(file))),
     })
+}
+
+/// The dotted module an import statement names (`resolvelib` of `from
+/// resolvelib.structs import x`, `import resolvelib as r`).
+fn import_name(statement: &str) -> &str {
+    let words: Vec<&str> = statement.split_whitespace().collect();
+    match words.as_slice() {
+        ["from", module, ..] | ["import", module, ..] => module.trim_end_matches(','),
+        _ => statement,
+    }
 }
 
 /// Whether the analyzer reads `path`: a project file of its types.
