@@ -327,6 +327,7 @@ mod tests {
                 key: include.into(),
                 syntax: PatternSyntax::Paths,
                 default: Vec::new(),
+                missing: Default::default(),
             }),
             exclude: Some(SelectionKey {
                 key: exclude.0.into(),
@@ -337,6 +338,7 @@ mod tests {
                     }
                     PatternSyntax::Regex => Vec::new(),
                 },
+                missing: Default::default(),
             }),
             stubs: StubPolicy::Both,
         }
