@@ -532,3 +532,70 @@ fn trust_is_kept_in_appdata_and_an_untrusted_repository_runs_nothing() {
         "{listed:?}"
     );
 }
+
+/// A `.cmd` tool given 1,500 files whose names hold a `%`: the standard
+/// library escapes each `%` for cmd.exe as `%%cd:~,%`, and the batches are
+/// cut for that length — every file checked, none over cmd.exe's 8,191
+/// characters (one batch was 8,751 once, and the gate errored).
+#[test]
+fn a_cmd_tools_batches_count_cmds_escaping_of_percent_signs() {
+    let config = r#"version: "1"
+active_gates: [count]
+project_scope: {include_globs: ["**/*.py"]}
+gates:
+  count:
+    execution: {command: ["count"], timeout_seconds: 120}
+    parsing: {strategy: exit_code}
+    capabilities: {file_types: [".py"]}
+"#;
+    let mut files: Vec<(String, String)> = (0..1500)
+        .map(|n| {
+            (
+                format!("coverage_100%_module_{n:04}.py"),
+                "x = 1\n".to_string(),
+            )
+        })
+        .collect();
+    files.push((".st3/quality.yaml".into(), config.into()));
+    files.push((".gitignore".into(), ".venv/\n".into()));
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let project = Project::new(&borrowed);
+    // Fails when cmd.exe could not take the line (it says so, exit 1).
+    project.write(".venv/Scripts/count.cmd", "@echo off\r\nexit /b 0\r\n");
+    project.write(".venv/pyvenv.cfg", "home = C:\\Python311\n");
+    let mut args = RUN_JSON.to_vec();
+    args.push("--verbose");
+    let out = project.qg(&args, &system_path());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (code, report) = report_of(out);
+    assert_eq!(code, 0, "{report}");
+    let gate = gate(&report, "count");
+    assert_eq!(gate["status"], "passed", "{gate}");
+    assert_eq!(gate["files_checked"], 1500, "{gate}");
+    // What cmd.exe gets, as the standard library builds it: each name
+    // quoted (it holds a `%`), its `%` as `%%cd:~,%`, a space before it.
+    // (Wine's cmd.exe takes longer lines than Windows': measured here.)
+    let batches: Vec<usize> = stderr
+        .lines()
+        .filter(|l| l.starts_with("qg: count: "))
+        .map(|l| l.matches("_module_").count())
+        .collect();
+    assert_eq!(batches.iter().sum::<usize>(), 1500, "{stderr}");
+    let per_name = "coverage_100%_module_0000.py".len() + 7 + 2 + 1;
+    let program = project
+        .root()
+        .join(".venv\\Scripts\\count.cmd")
+        .display()
+        .to_string()
+        .len();
+    for files in batches {
+        let line = "cmd.exe /e:ON /v:OFF /d /c \"\"".len() + program + files * per_name;
+        assert!(
+            line <= 8191,
+            "a batch of {files} files makes a {line}-character line"
+        );
+    }
+}

@@ -277,14 +277,14 @@ fn batches<'a>(
         + gate.command[1..]
             .iter()
             .chain(&plan.extra_args)
-            .map(|a| batch::cost(&a.into()))
+            .map(|a| batch::cost_for(&tool.path, &a.into()))
             .sum::<usize>();
     let budget = batch::argument_budget_for(&tool.path, env);
     let min_parts = match gate.batchable {
         true => batch::idle_parts(jobs, runnable, plan.files.len()),
         false => 1,
     };
-    let cost_of = |file: &&str| batch::cost(&file_argument(gate, file, root));
+    let cost_of = |file: &&str| batch::cost_for(&tool.path, &file_argument(gate, file, root));
     let too_long = |needed: usize| NotRun::TooLong {
         files: plan.files.len(),
         needed,

@@ -79,13 +79,8 @@ pub(crate) fn argument_budget_for(
 ) -> usize {
     let budget = argument_budget(extra_env);
     #[cfg(windows)]
-    {
-        let batch_file = program
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("cmd") || e.eq_ignore_ascii_case("bat"));
-        if batch_file {
-            return budget.min(CMD_LIMIT - HEADROOM);
-        }
+    if is_batch_file(program) {
+        return budget.min(CMD_LIMIT - HEADROOM);
     }
     #[cfg(unix)]
     let _ = program;
@@ -95,6 +90,28 @@ pub(crate) fn argument_budget_for(
 /// Cost of one argument.
 pub(crate) fn cost(arg: &OsString) -> usize {
     cost_of_length(arg.len())
+}
+
+/// Cost of one argument of `program`: on Windows a `.cmd` or `.bat`
+/// program's arguments are escaped for `cmd.exe` by the standard library —
+/// each `%` becomes `%%cd:~,%` (eight), each `"` two — which its limit
+/// counts (1,500 names holding a `%` once made an 8,751-character line).
+pub(crate) fn cost_for(program: &std::path::Path, arg: &OsString) -> usize {
+    if !is_batch_file(program) {
+        return cost(arg);
+    }
+    let text = arg.to_string_lossy();
+    let percents = text.matches('%').count();
+    let quotes = text.matches('"').count();
+    cost(arg) + 7 * percents + quotes
+}
+
+/// Whether `program` runs through `cmd.exe` (Windows' `.cmd` and `.bat`).
+fn is_batch_file(program: &std::path::Path) -> bool {
+    cfg!(windows)
+        && program
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("cmd") || e.eq_ignore_ascii_case("bat"))
 }
 
 /// Cost of one argument `length` bytes long.
@@ -182,6 +199,18 @@ mod tests {
         assert_eq!(idle_parts(2, 4, 1000), 1);
         assert_eq!(idle_parts(8, 1, 40), 1);
         assert_eq!(idle_parts(8, 1, 100), 3);
+    }
+
+    #[test]
+    fn a_batch_files_arguments_cost_what_cmd_escaping_makes_them() {
+        let name = OsString::from("coverage_100%_module_0001.py");
+        let plain = cost(&name);
+        assert_eq!(cost_for(std::path::Path::new("ruff.exe"), &name), plain);
+        let through_cmd = cost_for(std::path::Path::new("pyright.CMD"), &name);
+        match cfg!(windows) {
+            true => assert_eq!(through_cmd, plain + 7),
+            false => assert_eq!(through_cmd, plain),
+        }
     }
 
     #[test]
