@@ -4,8 +4,29 @@
 # project-local virtualenv .venv, runs the Windows tests under wine
 # (scripts/windows-tests.sh, which sets itself up), then every Linux test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
+#
+# scripts/test.sh --quick: the inner loop — unit tests, the integration
+# tests that take seconds, and clippy; no wine, no wheel, no warm daemons,
+# no editor. The full suite stays the test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The integration tests --quick leaves out: each takes a minute or more
+# (daemons, editors, wheels, wine, the book's examples).
+slow="distribution warm_shapes warm lsp import_shapes cross_platform windows sarif_multitool docs_examples mcp parity"
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  [ -x .venv/bin/ruff ] || { echo "test.sh --quick: run scripts/test.sh once first (it installs the tools into .venv)" >&2; exit 2; }
+  export QG_TOOLS_VENV="$PWD/.venv"
+  args=(--lib)
+  for file in tests/*.rs; do
+    name=$(basename "$file" .rs)
+    case " $slow " in *" $name "*) ;; *) args+=(--test "$name") ;; esac
+  done
+  cargo test --locked "${args[@]}" "$@"
+  cargo clippy --locked --all-targets -- -D warnings
+  exit 0
+fi
 
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
