@@ -18,6 +18,8 @@ if [ "${1:-}" = "--quick" ]; then
   shift
   [ -x .venv/bin/ruff ] || { echo "test.sh --quick: run scripts/test.sh once first (it installs the tools into .venv)" >&2; exit 2; }
   export QG_TOOLS_VENV="$PWD/.venv"
+  # Fewer property cases than the full suite's thousands: seconds, not a minute.
+  export PROPTEST_CASES=${PROPTEST_CASES:-200}
   args=(--lib)
   for file in tests/*.rs; do
     name=$(basename "$file" .rs)
