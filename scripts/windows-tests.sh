@@ -88,6 +88,15 @@ wheels=$state/wheel
 rm -rf "$wheels"
 maturin=maturin
 [ -x .venv/bin/maturin ] && maturin=.venv/bin/maturin
+# Run alone on a fresh machine (not from scripts/test.sh): the pinned
+# maturin goes into the project's .venv, as test.sh would put it there.
+if ! command -v "$maturin" >/dev/null; then
+  pin=$(grep -E '^maturin==' requirements-tools.txt)
+  echo "windows-tests: installing $pin into .venv"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "$pin"
+  maturin=.venv/bin/maturin
+fi
 "$maturin" build --locked --quiet --target "$target" --out "$wheels" >/dev/null
 python3 - "$wheels" <<'EOF_PY'
 import pathlib, sys, zipfile

@@ -599,3 +599,29 @@ gates:
         );
     }
 }
+
+/// The install hint in a virtualenv without pip (as `uv venv` makes it,
+/// and no uv on PATH), as Windows PowerShell 5.1 can run it: one
+/// separator (`.venv\Scripts\`), and `;` where a POSIX shell has `&&`.
+#[test]
+fn the_install_hint_is_one_powershell_can_run() {
+    let config = r#"version: "1"
+active_gates: [ruff_check]
+gates:
+  ruff_check:
+    execution: {command: ["no-such-ruff"]}
+    parsing: {strategy: exit_code}
+    install_hint: "{install} ruff"
+"#;
+    let project = Project::new(&[("a.py", "x = 1\n"), (".st3/quality.yaml", config)]);
+    project.write(".venv/Scripts/python.exe", "");
+    project.write(".venv/pyvenv.cfg", "home = C:\\Python311\n");
+    let (code, report) = project.run_json(&system_path());
+    assert_eq!(code, 2, "{report}");
+    let line = report["summary_line"].as_str().unwrap();
+    assert!(
+        line.contains(".venv\\Scripts\\python -m ensurepip; .venv\\Scripts\\pip install ruff"),
+        "{line}"
+    );
+    assert!(!line.contains("&&") && !line.contains("Scripts/"), "{line}");
+}

@@ -491,6 +491,11 @@ pub(crate) struct InstallCommands {
     pub(crate) install_project: String,
 }
 
+/// `name` as an executable's file name here (`pip.exe` on Windows).
+fn executable(name: &str) -> String {
+    format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}
+
 /// The install commands for the project at `root` whose environment is
 /// `environment` (`{venv_bin}` already expanded to `venv_bin`).
 pub(crate) fn install_commands(
@@ -512,19 +517,24 @@ pub(crate) fn install_commands(
     let Some(environment) = environment else {
         return pip("");
     };
-    if environment.bin.join("pip").is_file() {
+    if environment.bin.join(executable("pip")).is_file() {
         return pip("");
     }
     // A virtualenv made by `uv venv` has no pip.
     let python = format!("{venv_bin}python");
+    // Windows PowerShell 5.1 (the one Windows ships) has no `&&`.
+    let then = match cfg!(windows) {
+        true => ";",
+        false => " &&",
+    };
     match program_on_path("uv", path_var) {
         Some(_) => InstallCommands {
             install: format!("uv pip install --python {python}"),
             install_project: format!("uv pip install --python {python} -e ."),
         },
         None => InstallCommands {
-            install: format!("{python} -m ensurepip && {venv_bin}pip install"),
-            install_project: format!("{python} -m ensurepip && {venv_bin}pip install -e ."),
+            install: format!("{python} -m ensurepip{then} {venv_bin}pip install"),
+            install_project: format!("{python} -m ensurepip{then} {venv_bin}pip install -e ."),
         },
     }
 }

@@ -105,8 +105,10 @@ impl Toolbox<'_> {
         let bin = environment
             .as_ref()
             .map(|e| {
+                // The platform's own separator throughout: `.venv\Scripts\`
+                // on Windows, never `.venv\Scripts/`.
                 let shown = e.bin.strip_prefix(self.root).unwrap_or(&e.bin);
-                format!("{}/", shown.display())
+                format!("{}{}", shown.display(), std::path::MAIN_SEPARATOR)
             })
             .unwrap_or_default();
         let commands = environment::install_commands(
