@@ -332,6 +332,32 @@ impl Reclaimer {
     }
 }
 
+/// The root-relative `path` as the file system spells it (`pkg/a.py` for
+/// `pkg/A.py` after a case-only rename), on a file system that ignores
+/// case; `None` when no file answers to it.
+pub(crate) fn on_disk_case(root: &Path, path: &str) -> Option<String> {
+    let mut here = root.to_path_buf();
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        let wanted = part.to_lowercase();
+        let found = std::fs::read_dir(&here)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|name| *name == part)
+            .or_else(|| {
+                std::fs::read_dir(&here)
+                    .ok()?
+                    .filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .find(|name| name.to_lowercase() == wanted)
+            })?;
+        here.push(&found);
+        parts.push(found);
+    }
+    Some(parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,5 +441,21 @@ mod tests {
         let mut ambiguous = "x\u{FFFD}.py".to_string();
         reclaimer.reclaim(&mut ambiguous);
         assert_eq!(ambiguous, "x\u{FFFD}.py");
+    }
+
+    #[test]
+    fn a_path_is_found_as_the_file_system_spells_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("Pkg")).unwrap();
+        std::fs::write(tmp.path().join("Pkg").join("a.py"), "").unwrap();
+        assert_eq!(
+            on_disk_case(tmp.path(), "pkg/A.py").as_deref(),
+            Some("Pkg/a.py")
+        );
+        assert_eq!(
+            on_disk_case(tmp.path(), "Pkg/a.py").as_deref(),
+            Some("Pkg/a.py")
+        );
+        assert_eq!(on_disk_case(tmp.path(), "pkg/b.py"), None);
     }
 }

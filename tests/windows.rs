@@ -625,3 +625,38 @@ gates:
     );
     assert!(!line.contains("&&") && !line.contains("Scripts/"), "{line}");
 }
+
+/// A case-only rename on disk (Explorer's; git with core.ignorecase shows
+/// nothing): the known finding of `pkg/A.py` is still known in `pkg/a.py`,
+/// not "+1 new, 1 fixed" — whole project or named.
+#[test]
+fn a_case_only_rename_keeps_known_findings_known() {
+    let project = Project::new(&[
+        ("pkg/A.py", LINTED),
+        (".st3/quality.yaml", &ruff_only_config()),
+        (".gitignore", ".venv/\n"),
+    ]);
+    with_venv_ruff(&project);
+    let written = project.qg(&["baseline", "write", "--no-progress"], &system_path());
+    assert!(written.status.success(), "{written:?}");
+    // Renamed as Explorer does, through a name of its own.
+    let root = project.root();
+    std::fs::rename(
+        root.join("pkg").join("A.py"),
+        root.join("pkg").join("tmp.py"),
+    )
+    .unwrap();
+    std::fs::rename(
+        root.join("pkg").join("tmp.py"),
+        root.join("pkg").join("a.py"),
+    )
+    .unwrap();
+    let (code, report) = project.run_json(&system_path());
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["baseline"]["new"], 0, "{report}");
+    assert_eq!(report["baseline"]["fixed"], 0, "{report}");
+    let named = ["run", "pkg/A.py", "--format", "json", "--no-state"];
+    let (code, report) = report_of(project.qg(&named, &system_path()));
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["baseline"]["new"], 0, "{report}");
+}

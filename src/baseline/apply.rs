@@ -247,6 +247,9 @@ struct Lines<'w> {
     ws: &'w Workspace,
     commit: Option<&'w str>,
     renames: BTreeMap<String, String>,
+    /// On a checkout that ignores case, each remembered path as the file
+    /// system spells it now (a case-only rename shows in no git diff).
+    cased: Option<std::cell::RefCell<HashMap<String, Option<String>>>>,
     maps: HashMap<(String, String), Option<LineMap>>,
     /// Whether each path asked about is there: 100,000 findings lie in a
     /// few hundred files, and a stat per finding cost 200 ms.
@@ -264,10 +267,12 @@ impl<'w> Lines<'w> {
             }
             _ => BTreeMap::new(),
         };
+        let ignores_case = ws.repo.as_ref().is_some_and(|r| r.ignores_case());
         Lines {
             ws,
             commit,
             renames,
+            cased: ignores_case.then(Default::default),
             maps: HashMap::new(),
             present: Default::default(),
         }
@@ -275,13 +280,32 @@ impl<'w> Lines<'w> {
 
     /// `entry` at its path today (a renamed file's new path).
     fn renamed<'e>(&self, entry: &'e Entry) -> Cow<'e, Entry> {
-        match self.renames.get(&entry.path) {
-            Some(new) => Cow::Owned(Entry {
-                path: new.clone(),
+        let moved = |path: String| {
+            Cow::Owned(Entry {
+                path,
                 ..entry.clone()
-            }),
-            None => Cow::Borrowed(entry),
+            })
+        };
+        if let Some(new) = self.renames.get(&entry.path) {
+            return moved(new.clone());
         }
+        match self.on_disk(&entry.path) {
+            Some(cased) if cased != entry.path => moved(cased),
+            _ => Cow::Borrowed(entry),
+        }
+    }
+
+    /// `path` as the file system spells it, on a checkout that ignores case.
+    fn on_disk(&self, path: &str) -> Option<String> {
+        let cased = self.cased.as_ref()?;
+        if path.is_empty() {
+            return None;
+        }
+        cased
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| crate::file_name::on_disk_case(&self.ws.root, path))
+            .clone()
     }
 
     fn exists(&self, path: &str) -> bool {

@@ -122,6 +122,15 @@ fn read_head(repo: &Repository) -> Result<Head, QgError> {
 }
 
 impl Repo {
+    /// Whether the checkout ignores case (`core.ignorecase`: Windows and
+    /// macOS file systems), where `pkg/A.py` and `pkg/a.py` are one file.
+    pub(crate) fn ignores_case(&self) -> bool {
+        self.repo
+            .config()
+            .and_then(|c| c.get_bool("core.ignorecase"))
+            .unwrap_or(false)
+    }
+
     /// Whether the root-relative `path` is in the index (tracked: a file
     /// force-added under an ignored directory is).
     pub(crate) fn is_tracked(&self, path: &str) -> bool {
