@@ -16,10 +16,34 @@ pub(crate) fn neutralize(text: &str) -> String {
     out
 }
 
+/// Quotes a word for the shell a user pastes into here: PowerShell on
+/// Windows (see [`powershell_quote`]), else a POSIX shell.
+pub(crate) fn shell_quote(word: &str) -> String {
+    match cfg!(windows) {
+        true => powershell_quote(word),
+        false => posix_quote(word),
+    }
+}
+
+/// Quotes a word for PowerShell when it needs it: a single-quoted string,
+/// literal but for `'` itself, written twice (`-v` once printed POSIX
+/// quoting on Windows, which PowerShell reads otherwise).
+pub(crate) fn powershell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=+:@,\\".contains(c))
+        && !word.starts_with('-');
+    match safe {
+        true => word.to_string(),
+        false => format!("'{}'", word.replace('\'', "''")),
+    }
+}
+
 /// Quotes a word for POSIX shells when it needs it; a word with control
 /// characters or undecodable bytes (see [`crate::file_name`]) becomes an
 /// ANSI-C `$'...'` string, which bash, zsh and ksh read back byte for byte.
-pub(crate) fn shell_quote(word: &str) -> String {
+pub(crate) fn posix_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word
             .chars()
@@ -56,14 +80,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn powershell_quoting_doubles_a_single_quote_and_keeps_backslashes() {
+        assert_eq!(powershell_quote(r"pkg\a.py"), r"pkg\a.py");
+        assert_eq!(powershell_quote("it's a.py"), "'it''s a.py'");
+        assert_eq!(powershell_quote("$env.py"), "'$env.py'");
+        assert_eq!(powershell_quote("-x.py"), "'-x.py'");
+    }
+
+    #[test]
     fn quoting() {
-        assert_eq!(shell_quote("pkg/a.py"), "pkg/a.py");
-        assert_eq!(shell_quote("my file.py"), "'my file.py'");
-        assert_eq!(shell_quote("it's.py"), r"'it'\''s.py'");
-        assert_eq!(shell_quote("--opt"), "--opt");
+        assert_eq!(posix_quote("pkg/a.py"), "pkg/a.py");
+        assert_eq!(posix_quote("my file.py"), "'my file.py'");
+        assert_eq!(posix_quote("it's.py"), r"'it'\''s.py'");
+        assert_eq!(posix_quote("--opt"), "--opt");
         let raw = crate::file_name::from_bytes(b"caf\xe9 it's.py");
-        assert_eq!(shell_quote(&raw), r"$'caf\xE9 it\'s.py'");
-        assert_eq!(shell_quote("new\nline.py"), r"$'new\x0Aline.py'");
+        assert_eq!(posix_quote(&raw), r"$'caf\xE9 it\'s.py'");
+        assert_eq!(posix_quote("new\nline.py"), r"$'new\x0Aline.py'");
     }
 
     #[test]

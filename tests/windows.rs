@@ -660,3 +660,27 @@ fn a_case_only_rename_keeps_known_findings_known() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["baseline"]["new"], 0, "{report}");
 }
+
+/// `--verbose` prints each command as PowerShell reads it: `'it''s.py'`,
+/// not a POSIX shell's `'it'\''s.py'`.
+#[test]
+fn verbose_commands_are_quoted_for_powershell() {
+    let project = Project::new(&[
+        ("it's.py", "x = 1\n"),
+        (".st3/quality.yaml", &ruff_only_config()),
+        (".gitignore", ".venv/\n"),
+    ]);
+    with_venv_ruff(&project);
+    let args = [
+        "run",
+        "it's.py",
+        "--format",
+        "json",
+        "--no-state",
+        "--verbose",
+    ];
+    let out = project.qg(&args, &system_path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'it''s.py'"), "{stderr}");
+    assert!(!stderr.contains(r"'\''"), "{stderr}");
+}

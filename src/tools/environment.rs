@@ -704,11 +704,15 @@ mod tests {
         };
         let no_uv = Some(OsString::from("/nonexistent"));
         let commands = install_commands(plain.path(), Some(&env), ".venv/bin/", no_uv.as_ref());
+        let then = match cfg!(windows) {
+            true => ";",
+            false => " &&",
+        };
         assert_eq!(
             commands.install,
-            ".venv/bin/python -m ensurepip && .venv/bin/pip install"
+            format!(".venv/bin/python -m ensurepip{then} .venv/bin/pip install")
         );
-        std::fs::write(bin.join("pip"), "").unwrap();
+        std::fs::write(bin.join(executable("pip")), "").unwrap();
         let commands = install_commands(plain.path(), Some(&env), ".venv/bin/", no_uv.as_ref());
         assert_eq!(commands.install, ".venv/bin/pip install");
         assert_eq!(commands.install_project, ".venv/bin/pip install -e .");
