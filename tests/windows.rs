@@ -684,3 +684,23 @@ fn verbose_commands_are_quoted_for_powershell() {
     assert!(stderr.contains("'it''s.py'"), "{stderr}");
     assert!(!stderr.contains(r"'\''"), "{stderr}");
 }
+
+/// A config saved as UTF-16 (Notepad's "Unicode") is named as every other
+/// config error names it: `.st3/quality.yaml`, never `Z:\…\.st3/quality.yaml`.
+#[test]
+fn a_utf16_config_is_named_as_the_project_names_it() {
+    let project = Project::new(&[("a.py", "x = 1\n")]);
+    let text: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("version: \"1\"\n".encode_utf16().flat_map(|u| u.to_le_bytes()))
+        .collect();
+    std::fs::create_dir_all(project.root().join(".st3")).unwrap();
+    std::fs::write(project.root().join(".st3").join("quality.yaml"), text).unwrap();
+    let out = project.qg(&RUN_JSON, &system_path());
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("invalid config: .st3/quality.yaml:1: config is not valid UTF-8"),
+        "{stderr}"
+    );
+}

@@ -62,11 +62,11 @@ pub(crate) fn load(root: &Path, explicit: Option<&Path>) -> Result<Config, QgErr
     let yaml = root.join(PROJECT_CONFIG);
     let pyproject = root.join(PYPROJECT);
     let pyproject_text = match pyproject.is_file() {
-        true => Some(read_config(&pyproject)?),
+        true => Some(read_config(&pyproject, PYPROJECT)?),
         false => None,
     };
     if yaml.is_file() {
-        let mut config = parse(&read_config(&yaml)?, PROJECT_CONFIG)?;
+        let mut config = parse(&read_config(&yaml, PROJECT_CONFIG)?, PROJECT_CONFIG)?;
         if pyproject_text.as_deref().is_some_and(has_tool_qg) {
             config.warnings.push(format!(
                 "{PYPROJECT} has a [tool.qg] table, but {PROJECT_CONFIG} takes precedence and \
@@ -92,8 +92,8 @@ pub(crate) fn has_tool_qg(pyproject: &str) -> bool {
 /// `--config FILE`: a `.toml` file is read for its `[tool.qg]` table, any
 /// other as YAML.
 fn load_file(path: &Path) -> Result<Config, QgError> {
-    let text = read_config(path)?;
     let origin = path.display().to_string();
+    let text = read_config(path, &origin)?;
     if path.extension().is_none_or(|x| x != "toml") {
         return Ok(parse(&text, &origin)?);
     }
@@ -112,11 +112,14 @@ fn load_file(path: &Path) -> Result<Config, QgError> {
 /// and parsing it would cost seconds and hundreds of megabytes.
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
-fn read_config(path: &Path) -> Result<String, QgError> {
+/// The text of the config at `path`, named `shown` in errors (the project
+/// config by its root-relative name, `.st3/quality.yaml`, as its other
+/// errors are — never `Z:\\proj\\.st3/quality.yaml`).
+fn read_config(path: &Path, shown: &str) -> Result<String, QgError> {
     let too_big = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_CONFIG_BYTES);
     if too_big {
         return Err(QgError::Config(ConfigError {
-            file: path.display().to_string(),
+            file: shown.to_string(),
             line: None,
             column: None,
             key: None,
@@ -127,7 +130,7 @@ fn read_config(path: &Path) -> Result<String, QgError> {
     }
     let bytes = std::fs::read(path).map_err(|e| {
         QgError::Config(ConfigError {
-            file: path.display().to_string(),
+            file: shown.to_string(),
             line: None,
             column: None,
             key: None,
@@ -140,7 +143,7 @@ fn read_config(path: &Path) -> Result<String, QgError> {
             .filter(|b| **b == b'\n')
             .count();
         QgError::Config(ConfigError {
-            file: path.display().to_string(),
+            file: shown.to_string(),
             line: Some(line),
             column: None,
             key: None,
