@@ -155,6 +155,12 @@ pub(crate) fn fix(
     };
     let before = run::run(&check, observer)?;
     let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
+    // The fixers come from this config: trusted (where trust is asked) as
+    // it is now, not only as the check before saw it.
+    if options.run.require_trust {
+        let tools = crate::tools::Toolbox::from_env(&workspace.root);
+        run::require_trust(&workspace, &config, &tools)?;
+    }
     let targets = targets(&config.gates, &before);
     let ctx = ExecContext::from_env(
         &workspace.root,

@@ -131,6 +131,7 @@ gates:
             cancel: Default::default(),
             report_covered: false,
             daemons: Default::default(),
+            require_trust: false,
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();
         report.total_ms = 0;

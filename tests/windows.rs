@@ -692,7 +692,11 @@ fn a_utf16_config_is_named_as_the_project_names_it() {
     let project = Project::new(&[("a.py", "x = 1\n")]);
     let text: Vec<u8> = [0xFF, 0xFE]
         .into_iter()
-        .chain("version: \"1\"\n".encode_utf16().flat_map(|u| u.to_le_bytes()))
+        .chain(
+            "version: \"1\"\n"
+                .encode_utf16()
+                .flat_map(|u| u.to_le_bytes()),
+        )
         .collect();
     std::fs::create_dir_all(project.root().join(".st3")).unwrap();
     std::fs::write(project.root().join(".st3").join("quality.yaml"), text).unwrap();

@@ -62,6 +62,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         shard: None,
         cancel: Default::default(),
         report_covered: false,
+        require_trust: false,
         daemons: Default::default(),
     })
 }

@@ -364,6 +364,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         cancel,
         daemons: DaemonUse::Verify,
         report_covered: false,
+        require_trust: false,
     };
     let log = Log::new(
         Box::new(std::io::stderr()),

@@ -54,6 +54,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             shard: None,
             cancel: Default::default(),
             report_covered: false,
+            require_trust: false,
             daemons: Default::default(),
         },
         unsafe_fixes: args.unsafe_fixes,

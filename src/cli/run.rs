@@ -75,6 +75,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         shard: args.shard,
         cancel: Default::default(),
         report_covered: false,
+        require_trust: false,
         daemons: match (args.no_daemon, args.verify) {
             (true, _) => DaemonUse::Ignore,
             (false, true) => DaemonUse::Verify,

@@ -87,6 +87,7 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
             shard: None,
             cancel: cancel.clone(),
             report_covered: false,
+            require_trust: true,
             daemons: match args.no_daemon {
                 true => DaemonUse::Ignore,
                 false => DaemonUse::Use,

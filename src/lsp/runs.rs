@@ -34,7 +34,7 @@ pub(crate) fn start(session: Arc<Session>) -> std::thread::JoinHandle<()> {
     })
 }
 
-fn do_work(session: &Session, work: Pending) {
+fn do_work(session: &Arc<Session>, work: Pending) {
     if work.start_daemons {
         start_daemons(session);
     }
@@ -76,7 +76,7 @@ enum Kind {
 
 /// Runs the gates and shows what they found; a run a newer save made
 /// stale ends quietly (the next one follows).
-fn check(session: &Session, kind: Kind) {
+fn check(session: &Arc<Session>, kind: Kind) {
     if !session.reload_config() {
         return;
     }
@@ -106,6 +106,12 @@ fn check(session: &Session, kind: Kind) {
             progress.end(&crate::report::summary::summary_line(&report));
         }
         Err(QgError::Cancelled) => progress.end("cancelled: a newer change"),
+        // What would run changed since the check before the run: nothing
+        // ran; the user is asked.
+        Err(QgError::Untrusted(_)) => {
+            progress.end("not trusted: nothing ran");
+            super::trust::allowed(session);
+        }
         Err(e) => {
             progress.end("could not run");
             session.show(MessageType::ERROR, &format!("qg: {e}"));
@@ -140,6 +146,7 @@ fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
         shard: None,
         cancel: Cancel::default(),
         report_covered: true,
+        require_trust: true,
         daemons: match session.state().settings.no_daemon {
             true => DaemonUse::Ignore,
             false => DaemonUse::Use,

@@ -320,6 +320,7 @@ fn run_options(
         shard: None,
         cancel: call.cancel.clone(),
         report_covered: false,
+        require_trust: true,
         daemons: Default::default(),
     }
 }

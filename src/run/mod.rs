@@ -59,6 +59,11 @@ pub struct RunOptions {
     /// Whether the report lists the files each gate covered
     /// ([`RunReport::covered`]): an editor clears the ones that passed.
     pub report_covered: bool,
+    /// Runs nothing of a repository the user has not trusted as it is now
+    /// (`qg lsp`, `qg mcp`, `qg watch`: nobody typed the command). Checked
+    /// on the very config the run loads, so a pull between an earlier
+    /// check and the run cannot slip a new command through.
+    pub require_trust: bool,
 }
 
 /// How a run uses the gates' live daemons (`qg daemon`, `qg watch`).
@@ -97,6 +102,19 @@ pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, C
     Ok((workspace, config))
 }
 
+/// An error naming `qg trust` when the repository, under `config`, is not
+/// trusted as it is now (see [`crate::trust`]).
+pub(crate) fn require_trust(
+    workspace: &Workspace,
+    config: &Config,
+    tools: &Toolbox<'_>,
+) -> Result<(), QgError> {
+    match crate::trust::standing(workspace, config, tools) {
+        crate::trust::Standing::Untrusted { why } => Err(QgError::Untrusted(why)),
+        _ => Ok(()),
+    }
+}
+
 /// The scope a plain run from `cwd` would check (the active gates decide
 /// whether importers are added), without running anything: `qg files`
 /// and the MCP `list_scope` tool.
@@ -122,6 +140,9 @@ pub fn run(
     let gates = plan::select_gates(&config, &options.gates)?;
     // Found once: every stage resolves the same tools in the same environment.
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
+    if options.require_trust {
+        require_trust(&workspace, &config, &tools)?;
+    }
     let resolved = resolve_scope(
         &workspace,
         &config,
