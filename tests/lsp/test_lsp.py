@@ -263,14 +263,38 @@ async def test_fix_all_on_save_fixes_the_unsaved_buffer(client, project):
     fixed = apply_edits(typed, action.edit.changes[uri(project, "app/fixable.py")])
     assert fixed == '"""Fixable."""\n\nimport sys\n\nx = [1, 2]\n\nprint(sys.argv, x)\n', fixed
     assert (project / "app" / "fixable.py").read_text() == on_disk
-    ended = len(progress_ended(client))
+    mark = len(runs(client))
     save(client, project, "app/fixable.py", fixed, version=3)
-    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the save")
+    await wait_until(lambda: checked_after(client, mark), "the run after the save")
     assert codes(client, project, "app/fixable.py") == []
 
 
 def idle(client):
     return len(progress_begun(client)) == len(progress_ended(client))
+
+
+def runs(client):
+    """Each progress the server began, in order: (title, end message or None)."""
+    out = []
+    for reports in client.progress_reports.values():
+        title = next((r.title for r in reports if isinstance(r, types.WorkDoneProgressBegin)), None)
+        end = next((r.message or "" for r in reports if isinstance(r, types.WorkDoneProgressEnd)), None)
+        out.append((title, end))
+    return out
+
+
+def checked_after(client, mark):
+    """Whether a check of what changed begun after the first `mark` runs
+    ended (not cancelled by a newer save) and nothing runs now. Counting
+    ends is not enough: one batch of work is several progresses (the
+    daemons' start, the check, a look at opened files), and a check a save
+    cancels ends too, so "more ended and idle" can hold between two of them
+    before the run after the save has begun."""
+    done = any(
+        title == "qg: checking what changed" and end is not None and not end.startswith("cancelled")
+        for title, end in runs(client)[mark:]
+    )
+    return done and idle(client)
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -637,7 +661,7 @@ def shown(client, project, source):
 async def test_a_src_layout_installed_editable_shows_the_tools_own_truth_with_warm_daemons(daemon_client, src_project):
     client, project = daemon_client, src_project
     open_file(client, project, "tests/test_use.py")
-    await wait_until(lambda: progress_ended(client) and idle(client), "the first run")
+    await wait_until(lambda: checked_after(client, 0), "the first run")
     # Each daemon compares its first answers with a cold run's before it
     # serves: an untrusted one means the warm settings differ from the CLI's.
     settled = {"ready", "untrusted", "failed"}
@@ -647,20 +671,20 @@ async def test_a_src_layout_installed_editable_shows_the_tools_own_truth_with_wa
     assert set(before) == {"mypy", "pyright"}, before
     # A harmless helper in the test: the private-import finding a library
     # view of the package would add must not appear.
-    ended = len(progress_ended(client))
+    mark = len(runs(client))
     save(client, project, "tests/test_use.py", TEST_USE + '\n\ndef helper() -> int:\n    """One."""\n    return 1\n')
-    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the save")
+    await wait_until(lambda: checked_after(client, mark), "the run after the save")
     assert codes(client, project, "tests/test_use.py") == []
     after = warm_checks(project)
     assert after["pyright"] > before["pyright"] and after["mypy"] > before["mypy"], (before, after)
     # A signature change breaks the unopened importer: shown there, as the
     # project's own pyright says it.
-    ended = len(progress_ended(client))
+    mark = len(runs(client))
     # A size of its own: mypy (its cache, and dmypy's file watcher) takes a
     # file edited within the same second at the same size for unchanged, as
     # the user's own mypy does (README, "Warm type checkers").
     save(client, project, "src/mypkg/core.py", CORE.replace('-> int:\n    """Twice', '-> bytes:\n    """Twice'))
-    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the signature change")
+    await wait_until(lambda: checked_after(client, mark), "the run after the signature change")
     own = pyright_own(project)
     assert own, "the project's pyright found nothing to compare"
     assert shown(client, project, "pyright") == own
@@ -668,9 +692,9 @@ async def test_a_src_layout_installed_editable_shows_the_tools_own_truth_with_wa
     final = warm_checks(project)
     assert final["pyright"] > after["pyright"], (after, final)
     # Reverted: cleared everywhere, as the project's pyright says.
-    ended = len(progress_ended(client))
+    mark = len(runs(client))
     save(client, project, "src/mypkg/core.py", CORE, version=3)
-    await wait_until(lambda: len(progress_ended(client)) > ended and idle(client), "the run after the revert")
+    await wait_until(lambda: checked_after(client, mark), "the run after the revert")
     assert pyright_own(project) == []
     assert shown(client, project, "pyright") == [] and shown(client, project, "mypy") == []
 
