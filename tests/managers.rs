@@ -1,11 +1,11 @@
 //! Projects set up by their package managers, as users set them up today:
-//! uv (a `.venv` without pip, then a uv project) and Poetry (its
-//! environment kept outside the project). In each, `qg doctor`'s printed
-//! fix, run verbatim in a shell, makes the gate green in the next `qg
-//! doctor`, and `qg run` checks with the manager's environment: its
-//! findings are the ones `uv run mypy .` / `poetry run mypy .` print. The
-//! real uv and Poetry come from requirements-tools.txt; they fetch mypy
-//! from PyPI.
+//! uv (a `.venv` without pip, then a uv project), Poetry (its environment
+//! kept outside the project), PDM, and Hatch (installing with uv, its
+//! environment outside the project). In each, `qg doctor`'s printed fix,
+//! run verbatim in a shell, makes the gate green in the next `qg doctor`,
+//! and `qg run` checks with the manager's environment: its findings are the
+//! ones `uv run mypy .` / `poetry run mypy .` / … print. The real managers
+//! come from requirements-tools.txt; they fetch mypy from PyPI.
 // Unix: these tests drive `sh` scripts and the Linux tools; the Windows
 // binary has tests/windows.rs.
 #![cfg(unix)]
@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 use common::{tools_venv, Project};
 use serde_json::Value;
 
-/// A shell for one project: PATH holds only uv, Poetry and the system's
+/// A shell for one project: PATH holds only the managers and the system's
 /// directories (no mypy anywhere), plus the variables given.
 struct Shell {
     root: PathBuf,
@@ -30,7 +30,7 @@ struct Shell {
 impl Shell {
     fn new(root: &Path, env: &[(&str, String)]) -> Shell {
         let tools = tempfile::tempdir().unwrap();
-        for program in ["uv", "poetry"] {
+        for program in ["uv", "poetry", "pdm", "hatch"] {
             std::os::unix::fs::symlink(
                 tools_venv().join("bin").join(program),
                 tools.path().join(program),
@@ -228,4 +228,86 @@ fn a_poetry_project_is_checked_in_poetrys_environment_outside_the_project() {
         remembered.contains(&outside.path().join("venvs").display().to_string()),
         "{remembered}"
     );
+}
+
+#[test]
+fn a_pdm_project_gets_pdm_commands_that_work_as_printed() {
+    let project = python_project("\n[tool.pdm]\ndistribution = false\n");
+    let home = tempfile::tempdir().unwrap();
+    // PDM's configuration, cache and logs stay out of the user's home.
+    let shell = Shell::new(
+        project.path(),
+        &[("HOME", home.path().display().to_string())],
+    );
+    let fix = shell.run_doctors_fix("mypy");
+    assert_eq!(fix, "pdm add -dG dev mypy");
+    let own = shell.mypy_errors_by("pdm run mypy .");
+    assert_eq!(own, 2);
+    assert_eq!(shell.qg_mypy_findings(), own);
+}
+
+#[test]
+fn a_hatch_project_installing_with_uv_is_told_to_declare_the_tool_and_it_survives_a_prune() {
+    // Hatch installing with uv has no pip in its environments: `hatch run
+    // pip install` would run a pip from elsewhere, into another Python.
+    let project =
+        python_project("\n[tool.hatch.envs.default]\ninstaller = \"uv\"\nskip-install = true\n");
+    let outside = tempfile::tempdir().unwrap();
+    let shell = Shell::new(
+        project.path(),
+        &[
+            ("HOME", outside.path().display().to_string()),
+            (
+                "HATCH_DATA_DIR",
+                outside.path().join("data").display().to_string(),
+            ),
+            (
+                "HATCH_CACHE_DIR",
+                outside.path().join("cache").display().to_string(),
+            ),
+        ],
+    );
+    // No environment yet: doctor says so, with what makes Hatch's.
+    let environment = shell.doctor_check("environment");
+    assert_eq!(environment["status"], "warning", "{environment:#}");
+    assert_eq!(environment["fix"], "hatch run python --version");
+    shell.sh(environment["fix"].as_str().unwrap());
+    let environment = shell.doctor_check("environment");
+    assert_eq!(environment["status"], "ok", "{environment:#}");
+    assert!(
+        environment["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&outside.path().join("data").display().to_string()),
+        "{environment:#}"
+    );
+    // Hatch has no command that adds a dependency: the fix says where to
+    // declare it, then the command that syncs the environment.
+    let check = shell.doctor_check("mypy");
+    assert_eq!(check["status"], "error", "{check:#}");
+    let fix = check["fix"].as_str().unwrap();
+    let (declare, then) = fix.split_once(", then: ").unwrap();
+    assert_eq!(
+        declare,
+        "add \"mypy\" to `dependencies` in [tool.hatch.envs.default] of pyproject.toml"
+    );
+    let pyproject = project.path().join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(
+        &pyproject,
+        text.replace(
+            "skip-install = true\n",
+            "skip-install = true\ndependencies = [\"mypy\"]\n",
+        ),
+    )
+    .unwrap();
+    shell.sh(then);
+    assert_eq!(shell.doctor_check("mypy")["status"], "ok");
+    // What the environment declares comes back after `hatch env prune`.
+    shell.sh("hatch env prune");
+    shell.sh(then);
+    assert_eq!(shell.doctor_check("mypy")["status"], "ok");
+    let own = shell.mypy_errors_by("hatch run mypy .");
+    assert_eq!(own, 2);
+    assert_eq!(shell.qg_mypy_findings(), own);
 }

@@ -60,16 +60,22 @@ impl Manager {
         }
     }
 
-    /// What installs a development tool into the project (`{install}`,
-    /// followed by the package).
-    fn add_dev(self) -> &'static str {
+    /// What installs a development tool into the project at `root`
+    /// (`{install}`, followed by the package; [`PACKAGES`] where a
+    /// sentence names it).
+    fn add_dev(self, root: &Path) -> String {
         match self {
-            Manager::Uv => "uv add --dev",
-            Manager::Poetry => "poetry add --group dev",
-            Manager::Pdm => "pdm add -dG dev",
-            // Hatch declares dependencies in pyproject.toml only; its
-            // environments have pip.
-            Manager::Hatch => "hatch run pip install",
+            Manager::Uv => "uv add --dev".into(),
+            Manager::Poetry => "poetry add --group dev".into(),
+            Manager::Pdm => "pdm add -dG dev".into(),
+            // Hatch has no command that adds a dependency, and `hatch run
+            // pip` is the global pip where Hatch installs with uv; what
+            // the environment declares survives `hatch env prune`.
+            Manager::Hatch => format!(
+                "add {PACKAGES} to `dependencies` in {}, then: {}",
+                hatch_default_env_table(root),
+                self.sync()
+            ),
         }
     }
 
@@ -79,8 +85,21 @@ impl Manager {
             Manager::Uv => "uv sync",
             Manager::Poetry => "poetry install",
             Manager::Pdm => "pdm install",
-            Manager::Hatch => "hatch env create",
+            // `hatch env create` leaves an environment that exists as it
+            // is; a command run in it first syncs what it declares.
+            Manager::Hatch => "hatch run python --version",
         }
+    }
+}
+
+/// Where a sentence-shaped `{install}` puts the packages that follow it.
+const PACKAGES: &str = "{packages}";
+
+/// Where the project at `root` declares Hatch's default environment.
+fn hatch_default_env_table(root: &Path) -> &'static str {
+    match root.join("hatch.toml").is_file() {
+        true => "[envs.default] of hatch.toml",
+        false => "[tool.hatch.envs.default] of pyproject.toml",
     }
 }
 
@@ -491,6 +510,30 @@ pub(crate) struct InstallCommands {
     pub(crate) install_project: String,
 }
 
+impl InstallCommands {
+    /// `hint` with `{install}` expanded: the packages after it go where
+    /// the manager's words put them — `add "mypy" to `dependencies` in …`
+    /// for Hatch, as TOML strings; after the command otherwise.
+    pub(crate) fn expand_install(&self, hint: &str) -> String {
+        if !self.install.contains(PACKAGES) {
+            return hint.replace("{install}", &self.install);
+        }
+        match hint.split_once("{install} ") {
+            Some((before, packages)) => {
+                let quoted: Vec<String> = packages
+                    .split_whitespace()
+                    .map(|p| format!("\"{}\"", p.trim_matches(|c| c == '\'' || c == '"')))
+                    .collect();
+                format!(
+                    "{before}{}",
+                    self.install.replace(PACKAGES, &quoted.join(", "))
+                )
+            }
+            None => hint.replace("{install}", &self.install.replace(PACKAGES, "it")),
+        }
+    }
+}
+
 /// `name` as an executable's file name here (`pip.exe` on Windows).
 fn executable(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
@@ -506,7 +549,7 @@ pub(crate) fn install_commands(
 ) -> InstallCommands {
     if let Some(detected) = detect(root) {
         return InstallCommands {
-            install: detected.manager.add_dev().to_string(),
+            install: detected.manager.add_dev(root),
             install_project: detected.manager.sync().to_string(),
         };
     }
@@ -716,5 +759,39 @@ mod tests {
         let commands = install_commands(plain.path(), Some(&env), ".venv/bin/", no_uv.as_ref());
         assert_eq!(commands.install, ".venv/bin/pip install");
         assert_eq!(commands.install_project, ".venv/bin/pip install -e .");
+    }
+
+    #[test]
+    fn hatch_hints_name_the_environment_table_never_hatch_run_pip() {
+        let pyproject = project(&[(
+            "pyproject.toml",
+            "[tool.hatch.envs.default]\ninstaller = 'uv'\n",
+        )]);
+        let commands = install_commands(pyproject.path(), None, "", None);
+        assert_eq!(
+            commands.expand_install("{install} mypy"),
+            "add \"mypy\" to `dependencies` in [tool.hatch.envs.default] of pyproject.toml, \
+             then: hatch run python --version"
+        );
+        assert_eq!(
+            commands.expand_install("{install} 'pyright[nodejs]'"),
+            "add \"pyright[nodejs]\" to `dependencies` in [tool.hatch.envs.default] of pyproject.toml, \
+             then: hatch run python --version"
+        );
+        assert_eq!(commands.install_project, "hatch run python --version");
+        let hatch_toml = project(&[("hatch.toml", "[envs.default]\n")]);
+        let commands = install_commands(hatch_toml.path(), None, "", None);
+        assert_eq!(
+            commands.expand_install("run: {install} ruff"),
+            "run: add \"ruff\" to `dependencies` in [envs.default] of hatch.toml, \
+             then: hatch run python --version"
+        );
+        // Other managers' words come before the package, unchanged.
+        let pdm = project(&[("pdm.lock", "")]);
+        let commands = install_commands(pdm.path(), None, "", None);
+        assert_eq!(
+            commands.expand_install("{install} ruff"),
+            "pdm add -dG dev ruff"
+        );
     }
 }

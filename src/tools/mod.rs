@@ -117,9 +117,10 @@ impl Toolbox<'_> {
             &bin,
             self.path_var.as_ref(),
         );
-        hint.replace("{venv_bin}", &bin)
-            .replace("{install_project}", &commands.install_project)
-            .replace("{install}", &commands.install)
+        let hint = hint
+            .replace("{venv_bin}", &bin)
+            .replace("{install_project}", &commands.install_project);
+        commands.expand_install(&hint)
     }
 
     /// The variables that run `tool` as if its virtualenv were activated:
