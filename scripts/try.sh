@@ -8,8 +8,8 @@
 # there, else with pip from the package index into a virtualenv of its own
 # (~/.local/share/qg/venv). The project gets a .venv (if it has none)
 # with ruff, mypy and pyright, and its own dependencies (`pip install -e .`,
-# or `-r requirements.txt`) — a uv or Poetry project gets them in its
-# manager's environment instead — so the type checkers resolve its imports; then
+# or `-r requirements.txt`) — a uv, Poetry, PDM or Hatch project gets them in
+# its manager's environment instead — so the type checkers resolve its imports; then
 # `qg run --scope project` checks it as the tools' own runs would.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,21 +47,66 @@ demo_project() {
   echo "$dir"
 }
 
-# The tools and the project's own dependencies in the environment of a uv
-# or Poetry project, without editing the project's files.
+# The pinned ruff, mypy and pyright.
+pinned_tools() {
+  grep -E '^(ruff==|mypy==|pyright)' "$repo/requirements-tools.txt"
+}
+
+# Installs the tools with the Python of a manager's environment, which may
+# have no pip (PDM's and Hatch's with uv do not): uv when it is there.
+install_tools_with() {
+  local python=$1
+  local tools=() line
+  # Not mapfile: macOS ships bash 3.2.
+  while IFS= read -r line; do tools+=("$line"); done < <(pinned_tools)
+  if command -v uv >/dev/null; then
+    uv pip install --quiet --python "$python" "${tools[@]}"
+  else
+    "$python" -m pip --version >/dev/null 2>&1 || "$python" -m ensurepip --upgrade >/dev/null
+    "$python" -m pip install --quiet --disable-pip-version-check "${tools[@]}"
+  fi
+}
+
+# Whether the project at $1 is managed by $2 (a lock file or a
+# pyproject.toml table of its own; hatch.toml for Hatch).
+managed_by() {
+  local dir=$1 manager=$2
+  case $manager in
+    hatch) [ -f "$dir/hatch.toml" ] || grep -q '^\[tool\.hatch' "$dir/pyproject.toml" 2>/dev/null ;;
+    *) [ -f "$dir/$manager.lock" ] || grep -q "^\[tool\.$manager" "$dir/pyproject.toml" 2>/dev/null ;;
+  esac
+}
+
+# The tools and the project's own dependencies in the environment of a uv,
+# Poetry, PDM or Hatch project, without editing the project's files.
 prepare_managed_project() {
   local dir=$1
-  local tools=("$(grep '^ruff==' "$repo/requirements-tools.txt")"
-    "$(grep '^mypy==' "$repo/requirements-tools.txt")"
-    "$(grep '^pyright' "$repo/requirements-tools.txt")")
-  if { [ -f "$dir/uv.lock" ] || grep -q '^\[tool\.uv' "$dir/pyproject.toml" 2>/dev/null; } \
-    && command -v uv >/dev/null; then
+  # A PDM or Hatch project without its manager would get a second
+  # environment qg then prefers, and `pip install -e .` past its manager.
+  for manager in pdm hatch; do
+    if managed_by "$dir" "$manager" && ! command -v "$manager" >/dev/null; then
+      local name=PDM
+      [ "$manager" = hatch ] && name=Hatch
+      say "a $name project, and no $manager command here: install $name (pipx install $manager), then run this again"
+      exit 2
+    fi
+  done
+  if managed_by "$dir" uv && command -v uv >/dev/null; then
     say "a uv project: uv sync, then ruff, mypy and pyright into its .venv"
-    (cd "$dir" && uv sync --quiet && uv pip install --quiet --python .venv/bin/python "${tools[@]}")
-  elif { [ -f "$dir/poetry.lock" ] || grep -q '^\[tool\.poetry' "$dir/pyproject.toml" 2>/dev/null; } \
-    && command -v poetry >/dev/null; then
+    (cd "$dir" && uv sync --quiet)
+    install_tools_with "$dir/.venv/bin/python"
+  elif managed_by "$dir" poetry && command -v poetry >/dev/null; then
     say "a Poetry project: poetry install, then ruff, mypy and pyright into its environment"
-    (cd "$dir" && poetry install --quiet && poetry run python -m pip install --quiet "${tools[@]}")
+    (cd "$dir" && poetry install --quiet)
+    install_tools_with "$(cd "$dir" && poetry env info --executable)"
+  elif managed_by "$dir" pdm; then
+    say "a PDM project: pdm install, then ruff, mypy and pyright into its environment"
+    (cd "$dir" && pdm install --quiet)
+    install_tools_with "$(cd "$dir" && pdm info --python)"
+  elif managed_by "$dir" hatch; then
+    say "a Hatch project: its default environment, then ruff, mypy and pyright into it"
+    (cd "$dir" && hatch run python --version >/dev/null)
+    install_tools_with "$(cd "$dir" && hatch env find default)/bin/python"
   else
     return 1
   fi
@@ -78,10 +123,7 @@ prepare_project() {
     "$python" -m venv "$dir/.venv"
   fi
   say "installing ruff, mypy and pyright into $dir/.venv"
-  "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check \
-    "$(grep '^ruff==' "$repo/requirements-tools.txt")" \
-    "$(grep '^mypy==' "$repo/requirements-tools.txt")" \
-    "$(grep '^pyright' "$repo/requirements-tools.txt")"
+  install_tools_with "$dir/.venv/bin/python"
   if [ -f "$dir/pyproject.toml" ] || [ -f "$dir/setup.py" ]; then
     say "installing the project and its dependencies (pip install -e .)"
     "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -e "$dir"
