@@ -781,3 +781,18 @@ fn the_github_step_summary_lists_new_findings_and_counts_the_known() {
         "{text}"
     );
 }
+
+#[test]
+fn one_known_finding_is_counted_in_the_singular() {
+    let repo = GitRepo::new(&[("pkg/__init__.py", ""), ("pkg/c.py", "import os\n")]);
+    repo.qg(&["baseline", "write", "--no-progress", "--gate", "ruff_check"])
+        .assert_code(0);
+    repo.commit("baseline");
+    let run = repo.qg(&["run", "--scope", "project", "--gate", "ruff_check"]);
+    assert!(
+        run.stdout
+            .contains("1 known violation from the baseline is not listed"),
+        "{}",
+        run.stdout
+    );
+}

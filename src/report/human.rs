@@ -47,8 +47,16 @@ fn write_violations(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io:
             out,
             "{}",
             p.dim(&format!(
-                "{} known violations from the baseline are not listed (`--format json` or `concise` lists them)",
-                super::summary::thousands(known)
+                "{} known {} from the baseline {} not listed (`--format json` or `concise` lists them)",
+                super::summary::thousands(known),
+                match known {
+                    1 => "violation",
+                    _ => "violations",
+                },
+                match known {
+                    1 => "is",
+                    _ => "are",
+                }
             ))
         )?;
     }
