@@ -310,4 +310,13 @@ fn a_hatch_project_installing_with_uv_is_told_to_declare_the_tool_and_it_survive
     let own = shell.mypy_errors_by("hatch run mypy .");
     assert_eq!(own, 2);
     assert_eq!(shell.qg_mypy_findings(), own);
+    // The re-run hint reaches the tool from the user's shell, where only
+    // Hatch knows its environment: as printed, it says what qg found.
+    let report = shell.qg_json(&["run", "--gate", "mypy", "--scope", "project", "--no-state"]);
+    let rerun = report["gates"][0]["rerun_hint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(rerun, "hatch run mypy demo.py");
+    assert_eq!(shell.mypy_errors_by(&rerun), own);
 }

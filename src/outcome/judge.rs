@@ -327,12 +327,13 @@ pub(crate) fn render_hints_from(
     // hint once named all 159 files of such a rule).
     let says_fixable = result.violations.iter().any(|v| v.fixable.is_some());
     let fixes = |v: &Violation| counts(v) && (!says_fixable || v.fixable == Some(true));
+    let run_in = &result.run_in;
     result.fix_hint = match result.violations.iter().any(fixes) {
-        true => render(fix_hint, &fixes),
+        true => render(fix_hint, &fixes).map(|hint| format!("{run_in}{hint}")),
         false => None,
     };
     result.rerun_hint =
-        render(rerun_hint, &counts).map(|hint| format!("{}{hint}", result.rerun_env));
+        render(rerun_hint, &counts).map(|hint| format!("{}{run_in}{hint}", result.rerun_env));
 }
 
 /// One result from the results of a gate's batches: an error in any batch

@@ -213,6 +213,11 @@ pub struct GateResult {
     /// would not check what the run checked.
     #[serde(skip)]
     pub(crate) rerun_env: String,
+    /// What reaches the tool from the user's shell when it lives only in
+    /// the environment a manager keeps outside the project (`hatch run `),
+    /// put before the fix and re-run hints' commands.
+    #[serde(skip)]
+    pub(crate) run_in: String,
 }
 
 impl GateResult {
@@ -260,6 +265,7 @@ impl GateResult {
             fail_on: gate.fail_on,
             match_lines: gate.match_lines,
             rerun_env: String::new(),
+            run_in: String::new(),
         }
     }
 

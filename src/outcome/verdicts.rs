@@ -172,9 +172,11 @@ fn warm_error(error: &GateError, log: Option<&str>) -> String {
 }
 
 impl Verdicts<'_> {
-    /// Gives the rerun hint the variables the plan's run was given.
+    /// Gives the hints the variables the plan's run was given, and the
+    /// manager's `run` where the tool is out of the shell's reach.
     fn rerun_as_planned(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
-        if plan.env.is_empty() {
+        result.run_in = self.tools.run_in(plan.gate);
+        if plan.env.is_empty() && result.run_in.is_empty() {
             return;
         }
         result.rerun_env = plan.shown_env(self.tools.root);

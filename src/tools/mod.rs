@@ -143,6 +143,27 @@ impl Toolbox<'_> {
         env
     }
 
+    /// What runs `gate`'s tool from the user's shell: `hatch run ` (or
+    /// `poetry run `, `pdm run `, `uv run `) when it resolves to the
+    /// environment a manager keeps outside the project, which no shell has
+    /// on its PATH; nothing otherwise (an activated or in-project
+    /// environment, PATH).
+    pub(crate) fn run_in(&self, gate: &Gate) -> String {
+        let Some(environment) = self.environment() else {
+            return String::new();
+        };
+        let environment::Origin::Manager { detected, .. } = &environment.origin else {
+            return String::new();
+        };
+        let from_it = self
+            .resolve(gate)
+            .is_ok_and(|tool| tool.venv_bin.as_deref() == Some(environment.bin.as_path()));
+        match from_it && !environment.bin.starts_with(self.root) {
+            true => format!("{} run ", detected.manager.program()),
+            false => String::new(),
+        }
+    }
+
     /// Where this gate's `command[0]` resolves.
     pub(crate) fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
         self.resolve_program(&gate.command[0])
