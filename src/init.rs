@@ -21,7 +21,8 @@ pub(crate) struct ToolFinding {
     pub(crate) gate: String,
     /// Program name (`command[0]`).
     pub(crate) program: String,
-    /// Where it resolves, if installed.
+    /// Where it resolves, if installed: root-relative inside the project
+    /// (`.venv/bin/ruff`), absolute outside it.
     pub(crate) installed: Option<PathBuf>,
     /// The tool's own config files or sections found in the project.
     pub(crate) configured_in: Vec<String>,
@@ -220,7 +221,7 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
             let program = gate.command[0].clone();
             ToolFinding {
                 gate: id.clone(),
-                installed: ctx.resolve(gate).ok().map(|t| t.path),
+                installed: ctx.resolve(gate).ok().map(|t| shown_path(root, t.path)),
                 configured_in: tool_configs(root, &program, pyproject.as_ref(), &setup_cfg),
                 install_hint: ctx.install_hint(gate),
                 opt_in: !default.active_gates.contains(id),
@@ -433,9 +434,24 @@ pub(crate) fn render(inspection: &Inspection) -> String {
     out
 }
 
+/// `path` relative to `root` when inside it.
+fn shown_path(root: &Path, path: PathBuf) -> PathBuf {
+    match path.strip_prefix(root) {
+        Ok(inside) => inside.to_path_buf(),
+        Err(_) => path,
+    }
+}
+
 fn describe(tool: &ToolFinding) -> String {
     let installed = match &tool.installed {
-        Some(path) => format!("installed at {}", path.display()),
+        // The file is committed: a path on this machine outside the
+        // project (a manager's environment, an activated virtualenv) means
+        // nothing on the next one.
+        Some(path) if path.is_absolute() => "installed outside the project".to_string(),
+        Some(path) => format!(
+            "installed at {}",
+            crate::file_name::from_os_str(path.as_os_str())
+        ),
         None => format!(
             "not installed{}",
             tool.install_hint

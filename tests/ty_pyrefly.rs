@@ -107,7 +107,13 @@ fn init_activates_ty_and_pyrefly_only_where_the_project_configures_them() {
         config.contains("active_gates: [ruff_format, ruff_check, mypy, pyright]\n"),
         "{config}"
     );
-    assert!(config.contains("# ty: `ty` installed at"), "{config}");
+    // The file is committed: no path of this machine outside the project.
+    assert!(
+        config.contains("# ty: `ty` installed outside the project;"),
+        "{config}"
+    );
+    let venv = tools_venv().display().to_string();
+    assert!(!config.contains(&venv), "{config}");
     assert!(
         config
             .contains("no project config → not active (activated when the project configures it)"),
