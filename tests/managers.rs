@@ -100,6 +100,18 @@ impl Shell {
             .clone()
     }
 
+    /// Runs the fix `qg doctor` prints for a missing environment (it must
+    /// be `fix`), verbatim; returns how doctor then describes the one found.
+    fn make_the_environment(&self, fix: &str) -> String {
+        let environment = self.doctor_check("environment");
+        assert_eq!(environment["status"], "warning", "{environment:#}");
+        assert_eq!(environment["fix"], fix);
+        self.sh(fix);
+        let environment = self.doctor_check("environment");
+        assert_eq!(environment["status"], "ok", "{environment:#}");
+        environment["detail"].as_str().unwrap().to_string()
+    }
+
     /// Runs the fix `qg doctor` prints for `name`, verbatim; returns it.
     fn run_doctors_fix(&self, name: &str) -> String {
         let check = self.doctor_check(name);
@@ -204,13 +216,7 @@ fn a_poetry_project_is_checked_in_poetrys_environment_outside_the_project() {
         ],
     );
     // No environment yet: doctor says so, with Poetry's command.
-    let environment = shell.doctor_check("environment");
-    assert_eq!(environment["status"], "warning", "{environment:#}");
-    assert_eq!(environment["fix"], "poetry install");
-    shell.sh(environment["fix"].as_str().unwrap());
-    let environment = shell.doctor_check("environment");
-    assert_eq!(environment["status"], "ok", "{environment:#}");
-    let detail = environment["detail"].as_str().unwrap();
+    let detail = shell.make_the_environment("poetry install");
     assert!(
         detail.starts_with(&outside.path().join("venvs").display().to_string())
             && detail.contains("`poetry env info --path`"),
@@ -268,18 +274,10 @@ fn a_hatch_project_installing_with_uv_is_told_to_declare_the_tool_and_it_survive
         ],
     );
     // No environment yet: doctor says so, with what makes Hatch's.
-    let environment = shell.doctor_check("environment");
-    assert_eq!(environment["status"], "warning", "{environment:#}");
-    assert_eq!(environment["fix"], "hatch run python --version");
-    shell.sh(environment["fix"].as_str().unwrap());
-    let environment = shell.doctor_check("environment");
-    assert_eq!(environment["status"], "ok", "{environment:#}");
+    let detail = shell.make_the_environment("hatch run python --version");
     assert!(
-        environment["detail"]
-            .as_str()
-            .unwrap()
-            .starts_with(&outside.path().join("data").display().to_string()),
-        "{environment:#}"
+        detail.starts_with(&outside.path().join("data").display().to_string()),
+        "{detail}"
     );
     // Hatch has no command that adds a dependency: the fix says where to
     // declare it, then the command that syncs the environment.
