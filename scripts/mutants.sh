@@ -34,7 +34,12 @@ files_of() {
     graph) echo "src/graph/*.rs" ;;
     parse) echo "src/parse/*.rs" ;;
     shard) echo "src/shard.rs src/merge.rs" ;;
-    *) echo "mutants.sh: unknown part '$1' (baseline outcome transition scope graph parse shard)" >&2; exit 2 ;;
+    # The daemons' decisions: trust and the self-check, sampling and drift
+    # remembered beyond a daemon, restart after a file is added or removed.
+    warm) echo "src/warm/daemon/trust.rs src/warm/daemon/checking.rs src/warm/daemon/lifecycle.rs src/warm/standing.rs src/warm/checker.rs" ;;
+    # The editor's: what is published for a file and when it is cleared.
+    lsp) echo "src/lsp/diagnostics.rs src/lsp/runs.rs src/lsp/store.rs" ;;
+    *) echo "mutants.sh: unknown part '$1' (baseline outcome transition scope graph parse shard warm lsp)" >&2; exit 2 ;;
   esac
 }
 
@@ -48,6 +53,8 @@ part_of() {
     src/graph/*) echo graph ;;
     src/parse/*) echo parse ;;
     src/shard.rs | src/merge.rs) echo shard ;;
+    src/warm/daemon/trust.rs | src/warm/daemon/checking.rs | src/warm/daemon/lifecycle.rs | src/warm/standing.rs | src/warm/checker.rs) echo warm ;;
+    src/lsp/diagnostics.rs | src/lsp/runs.rs | src/lsp/store.rs) echo lsp ;;
     *) echo "mutants.sh: $1 is not on the verdict path" >&2; exit 2 ;;
   esac
 }
@@ -61,6 +68,10 @@ tests_of() {
     graph) echo "importers scope_auto properties" ;;
     parse) echo "parsers_recorded faults properties formats e2e_real_tools parity" ;;
     shard) echo "shard" ;;
+    # tests/warm.rs bounds every qg it runs (90 s): a daemon a mutant keeps
+    # from becoming ready fails its test instead of hanging it.
+    warm) echo "warm" ;;
+    lsp) echo "lsp" ;;
   esac
 }
 
@@ -86,7 +97,7 @@ if [ "${1:-}" = "--in-diff" ]; then
   trap 'rm -f "$diff"' EXIT
   git diff "${MUTANTS_BASE:-origin/main}" -- src > "$diff"
   all=()
-  for part in baseline outcome transition scope graph parse shard; do
+  for part in baseline outcome transition scope graph parse shard warm lsp; do
     for t in $(tests_of "$part"); do all+=(--test "$t"); done
   done
   mapfile -t unique < <(printf '%s\n' "${all[@]}" | awk '!seen[$0]++ && $0 != "--test"')
@@ -97,7 +108,7 @@ if [ "${1:-}" = "--in-diff" ]; then
 fi
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(baseline outcome transition scope graph parse shard)
+[ ${#parts[@]} -eq 0 ] && parts=(baseline outcome transition scope graph parse shard warm lsp)
 status=0
 for part in "${parts[@]}"; do
   if [[ $part == src/* ]]; then part_of "$part" >/dev/null; else files_of "$part" >/dev/null; fi

@@ -97,8 +97,9 @@ fn qg_command(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Bounded by [`PATIENCE`], as every `qg` these tests run.
 fn qg(dir: &Path, args: &[&str]) -> Run {
-    Run::from(qg_command(dir, args).output().unwrap())
+    Run::within(&mut qg_command(dir, args), PATIENCE)
 }
 
 /// Waits up to `patience` for `ready`, checking every 100 ms.
@@ -121,6 +122,14 @@ fn status(dir: &Path) -> BTreeMap<String, Value> {
         .map(|d| (d["gate"].as_str().unwrap().to_string(), d.clone()))
         .collect()
 }
+
+/// How long a test lets one `qg` command take — `qg daemon start` waiting
+/// for a daemon's first pass and its comparison with a cold run included:
+/// seconds on these projects, a minute on a loaded machine. Without a bound
+/// of its own, a daemon that never becomes ready (a mutant of its trust)
+/// makes `start` wait out twice the gate's timeout, and the test hangs
+/// instead of failing.
+const PATIENCE: Duration = Duration::from_secs(90);
 
 fn start(dir: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["daemon", "start", "--format", "json"];
@@ -455,7 +464,7 @@ fn a_new_config_or_a_new_tool_restarts_the_daemon() {
     let with_venv = |args: &[&str]| {
         let mut cmd = qg_command(dir, args);
         cmd.env("VIRTUAL_ENV", &venv);
-        Run::from(cmd.output().unwrap())
+        Run::within(&mut cmd, PATIENCE)
     };
     with_venv(&["daemon", "start", "--gate", "mypy"]).assert_code(0);
     let group = |s: &BTreeMap<String, Value>| s["mypy"]["status"]["record"]["engine_group"].clone();
@@ -1003,18 +1012,14 @@ fn fake_run(dir: &Path, extra: &[&str]) -> Run {
 fn fake_qg(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
     cmd.args(args).current_dir(dir).env("CI", "true");
-    Run::from(cmd.output().unwrap())
+    Run::within(&mut cmd, PATIENCE)
 }
 
 /// `qg daemon start` in a fake project, whatever comes of it.
 fn fake_try_start(dir: &Path) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-    Run::from(
-        cmd.args(["daemon", "start"])
-            .current_dir(dir)
-            .output()
-            .unwrap(),
-    )
+    cmd.args(["daemon", "start"]).current_dir(dir);
+    Run::within(&mut cmd, PATIENCE)
 }
 
 fn fake_start(dir: &Path) {
@@ -1211,12 +1216,22 @@ fn a_daemon_that_cannot_be_compared_fails_and_start_says_why() {
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     let cold = std::fs::read_to_string(dir.join("cold.sh")).unwrap();
+    // Each cold run leaves a line outside the project (a file changed in
+    // it would be a reason of its own to call a comparison inconclusive).
+    let tally = tempfile::tempdir().unwrap();
+    let runs = tally.path().join("cold-runs");
     project.write(
         "cold.sh",
-        "echo 'examples: error: Cannot read file' >&2\nexit 2\n",
+        &format!(
+            "echo run >> '{}'\necho 'examples: error: Cannot read file' >&2\nexit 2\n",
+            runs.display()
+        ),
     );
     let started = fake_try_start(dir);
     started.assert_code(2);
+    // It tried three times, not fewer, before it gave up.
+    let tries = std::fs::read_to_string(&runs).unwrap_or_default();
+    assert_eq!(tries.lines().count(), 3, "cold runs: {tries:?}");
     assert!(
         started.stdout.contains(
             "fake  failed: its answers could not be compared with a cold run in 3 tries (the last: the cold run erred:"

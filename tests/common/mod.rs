@@ -8,7 +8,8 @@ pub mod shapes;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -207,6 +208,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A finished qg process.
+/// Reads a child's pipe to its end on a thread of its own, so that a
+/// full pipe never stalls the child while the caller waits on it.
+fn read_in_background(
+    mut pipe: impl std::io::Read + Send + 'static,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -224,6 +237,37 @@ impl From<Output> for Run {
 }
 
 impl Run {
+    /// Runs `cmd` to its end, or panics once `patience` has passed (the
+    /// child killed): a test that waits on a daemon which never becomes
+    /// ready — a mutant of its trust, a hang — fails in seconds instead of
+    /// running into the harness's timeout.
+    pub fn within(cmd: &mut Command, patience: Duration) -> Run {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = read_in_background(child.stdout.take().unwrap());
+        let stderr = read_in_background(child.stderr.take().unwrap());
+        let until = Instant::now() + patience;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() >= until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{cmd:?} did not finish within {} s", patience.as_secs());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Run::from(Output {
+            status,
+            stdout: stdout.join().unwrap(),
+            stderr: stderr.join().unwrap(),
+        })
+    }
+
     /// stdout parsed as JSON (for `--format json`).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
