@@ -1285,6 +1285,40 @@ fn a_warm_answer_never_drops_baseline_entries() {
 }
 
 /// A daemon that agreed, then drifts (its incremental state gone stale).
+/// A failing warm answer that differs is withheld (the cold one is
+/// reported), but answers shown before it came from the same drifting
+/// tool: the next run hears they may have been wrong. Only when the
+/// withheld answer was the first since the tool started is nothing said.
+#[test]
+fn answers_shown_before_a_withheld_drift_may_have_been_wrong() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    for _ in 0..2 {
+        assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
+    }
+    let stale = "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n";
+    project.write("warm.sh", stale);
+    let confirmed = fake_run(dir, &[]);
+    assert_eq!(
+        confirmed.gate("fake")["warm"],
+        false,
+        "{}",
+        confirmed.stdout
+    );
+    eventually(Duration::from_secs(20), "untrusted", || {
+        fake_status(dir)["phase"] == "untrusted"
+    });
+    let told = fake_run(dir, &[]);
+    let warnings = told.gate("fake")["warnings"].to_string();
+    assert!(
+        warnings.contains("the last warm answers of fake may have been wrong"),
+        "{warnings}"
+    );
+}
+
 /// A warm answer that would fail the run is confirmed by a cold run first:
 /// the run reports the cold truth, never the stale finding, and the drift
 /// makes the gate answer cold for good for that tool and config. A drift
