@@ -1285,6 +1285,25 @@ fn a_warm_answer_never_drops_baseline_entries() {
 }
 
 /// A daemon that agreed, then drifts (its incremental state gone stale).
+/// The daemon's comparisons with a cold run write no mypy cache: they run
+/// in the background, and a second mypy writing the project's
+/// `.mypy_cache` while the user's own run reads it crashed that run
+/// (INTERNAL ERROR, an errored gate) in this file's scripted edits.
+#[test]
+fn a_daemon_s_comparison_leaves_the_project_s_mypy_cache_alone() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    let _ = std::fs::remove_dir_all(dir.join(".mypy_cache"));
+    start(dir, &["--gate", "mypy"]);
+    assert!(
+        !dir.join(".mypy_cache").exists(),
+        "the self-check wrote the project's mypy cache"
+    );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// A failing warm answer that differs is withheld (the cold one is
 /// reported), but answers shown before it came from the same drifting
 /// tool: the next run hears they may have been wrong. Only when the

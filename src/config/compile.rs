@@ -563,6 +563,10 @@ impl Compiler<'_> {
             check_placeholders(file, &["{daemon_dir}"])
                 .map_err(|m| self.error(&key("ready_file"), m))?;
         }
+        for (index, arg) in raw.fresh_args.iter().enumerate() {
+            check_placeholders(arg, &["{devnull}"])
+                .map_err(|m| self.error(&key(&format!("fresh_args[{index}]")), m))?;
+        }
         let protocol = match raw.protocol {
             schema::DaemonProtocol::Lsp => {
                 if let Some(message) = &raw.message {

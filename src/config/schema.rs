@@ -339,6 +339,7 @@ pub(crate) struct RawDaemon {
     pub(crate) silences_installed: bool,
     /// Arguments that make a cold run ignore the tool's own cache: the run
     /// `--verify` compares a warm answer with must not reuse a stale one.
+    /// `{devnull}` is the platform's null device (`/dev/null`, `nul`).
     #[serde(default)]
     pub(crate) fresh_args: Vec<String>,
     /// Globs of files whose appearance or removal the daemon's tool does not
