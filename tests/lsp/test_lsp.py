@@ -449,6 +449,9 @@ def use_slow_gate(project):
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_save_during_a_run_cancels_it(client, project):
+    # The server may read the new config between its write and `qg trust`
+    # (a fresh-clone CI run saw it ask): answered as a user would.
+    Answers(client, "Trust")
     use_slow_gate(project)
     open_file(client, project, "app/shapes.py")
     await wait_until(lambda: progress_ended(client), "the first run")
