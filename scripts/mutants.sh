@@ -24,6 +24,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/mutants}"
 # is caught within the first hundred.
 export PROPTEST_CASES="${PROPTEST_CASES:-100}"
 timeout="${MUTANTS_TIMEOUT:-300}"
+# Every part, in the order a full run takes them.
+all_parts=(baseline outcome transition scope graph parse shard warm lsp)
 
 files_of() {
   case "$1" in
@@ -39,24 +41,21 @@ files_of() {
     warm) echo "src/warm/daemon/trust.rs src/warm/daemon/checking.rs src/warm/daemon/lifecycle.rs src/warm/standing.rs src/warm/checker.rs" ;;
     # The editor's: what is published for a file and when it is cleared.
     lsp) echo "src/lsp/diagnostics.rs src/lsp/runs.rs src/lsp/store.rs" ;;
-    *) echo "mutants.sh: unknown part '$1' (baseline outcome transition scope graph parse shard warm lsp)" >&2; exit 2 ;;
+    *) echo "mutants.sh: unknown part '$1' (${all_parts[*]})" >&2; exit 2 ;;
   esac
 }
 
-# The part a source file belongs to.
+# The part a source file belongs to: the one whose files (globs) hold it.
 part_of() {
-  case "$1" in
-    src/baseline/*) echo baseline ;;
-    src/outcome/*) echo outcome ;;
-    src/state/transition.rs) echo transition ;;
-    src/scope/*) echo scope ;;
-    src/graph/*) echo graph ;;
-    src/parse/*) echo parse ;;
-    src/shard.rs | src/merge.rs) echo shard ;;
-    src/warm/daemon/trust.rs | src/warm/daemon/checking.rs | src/warm/daemon/lifecycle.rs | src/warm/standing.rs | src/warm/checker.rs) echo warm ;;
-    src/lsp/diagnostics.rs | src/lsp/runs.rs | src/lsp/store.rs) echo lsp ;;
-    *) echo "mutants.sh: $1 is not on the verdict path" >&2; exit 2 ;;
-  esac
+  local part pattern
+  for part in "${all_parts[@]}"; do
+    for pattern in $(files_of "$part"); do
+      # shellcheck disable=SC2053 # a glob, matched as one
+      [[ $1 == $pattern ]] && { echo "$part"; return; }
+    done
+  done
+  echo "mutants.sh: $1 is not on the verdict path" >&2
+  exit 2
 }
 
 tests_of() {
@@ -97,7 +96,7 @@ if [ "${1:-}" = "--in-diff" ]; then
   trap 'rm -f "$diff"' EXIT
   git diff "${MUTANTS_BASE:-origin/main}" -- src > "$diff"
   all=()
-  for part in baseline outcome transition scope graph parse shard warm lsp; do
+  for part in "${all_parts[@]}"; do
     for t in $(tests_of "$part"); do all+=(--test "$t"); done
   done
   mapfile -t unique < <(printf '%s\n' "${all[@]}" | awk '!seen[$0]++ && $0 != "--test"')
@@ -108,7 +107,7 @@ if [ "${1:-}" = "--in-diff" ]; then
 fi
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(baseline outcome transition scope graph parse shard warm lsp)
+[ ${#parts[@]} -eq 0 ] && parts=("${all_parts[@]}")
 status=0
 for part in "${parts[@]}"; do
   if [[ $part == src/* ]]; then part_of "$part" >/dev/null; else files_of "$part" >/dev/null; fi

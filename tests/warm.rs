@@ -1284,7 +1284,6 @@ fn a_warm_answer_never_drops_baseline_entries() {
     assert_nothing_left(dir);
 }
 
-/// A daemon that agreed, then drifts (its incremental state gone stale).
 /// The daemon's comparisons with a cold run write no mypy cache: they run
 /// in the background, and a second mypy writing the project's
 /// `.mypy_cache` while the user's own run reads it crashed that run
@@ -1338,6 +1337,7 @@ fn answers_shown_before_a_withheld_drift_may_have_been_wrong() {
     );
 }
 
+/// A daemon that agreed, then drifts (its incremental state gone stale).
 /// A warm answer that would fail the run is confirmed by a cold run first:
 /// the run reports the cold truth, never the stale finding, and the drift
 /// makes the gate answer cold for good for that tool and config. A drift

@@ -633,7 +633,7 @@ impl Compiler<'_> {
             protocol,
             reports_imported: raw.reports_imported,
             silences_installed: raw.silences_installed,
-            fresh_args: raw.fresh_args,
+            fresh_args: raw.fresh_args.iter().map(|a| with_devnull(a)).collect(),
             idle_timeout: Duration::from_secs_f64(raw.idle_timeout_minutes * 60.0),
             verify_every: raw.verify_every,
             verify_first: raw.verify_first,
@@ -789,6 +789,15 @@ fn check_template(template: &str, known: &[&str]) -> Result<(), String> {
 /// A hint may hold only its one `{placeholder}`.
 /// What an install hint or an unresolved-imports advice may say.
 const INSTALL_PLACEHOLDERS: &[&str] = &["{venv_bin}", "{install}", "{install_project}"];
+
+/// `arg` with `{devnull}` as the platform's null device: a fresh run whose
+/// tool is told to keep its cache there keeps none, so it never races the
+/// user's own runs over the project's cache (a daemon's comparisons run in
+/// the background).
+fn with_devnull(arg: &str) -> String {
+    let devnull = if cfg!(windows) { "nul" } else { "/dev/null" };
+    arg.replace("{devnull}", devnull)
+}
 
 fn check_placeholders(hint: &str, known: &[&str]) -> Result<(), String> {
     let placeholders = hint.match_indices('{').map(|(i, _)| &hint[i..]);

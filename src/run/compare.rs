@@ -233,15 +233,6 @@ fn fails_against(
     probe[0].status == GateStatus::Failed
 }
 
-/// `arg` with `{devnull}` as the platform's null device: a fresh run told
-/// to write its cache there writes none (mypy's `--cache-dir=/dev/null`,
-/// `nul` on Windows), so it never races the user's own runs — or a
-/// daemon's background comparison — over the project's cache.
-fn with_devnull(arg: &str) -> String {
-    let devnull = if cfg!(windows) { "nul" } else { "/dev/null" };
-    arg.replace("{devnull}", devnull)
-}
-
 /// The cold run a daemon's answer stands for: the same plan for a language
 /// server (it is asked about the plan's files); for a command daemon, which
 /// checks the tool's whole program, the tool's own run reported over the
@@ -256,7 +247,7 @@ pub(super) fn cold_equivalent<'p>(
     let Some(spec) = &plan.gate.daemon else {
         return cold;
     };
-    cold.extra_args = spec.fresh_args.iter().map(|a| with_devnull(a)).collect();
+    cold.extra_args = spec.fresh_args.clone();
     let is_command = matches!(spec.protocol, Protocol::Command(_));
     if !is_command || plan.native_args.is_some() {
         return cold;

@@ -207,7 +207,6 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A finished qg process.
 /// Reads a child's pipe to its end on a thread of its own, so that a
 /// full pipe never stalls the child while the caller waits on it.
 fn read_in_background(
@@ -220,6 +219,7 @@ fn read_in_background(
     })
 }
 
+/// A finished qg process.
 pub struct Run {
     pub code: i32,
     pub stdout: String,
