@@ -237,6 +237,23 @@ mod tests {
         assert!(wrong.unwrap_err().to_string().contains("version"));
     }
 
+    /// `{devnull}` in a daemon's `fresh_args` is the platform's null
+    /// device once the config is loaded; any other placeholder is refused.
+    #[test]
+    fn fresh_args_name_the_null_device_and_no_unknown_placeholder() {
+        let text = |arg: &str| {
+            format!("version: \"1\"\ngates:\n  lint:\n    execution: {{command: [lint], batchable: false}}\n    parsing: {{strategy: exit_code}}\n    daemon: {{protocol: command, command: [d], ready_file: r, check: [c], fresh_args: [\"{arg}\"]}}\nactive_gates: [lint]\n")
+        };
+        let config = parse(&text("--cache={devnull}"), "q.yaml").unwrap();
+        let daemon = config.gates["lint"].daemon.as_ref().unwrap();
+        let devnull = if cfg!(windows) { "nul" } else { "/dev/null" };
+        assert_eq!(daemon.fresh_args, [format!("--cache={devnull}")]);
+        let message = parse(&text("--cache={nope}"), "q.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("fresh_args[0]"), "{message}");
+    }
+
     #[test]
     fn a_gate_claiming_a_fixer_must_have_one() {
         let text = "version: \"1\"\ngates:\n  lint:\n    execution: {command: [lint]}\n    parsing: {strategy: exit_code}\n    capabilities: {supports_autofix: true}\nactive_gates: [lint]\n";
