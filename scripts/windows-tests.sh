@@ -74,6 +74,11 @@ install_system_packages
 rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 prepare_wine_prefix
 fetch_windows_ruff
+# One wineserver for every test binary: with wine's default, the server exits
+# a few seconds after its last client, and a test binary starting as it
+# exits dies with "wine client error:0: recvmsg: Connection reset by peer"
+# (a fresh-clone CI run failed so, between the unit tests and tests/windows.rs).
+wineserver -p
 trap 'wineserver -k 2>/dev/null || true' EXIT
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
