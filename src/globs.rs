@@ -14,6 +14,9 @@ pub(crate) struct GlobFilter {
     /// The patterns as written, for messages.
     include_patterns: Vec<String>,
     exclude_patterns: Vec<String>,
+    /// A directory every included path must be under (a workspace
+    /// member's gate), besides the include globs.
+    within: Option<String>,
 }
 
 /// A glob that failed to compile: which list, which entry, and why.
@@ -41,7 +44,23 @@ impl GlobFilter {
             exclude: exclude_set,
             include_patterns: include.to_vec(),
             exclude_patterns: exclude.to_vec(),
+            within: None,
         })
+    }
+
+    /// This filter for the paths under `dir` (when given) and outside each
+    /// of `without`: a workspace member's gate, which leaves the members
+    /// inside it to their own runs. Directories are root-relative.
+    pub(crate) fn for_member(
+        &self,
+        dir: Option<&str>,
+        without: &[&str],
+    ) -> Result<GlobFilter, GlobError> {
+        let mut exclude = self.exclude_patterns.clone();
+        exclude.extend(without.iter().map(|d| format!("{}/**", globset::escape(d))));
+        let mut filter = GlobFilter::new(&self.include_patterns, &exclude)?;
+        filter.within = dir.map(|d| format!("{d}/"));
+        Ok(filter)
     }
 
     /// Whether `path` (root-relative, `/`-separated) passes.
@@ -51,7 +70,10 @@ impl GlobFilter {
 
     /// Whether `path` matches the include list (always true when it is empty).
     pub(crate) fn is_included(&self, path: &str) -> bool {
-        self.include.as_ref().is_none_or(|set| set.is_match(path))
+        self.within
+            .as_ref()
+            .is_none_or(|dir| path.starts_with(dir.as_str()))
+            && self.include.as_ref().is_none_or(|set| set.is_match(path))
     }
 
     /// Whether `path` matches an exclude glob.

@@ -60,6 +60,9 @@ pub(crate) struct Inspection {
     pub(crate) excluded_dirs: Vec<String>,
     /// Parent branch, when one resolves.
     pub(crate) parent_branch: Option<String>,
+    /// The workspace's members, each with how it was found and the gates
+    /// that run in it with its own config.
+    pub(crate) members: Vec<(crate::members::Member, Vec<String>)>,
 }
 
 /// What `qg init` did.
@@ -212,7 +215,7 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
         .gates
         .keys()
         .filter(|id| !default.active_gates.contains(id));
-    let tools = default
+    let mut tools: Vec<ToolFinding> = default
         .active_gates
         .iter()
         .chain(opt_in)
@@ -229,6 +232,20 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
             }
         })
         .collect();
+    let members = crate::workspace::Workspace::discover(root)
+        .and_then(|ws| crate::members::with_own_runs(&ws, &default))?;
+    for tool in &mut tools {
+        // A tool only the members configure is the project's choice too.
+        for (member, own) in &members {
+            if own
+                .iter()
+                .any(|id| id.split('@').next() == Some(tool.gate.as_str()))
+            {
+                tool.configured_in
+                    .push(format!("{}'s own config", member.dir));
+            }
+        }
+    }
     let (layout, source_dirs) = layout(root);
     let excluded_dirs = NOT_SOURCE
         .iter()
@@ -241,6 +258,7 @@ pub(crate) fn inspect(root: &Path) -> Result<Inspection, QgError> {
         source_dirs,
         excluded_dirs,
         parent_branch: parent_branch(root),
+        members,
     })
 }
 
@@ -345,6 +363,26 @@ fn render_findings(out: &mut String, inspection: &Inspection) {
     let _ = writeln!(out, "# Layout: {}.", inspection.layout);
     for tool in &inspection.tools {
         let _ = writeln!(out, "# {}", describe(tool));
+    }
+    render_members(out, inspection);
+}
+
+/// The workspace members found, as comments: they are found again on every
+/// run (a new member counts at once); a `members` list fixes them instead.
+fn render_members(out: &mut String, inspection: &Inspection) {
+    if inspection.members.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "# Workspace members (found on every run; a `members` list of directories fixes them):"
+    );
+    for (member, own) in &inspection.members {
+        let runs = match own.is_empty() {
+            true => "checked by the project's runs".to_string(),
+            false => format!("its own runs: {}", own.join(", ")),
+        };
+        let _ = writeln!(out, "#   {} ({}): {runs}", member.dir, member.found_by);
     }
 }
 

@@ -23,6 +23,7 @@ pub mod graph;
 pub mod init;
 pub mod lsp;
 pub mod mcp;
+pub mod members;
 pub mod merge;
 pub mod outcome;
 pub mod parse;

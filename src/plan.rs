@@ -50,8 +50,9 @@ pub(crate) struct GatePlan<'a> {
 impl<'a> GatePlan<'a> {
     /// The plan's [`env`](Self::env) as a shell sets it before a command
     /// run from `root` (`MYPYPATH=src:tests `; PowerShell's `$env:` on
-    /// Windows), its directories root-relative: what a pasted rerun hint
-    /// needs to check what the run checked. Empty without variables.
+    /// Windows), its directories relative to `root` (the project's, or the
+    /// member's the gate runs in): what a pasted rerun hint needs to check
+    /// what the run checked. Empty without variables.
     pub(crate) fn shown_env(&self, root: &std::path::Path) -> String {
         self.env
             .iter()
@@ -117,9 +118,15 @@ pub(crate) fn select_gates<'c>(
     };
     let mut selected: Vec<&Gate> = Vec::new();
     for id in ids {
-        let gate = gate(config, id)?;
-        if !selected.iter().any(|g| g.id == gate.id) {
-            selected.push(gate);
+        let named = gate(config, id)?;
+        // `--gate mypy` is mypy wherever it runs: its members' runs too
+        // (already listed after it in `active_gates`).
+        let members = config.gates.values().filter(|g| g.member.is_some());
+        let runs = std::iter::once(named).chain(members.filter(|g| g.answers_to(id)));
+        for gate in runs {
+            if !selected.iter().any(|g| g.id == gate.id) {
+                selected.push(gate);
+            }
         }
     }
     Ok(selected)
@@ -156,8 +163,11 @@ pub(crate) fn plan<'a>(
             };
             if let (Some(selection), Some(spec)) = (selection, &gate.selection) {
                 plan.files.retain(|f| selection.checks(f, context.root));
-                if scope.mode == ScopeMode::Project && plan.skip_reason.is_none() {
-                    // The tool's own run: exactly what the project's checks.
+                // The tool's own run: exactly what the project's checks —
+                // unless workspace members take some of its files, which
+                // it would check too (then its own files, by name).
+                let own_run = gate.left_to_members.is_empty();
+                if scope.mode == ScopeMode::Project && plan.skip_reason.is_none() && own_run {
                     plan.native_args = Some(own_run_args(selection, spec));
                     plan.project_scope = Some(context.project_scope.clone());
                 }
@@ -335,13 +345,26 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
             scope.files.len(),
             gate.file_types.join(", ")
         ))
-    } else {
+    } else if let Some(member) = &gate.member {
         Some(format!(
-            "none of the {} {} files in scope passes gates.{}.scope include/exclude globs",
+            "none of the {} {} files in scope is in {} (or passes gates.{}.scope)",
             typed.len(),
             gate.file_types.join("/"),
-            gate.id
+            member.dir,
+            member.of
         ))
+    } else {
+        let (count, types, id) = (typed.len(), gate.file_types.join("/"), &gate.id);
+        Some(match gate.runs_per_member {
+            // A workspace member holding the tool's own config takes its files.
+            true => format!(
+                "none of the {count} {types} files in scope is left to it: each is in a workspace \
+                 member checked by its own run, or outside gates.{id}.scope"
+            ),
+            false => format!(
+                "none of the {count} {types} files in scope passes gates.{id}.scope include/exclude globs"
+            ),
+        })
     };
     GatePlan {
         gate,

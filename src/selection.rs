@@ -29,12 +29,16 @@ pub(crate) struct ToolSelection {
     pub(crate) names_files: bool,
     /// The entries of the include key as the config writes them, when it
     /// names the files (`files = ["src"]`).
-    pub(crate) named: Vec<String>,
+    pub(crate) named: Box<[String]>,
     /// The config that says so (`pyproject.toml [tool.mypy]`), if one does.
-    pub(crate) config_label: Option<String>,
+    pub(crate) config_label: Option<Box<str>>,
     include: Option<Box<Matcher>>,
     exclude: Option<Box<Matcher>>,
     prefer_stub: bool,
+    /// The directory the tool runs in, root-relative with a trailing `/`
+    /// (`""`: the root): its config's paths are relative to it, and it
+    /// checks nothing outside it.
+    within: Box<str>,
 }
 
 /// Include or exclude entries, compiled.
@@ -90,6 +94,9 @@ impl WalkedEntry {
 impl ToolSelection {
     /// Whether the tool's own run would check `path` (root-relative).
     pub(crate) fn selects(&self, path: &str) -> bool {
+        let Some(path) = path.strip_prefix(&*self.within) else {
+            return false;
+        };
         self.include.as_ref().is_none_or(|m| m.matches(path))
             && !self.exclude.as_ref().is_some_and(|m| m.matches(path))
     }
@@ -102,7 +109,7 @@ impl ToolSelection {
             .iter()
             .map(|entry| clean(entry))
             .filter(|entry| !entry.is_empty() && *entry != "." && !entry.contains(['*', '?', '[']))
-            .filter(|entry| !root.join(entry).exists())
+            .filter(|entry| !root.join(&*self.within).join(entry).exists())
             .map(str::to_string)
             .collect()
     }
@@ -143,22 +150,50 @@ pub(crate) fn files_from(root: &Path, gate: &crate::config::Gate) -> Result<Stri
     let Some(spec) = &gate.selection else {
         return Ok("qg's file list: project_scope and the gate's file_types and globs".into());
     };
-    read(root, spec)
+    read(root, gate, spec)
         .map(|selection| format!("the tool's own selection: {}", selection.source))
         .map_err(|(_, why)| why)
 }
 
-/// Reads the tool's selection from the first config source that holds its
-/// section. `Err` says which file could not be read (the tool would fail on
-/// it too); the selection is then the tool's defaults.
+/// Reads `gate`'s tool's selection (`spec`, the gate's own) from the first
+/// config source that holds its section, in the directory the gate runs
+/// in (a workspace member's). `Err` says which file could not be read (the
+/// tool would fail on it too); the selection is then the tool's defaults.
 pub(crate) fn read(
     root: &Path,
+    gate: &crate::config::Gate,
     spec: &SelectionSpec,
 ) -> Result<ToolSelection, (ToolSelection, String)> {
+    let within = match &gate.working_dir {
+        Some(dir) => format!("{}/", crate::paths::to_slash(dir)),
+        None => String::new(),
+    };
+    // Labels name the member's file (`packages/a/pyproject.toml`).
+    let placed = |selection: ToolSelection| {
+        let label = selection.config_label.as_ref();
+        ToolSelection {
+            source: match label {
+                Some(label) => selection
+                    .source
+                    .replacen(&**label, &format!("{within}{label}"), 1),
+                None => selection.source.clone(),
+            },
+            config_label: label.map(|label| format!("{within}{label}").into()),
+            within: within.as_str().into(),
+            ..selection
+        }
+    };
+    read_at(&gate.config_dir(root), spec)
+        .map(placed)
+        .map_err(|(selection, why)| (placed(selection), why))
+}
+
+/// [`read`] in `dir`, for a tool run there, its paths relative to `dir`.
+fn read_at(dir: &Path, spec: &SelectionSpec) -> Result<ToolSelection, (ToolSelection, String)> {
     let defaults = |source: String| ToolSelection {
         source,
         names_files: false,
-        named: Vec::new(),
+        named: Box::default(),
         config_label: None,
         include: None,
         exclude: spec
@@ -168,8 +203,9 @@ pub(crate) fn read(
             .and_then(|e| compile(&e.default, e.syntax).ok())
             .map(Box::new),
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
+        within: "".into(),
     };
-    match crate::tool_config::first_section(root, &spec.config) {
+    match crate::tool_config::first_section(dir, &spec.config) {
         Ok(Some(found)) => {
             return from_section(&found.label, &found.section, spec)
                 .map_err(|why| (defaults("the tool's defaults".into()), why));
@@ -221,11 +257,12 @@ fn from_section(
     Ok(ToolSelection {
         source,
         names_files: include.is_some(),
-        named,
-        config_label: Some(label.to_string()),
+        named: named.into(),
+        config_label: Some(label.into()),
         include,
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
+        within: "".into(),
     })
 }
 
@@ -349,7 +386,7 @@ mod tests {
         for (name, text) in files {
             std::fs::write(tmp.path().join(name), text).unwrap();
         }
-        read(tmp.path(), spec).unwrap_or_else(|(_, why)| panic!("{why}"))
+        read_at(tmp.path(), spec).unwrap_or_else(|(_, why)| panic!("{why}"))
     }
 
     #[test]
@@ -442,7 +479,7 @@ mod tests {
         std::fs::write(tmp.path().join("n.py"), "").unwrap();
         let mut s = spec(&[], "files", ("exclude", PatternSyntax::Regex));
         s.stubs = StubPolicy::PreferStub;
-        let selection = read(tmp.path(), &s).unwrap();
+        let selection = read_at(tmp.path(), &s).unwrap();
         assert!(!selection.checks("m.py", tmp.path()));
         assert!(selection.checks("m.pyi", tmp.path()) && selection.checks("n.py", tmp.path()));
     }
@@ -456,7 +493,7 @@ mod tests {
             "files",
             ("exclude", PatternSyntax::Regex),
         );
-        let (selection, why) = read(tmp.path(), &s).unwrap_err();
+        let (selection, why) = read_at(tmp.path(), &s).unwrap_err();
         assert!(why.starts_with("cannot read pyproject.toml:"), "{why}");
         assert!(selection.selects("a.py"));
     }

@@ -79,7 +79,7 @@ pub(crate) fn apply(
         let mut remembered: Vec<Cow<'_, Entry>> = Vec::new();
         let mut fixable = Vec::new();
         for (i, entry) in baseline.entries.iter().enumerate() {
-            if entry.gate != gate.id {
+            if entry.gate != crate::config::baseline_gate(&gate.id) {
                 continue;
             }
             let entry = without_line(lines.renamed(entry), gate.match_lines);
@@ -93,7 +93,13 @@ pub(crate) fn apply(
         let current: Vec<Parts<'_>> = gate
             .violations
             .iter()
-            .map(|v| parts_of(&gate.id, v, v.normalized_message()))
+            .map(|v| {
+                parts_of(
+                    crate::config::baseline_gate(&gate.id),
+                    v,
+                    v.normalized_message(),
+                )
+            })
             .collect();
         let mut matching = match_entries(&remembered, &current, &mut |k| {
             lines.near(&baseline.entries[indices[k]].path, &remembered[k])

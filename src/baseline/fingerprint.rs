@@ -137,7 +137,7 @@ pub(crate) fn stamp(root: &Path, gates: &mut [GateResult]) {
         let occurrences = occurrences(&gate.violations);
         let mut numbered: Vec<(&mut Violation, usize)> =
             gate.violations.iter_mut().zip(occurrences).collect();
-        let id = gate.id.as_str();
+        let id = crate::config::baseline_gate(&gate.id);
         in_parallel(&mut numbered, |part| {
             for (v, occurrence) in part {
                 v.tracking.fingerprint = Some(fingerprint(id, v, *occurrence));

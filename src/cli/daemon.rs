@@ -247,7 +247,7 @@ fn stop(args: StopArgs) -> Result<i32, QgError> {
 fn status(args: StatusArgs) -> Result<i32, QgError> {
     let cwd = current_dir()?;
     let ws = crate::workspace::Workspace::discover(&cwd)?;
-    let config = crate::config::load(&ws.root, args.config.as_deref())?;
+    let config = crate::members::load_config(&ws, args.config.as_deref())?;
     let states = control::status(&ws.root, &config);
     let text = match args.format {
         DaemonFormat::Json => format!("{}\n", serde_json::json!({"daemons": states})),

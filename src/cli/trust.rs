@@ -41,7 +41,7 @@ pub(super) fn command(args: TrustArgs) -> Result<i32, QgError> {
         print_stdout(&text);
         return Ok(0);
     }
-    let config = crate::config::load(&workspace.root, args.config.as_deref())?;
+    let config = crate::members::load_config(&workspace, args.config.as_deref())?;
     let tools = Toolbox::from_env(&workspace.root);
     let text = match trust::give(&workspace, &config, &tools).map_err(QgError::Usage)? {
         Given::NotNeeded => format!(

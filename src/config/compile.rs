@@ -52,6 +52,10 @@ impl Compiler<'_> {
             .import_graph
             .map(|graph| self.import_graph(graph))
             .transpose()?;
+        let members = raw
+            .members
+            .map(|members| self.members(members))
+            .transpose()?;
         let mut gates = BTreeMap::new();
         for (id, gate) in raw_gates {
             let compiled = self.gate(&id, gate)?;
@@ -72,8 +76,27 @@ impl Compiler<'_> {
             parent_branch: raw.parent_branch,
             artifact_logging,
             import_graph,
+            members,
             gates,
         })
+    }
+
+    /// `members`: directories (or globs of them) relative to the root.
+    fn members(&self, members: Vec<String>) -> Result<Vec<String>, ConfigError> {
+        for (index, member) in members.iter().enumerate() {
+            let key = format!("members[{index}]");
+            self.relative_dir(member).map_err(|m| self.error(&key, m))?;
+            crate::globs::GlobFilter::new(std::slice::from_ref(member), &[]).map_err(|e| {
+                self.error(
+                    &key,
+                    format!("`{member}` is not a valid glob: {}", e.message),
+                )
+            })?;
+        }
+        Ok(members
+            .into_iter()
+            .map(|m| m.trim_end_matches('/').trim_start_matches("./").to_string())
+            .collect())
     }
 
     fn import_graph(&self, raw: schema::RawImportGraph) -> Result<ImportGraph, ConfigError> {
@@ -317,6 +340,12 @@ impl Compiler<'_> {
             .map(|d| self.relative_dir(d))
             .transpose()
             .map_err(|m| self.error(&key("execution.working_dir"), m))?;
+        if exec.runs_per_member && working_dir.is_some() {
+            return Err(self.error(
+                &key("execution.runs_per_member"),
+                "cannot go with `working_dir`: a gate run per member runs in each member's directory",
+            ));
+        }
         let success = raw.success;
         if let Some(code) = success
             .exit_codes_ok
@@ -420,6 +449,9 @@ impl Compiler<'_> {
             pass_files: exec.pass_files,
             batchable: exec.batchable,
             project_wide: exec.project_wide,
+            runs_per_member: exec.runs_per_member,
+            member: None,
+            left_to_members: Vec::new(),
             env: exec.env,
             exit_codes_ok: success.exit_codes_ok,
             exit_codes_violations: success.exit_codes_violations,

@@ -25,6 +25,9 @@ pub struct Config {
     pub(crate) artifact_logging: ArtifactLogging,
     /// The analyzer that finds the files importing a changed one.
     pub(crate) import_graph: Option<ImportGraph>,
+    /// The workspace members the config names (`members`), root-relative
+    /// directories or globs of them; `None`: they are found (see `members`).
+    pub(crate) members: Option<Vec<String>>,
     /// Every defined gate, by id.
     pub gates: BTreeMap<String, Gate>,
     /// What the user should know about how it was found (a config it
@@ -125,6 +128,15 @@ pub struct Gate {
     /// violations in the scoped files (type checkers: an edit can break an
     /// unchanged importer).
     pub(crate) project_wide: bool,
+    /// The tool reads one config per run, from its working directory: each
+    /// workspace member holding that config gets a gate of its own.
+    pub(crate) runs_per_member: bool,
+    /// Set on the gate a workspace member's run is: which member, and the
+    /// gate it was made from.
+    pub(crate) member: Option<GateMember>,
+    /// The member directories (root-relative) inside the gate's own that
+    /// their own runs check: never this gate's (also excluded by `scope`).
+    pub(crate) left_to_members: Vec<String>,
     /// Extra environment variables for the tool.
     pub(crate) env: BTreeMap<String, String>,
     /// Exit codes meaning "ran fine".
@@ -190,6 +202,49 @@ pub struct Gate {
     pub(crate) tool_config: Vec<ToolConfigFile>,
     /// Keys of the tool's config naming project code it imports and runs.
     pub(crate) executes: Vec<String>,
+}
+
+/// The workspace member a gate runs for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GateMember {
+    /// The member's root-relative directory (`packages/a`).
+    pub(crate) dir: String,
+    /// The id of the gate it is a run of (`mypy`).
+    pub(crate) of: String,
+}
+
+impl Gate {
+    /// The directory the tool runs in and reads its config from: the
+    /// gate's `working_dir` (a member's directory) under `root`, else `root`.
+    pub(crate) fn config_dir(&self, root: &std::path::Path) -> PathBuf {
+        match &self.working_dir {
+            Some(dir) => root.join(dir),
+            None => root.to_path_buf(),
+        }
+    }
+
+    /// Whether the tool's own run in the gate's directory reaches `path`
+    /// (root-relative) and no member's run takes it: where a workspace
+    /// splits a tool's files, whatever the gate's own globs say.
+    pub(crate) fn owns(&self, path: &str) -> bool {
+        let under = |dir: &str| path.strip_prefix(dir).is_some_and(|p| p.starts_with('/'));
+        self.member.as_ref().is_none_or(|m| under(&m.dir))
+            && !self.left_to_members.iter().any(|dir| under(dir))
+    }
+
+    /// Whether the gate is `id` or one of its members' runs: what `--gate
+    /// id` selects.
+    pub(crate) fn answers_to(&self, id: &str) -> bool {
+        self.id == id || self.member.as_ref().is_some_and(|m| m.of == id)
+    }
+}
+
+/// The gate a baseline entry and a finding's fingerprint name: a member's
+/// run (`mypy@packages/a`) shares its gate's (`mypy`), so a finding keeps its
+/// identity when its file moves between members, and a project whose
+/// members' configs first split a gate keeps its baseline.
+pub(crate) fn baseline_gate(id: &str) -> &str {
+    id.split_once('@').map_or(id, |(gate, _)| gate)
 }
 
 /// How a tool says it stopped before checking anything (`success.stopped`):

@@ -30,6 +30,9 @@ pub(crate) struct RawConfig {
     /// The analyzer that finds the project files importing a changed one, for gates with `scope.importers`.
     #[serde(default)]
     pub(crate) import_graph: Option<RawImportGraph>,
+    /// The workspace's member projects, as root-relative directories (globs allowed): each gate with `execution.runs_per_member` runs once in every member holding its tool's own config. Absent: found from uv's `[tool.uv.workspace]`, Hatch's `workspace.members` and every directory holding such a config; a list here replaces what is found.
+    #[serde(default)]
+    pub(crate) members: Option<Vec<String>>,
     /// Absent: the built-in gates (and import graph) are used.
     #[serde(default)]
     pub(crate) gates: Option<BTreeMap<String, RawGate>>,
@@ -573,6 +576,9 @@ pub(crate) struct RawExecution {
     /// Run on every project file the gate accepts and report only the scoped files and their importers.
     #[serde(default)]
     pub(crate) project_wide: bool,
+    /// The tool reads one config per run, from the directory it runs in (mypy, pyright): in a workspace, every member holding the tool's own config (`selection.config`) gets a run of its own there, with its own settings and file selection, and the enclosing project's run leaves its files out. A tool that finds the nearest config for each file itself (ruff) keeps one run.
+    #[serde(default)]
+    pub(crate) runs_per_member: bool,
     /// Extra environment variables.
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,

@@ -77,7 +77,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             return finish(cwd.display().to_string(), checks);
         }
     };
-    match config::load(&workspace.root, config_path) {
+    match crate::members::load_config(&workspace, config_path) {
         Ok(config) => {
             let active = config.active_gates.len();
             let detail = format!(
@@ -96,6 +96,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
                 ));
             }
             checks.push(environment_check(&workspace.root));
+            checks.extend(member_checks(&workspace, &config));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.push(settings_check(&workspace, &config));
@@ -115,6 +116,32 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
     checks.push(git_check(&workspace));
     checks.push(state_check(&workspace));
     finish(workspace.root.display().to_string(), checks)
+}
+
+/// One line per workspace member: how it was found and which gates run
+/// in it with its own config (the others check it from the project's run).
+fn member_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
+    let members = match crate::members::with_own_runs(workspace, config) {
+        Ok(members) => members,
+        Err(e) => return vec![Check::new("member", Health::Error, e.to_string(), None)],
+    };
+    members
+        .iter()
+        .map(|(member, own)| {
+            let runs = match own.is_empty() {
+                true => {
+                    "no config of its own for a tool run per member: the project's runs check it"
+                        .to_string()
+                }
+                false => format!("its own runs: {}", own.join(", ")),
+            };
+            let detail = format!(
+                "{} (found by {}): {runs}; tools and environment: the project's",
+                member.dir, member.found_by
+            );
+            Check::new("member", Health::Ok, detail, None)
+        })
+        .collect()
 }
 
 fn finish(root: String, checks: Vec<Check>) -> Diagnosis {
@@ -312,7 +339,7 @@ fn settings_check(workspace: &Workspace, config: &Config) -> Check {
 /// tool's own run stops on it or warns, and the gate with it.
 fn missing_selected_paths(root: &Path, gate: &config::Gate, name: &str) -> Option<Check> {
     let spec = gate.selection.as_ref()?;
-    let selection = crate::selection::read(root, spec).ok()?;
+    let selection = crate::selection::read(root, gate, spec).ok()?;
     let missing = selection.missing_entries(root);
     if missing.is_empty() {
         return None;

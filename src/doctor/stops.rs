@@ -23,11 +23,11 @@ pub(crate) fn checks(root: &Path, gate: &Gate, files: &[String]) -> Vec<Check> {
     let selection = gate
         .selection
         .as_ref()
-        .map(|spec| selection::read(root, spec).unwrap_or_else(|(partial, _)| partial));
+        .map(|spec| selection::read(root, gate, spec).unwrap_or_else(|(partial, _)| partial));
     let checked: Vec<&str> = files
         .iter()
         .map(String::as_str)
-        .filter(|f| gate.handles_file_type(f))
+        .filter(|f| gate.handles_file_type(f) && gate.owns(f))
         .filter(|f| selection.as_ref().is_none_or(|s| s.checks(f, root)))
         .collect();
     let packages = roots::package_dirs(files.iter().map(String::as_str));
@@ -57,7 +57,7 @@ pub(crate) fn checks(root: &Path, gate: &Gate, files: &[String]) -> Vec<Check> {
 fn searches_package_bases(root: &Path, gate: &Gate) -> bool {
     gate.search_paths
         .as_ref()
-        .is_some_and(|spec| roots::searches_package_bases(root, spec))
+        .is_some_and(|spec| roots::searches_package_bases(&gate.config_dir(root), spec))
 }
 
 /// Directories holding an `__init__.py` above a checked file whose names
@@ -185,7 +185,7 @@ fn leave_out(gate: &Gate, dirs: &[&str], selection: Option<&ToolSelection>) -> S
         return format!("leave {} out of the tool's files", listed.join(", "));
     };
     let label = selection
-        .and_then(|s| s.config_label.clone())
+        .and_then(|s| s.config_label.as_deref().map(str::to_string))
         .or_else(|| {
             spec.config
                 .iter()

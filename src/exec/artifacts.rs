@@ -96,6 +96,8 @@ pub(crate) fn write_text(
 fn unique_name(what: &str, extension: &str) -> String {
     static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let sequence = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // A member's gate id names its directory (`mypy@packages/a`).
+    let what = what.replace(['/', '\\'], "+");
     format!(
         "{}-{}-{sequence}-{what}.{extension}",
         file_stamp(SystemTime::now()),

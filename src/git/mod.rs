@@ -141,6 +141,32 @@ impl Repo {
         })
     }
 
+    /// The tracked files (root-relative) whose file name is one of
+    /// `names`: where a tool's configs are, without walking the tree.
+    pub(crate) fn tracked_named(&self, names: &[&str]) -> Vec<String> {
+        let named = |path: &[u8]| {
+            let name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+            names.iter().any(|n| n.as_bytes() == name)
+        };
+        if let Some(index) = index::Index::read(self.repo.path()) {
+            return index
+                .entries()
+                .iter()
+                .map(|entry| index.path(entry))
+                .filter(|path| named(path))
+                .map(file_name::from_bytes)
+                .collect();
+        }
+        let Ok(index) = self.repo.index() else {
+            return Vec::new();
+        };
+        index
+            .iter()
+            .filter(|entry| named(&entry.path))
+            .map(|entry| file_name::from_bytes(&entry.path))
+            .collect()
+    }
+
     /// Whether git ignores the root-relative `path` (every ignore file
     /// git reads: `.gitignore`s, `info/exclude`, `core.excludesFile`).
     pub(crate) fn is_ignored(&self, path: &str) -> bool {

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::config::{Config, SearchPathSpec};
+use crate::config::{Config, Gate, SearchPathSpec};
 use crate::paths::PathContext;
 use crate::selection::ToolSelection;
 use crate::tool_config::{self, Found};
@@ -73,7 +73,7 @@ pub(crate) fn search_roots<'a>(
     if let Some(graph) = &config.import_graph {
         if let Some(spec) = &graph.search_paths {
             let analyzer = graph.command[0].as_str();
-            found.read_spec(analyzer, spec);
+            found.read_spec(analyzer, spec, root);
         }
     }
     let gates = config
@@ -81,18 +81,19 @@ pub(crate) fn search_roots<'a>(
         .iter()
         .filter_map(|id| config.gates.get(id))
         .filter(|gate| gate.importers);
-    let mut bases: Vec<(String, Option<ToolSelection>)> = Vec::new();
+    let mut bases: Vec<(&Gate, Option<ToolSelection>)> = Vec::new();
     for gate in gates {
         let Some(spec) = &gate.search_paths else {
             continue;
         };
-        found.read_spec(&gate.id, spec);
-        if searches_package_bases(root, spec) {
+        let dir = gate.config_dir(root);
+        found.read_spec(&gate.id, spec, &dir);
+        if searches_package_bases(&dir, spec) {
             let selection = gate
                 .selection
                 .as_ref()
-                .map(|s| crate::selection::read(root, s).unwrap_or_else(|(d, _)| d));
-            bases.push((gate.id.clone(), selection));
+                .map(|s| crate::selection::read(root, gate, s).unwrap_or_else(|(d, _)| d));
+            bases.push((gate, selection));
         }
     }
     if let Some(environment) = environment {
@@ -101,26 +102,27 @@ pub(crate) fn search_roots<'a>(
         }
     }
     let known: HashSet<&str> = files.clone().collect();
-    for (id, selection) in bases {
+    for (gate, selection) in bases {
         let checked = files
             .clone()
-            .filter(|f| selection.as_ref().is_none_or(|s| s.selects(f)));
+            .filter(|f| gate.owns(f) && selection.as_ref().is_none_or(|s| s.selects(f)));
         for (base, example) in package_bases(checked, &known) {
-            let from = format!("{id}: the package base of {example}");
+            let from = format!("{}: the package base of {example}", gate.id);
             found.add(base, from);
         }
     }
     found.finish()
 }
 
-/// Whether the tool `spec` describes searches the package bases of the
-/// files it checks: it does by nature, and its config does not turn that
-/// off (`explicit_bases_key`; an unreadable config counts as not).
-pub(crate) fn searches_package_bases(root: &Path, spec: &SearchPathSpec) -> bool {
+/// Whether the tool `spec` describes, run in `dir`, searches the package
+/// bases of the files it checks: it does by nature, and its config does
+/// not turn that off (`explicit_bases_key`; an unreadable config counts
+/// as not).
+pub(crate) fn searches_package_bases(dir: &Path, spec: &SearchPathSpec) -> bool {
     let Some(key) = &spec.explicit_bases_key else {
         return spec.package_bases;
     };
-    let explicit = tool_config::first_section(root, &spec.config)
+    let explicit = tool_config::first_section(dir, &spec.config)
         .ok()
         .flatten()
         .and_then(|found| found.section.flag(key))
@@ -134,14 +136,15 @@ pub(crate) fn searches_package_bases(root: &Path, spec: &SearchPathSpec) -> bool
 /// files' bases among them: the hint that reruns a part needs them too).
 /// `known` holds the project's files (for its `__init__.py`s).
 /// Root-relative, sorted; the root itself left out (the tool searches it
-/// anyway); none when the tool's config makes its bases explicit.
+/// anyway); none when the tool's config in `dir`, where it runs, makes its
+/// bases explicit.
 pub(crate) fn bases_of_all<'a>(
-    root: &Path,
+    dir: &Path,
     spec: &SearchPathSpec,
     checked: impl Iterator<Item = &'a str>,
     known: &HashSet<&str>,
 ) -> Vec<String> {
-    if !searches_package_bases(root, spec) {
+    if !searches_package_bases(dir, spec) {
         return Vec::new();
     }
     package_bases(checked, known)
@@ -189,9 +192,12 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// What `spec` names for the tool `who`.
-    fn read_spec(&mut self, who: &str, spec: &SearchPathSpec) {
-        let found = match tool_config::first_section(self.root, &spec.config) {
+    /// What `spec` names for the tool `who`, run in `dir` (the root, or
+    /// a workspace member's directory): its config there, its paths
+    /// relative to there.
+    fn read_spec(&mut self, who: &str, spec: &SearchPathSpec, dir: &Path) {
+        let cwd = PathContext::new(self.root, dir);
+        let found = match tool_config::first_section(dir, &spec.config) {
             Ok(found) => found,
             Err(why) => {
                 self.problems.push(format!("{who}: {why}"));
@@ -199,20 +205,19 @@ impl<'a> Collector<'a> {
             }
         };
         for key in &spec.keys {
-            self.read_key(who, spec, found.as_ref(), key);
+            self.read_key(who, spec, found.as_ref(), key, dir);
         }
         for var in &spec.env {
             let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
                 continue;
             };
-            let cwd = PathContext::new(self.root, self.root);
             for dir in std::env::split_paths(&value) {
                 let path = normalize(&cwd, &dir.to_string_lossy());
                 self.add_named(path, format!("{who}: ${var}"));
             }
         }
-        for dir in &spec.always {
-            let path = normalize(&PathContext::new(self.root, self.root), dir);
+        for always in &spec.always {
+            let path = normalize(&cwd, always);
             if self.root.join(&path).is_dir() {
                 self.add(path, format!("{who}: always searched"));
             }
@@ -226,10 +231,11 @@ impl<'a> Collector<'a> {
         spec: &SearchPathSpec,
         found: Option<&Found>,
         key: &crate::config::SearchKey,
+        dir: &Path,
     ) {
         let values = found.map(|f| f.section.strings_at(&key.key));
         let Some(found) = found.filter(|_| values.as_ref().is_some_and(|v| !v.is_empty())) else {
-            let cwd = PathContext::new(self.root, self.root);
+            let cwd = PathContext::new(self.root, dir);
             for dir in &key.default {
                 let path = normalize(&cwd, dir);
                 if self.root.join(&path).is_dir() {
@@ -238,11 +244,10 @@ impl<'a> Collector<'a> {
             }
             return;
         };
-        let config_dir = self
-            .root
+        let config_dir = dir
             .join(crate::file_name::to_path(&found.file))
             .parent()
-            .unwrap_or(self.root)
+            .unwrap_or(dir)
             .to_path_buf();
         let context = PathContext::new(self.root, &config_dir);
         let from = format!("{who}: {} `{}`", found.label, key.key);

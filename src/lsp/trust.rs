@@ -58,7 +58,7 @@ pub(crate) fn refusal(session: &Session) -> Option<String> {
 
 fn standing(session: &Session, root: &std::path::Path) -> Result<Standing, crate::error::QgError> {
     let workspace = Workspace::discover(root)?;
-    let config = crate::config::load(&workspace.root, session.options.config.as_deref())?;
+    let config = crate::members::load_config(&workspace, session.options.config.as_deref())?;
     let tools = Toolbox::from_env(&workspace.root);
     Ok(trust::standing(&workspace, &config, &tools))
 }
@@ -95,7 +95,7 @@ fn give(session: &Arc<Session>) {
     let given = Workspace::discover(&root)
         .map_err(|e| e.to_string())
         .and_then(|ws| {
-            let config = crate::config::load(&ws.root, session.options.config.as_deref())
+            let config = crate::members::load_config(&ws, session.options.config.as_deref())
                 .map_err(|e| e.to_string())?;
             let tools = Toolbox::from_env(&ws.root);
             trust::give(&ws, &config, &tools)

@@ -318,9 +318,10 @@ pub(crate) fn render_hints_from(
     let fail_on = result.fail_on;
     let counts = |v: &Violation| v.fails_gate(fail_on);
     let failing = result.violations.iter().any(counts);
+    let run_from = result.run_from.as_str();
     let render = |hint: Option<&str>, counts: &dyn Fn(&Violation) -> bool| {
         hint.filter(|_| failing)
-            .map(|hint| render_fix_hint(hint, &result.violations, counts))
+            .map(|hint| render_fix_hint(hint, &result.violations, counts, run_from))
     };
     // Where the tool says which findings it can fix, the fixer is offered
     // the files that hold one: a rule without a fix lists no file (ruff's
@@ -328,12 +329,16 @@ pub(crate) fn render_hints_from(
     let says_fixable = result.violations.iter().any(|v| v.fixable.is_some());
     let fixes = |v: &Violation| counts(v) && (!says_fixable || v.fixable == Some(true));
     let run_in = &result.run_in;
+    let cd = match run_from {
+        "" => String::new(),
+        dir => format!("cd {} && ", crate::quote::shell_quote(dir)),
+    };
     result.fix_hint = match result.violations.iter().any(fixes) {
-        true => render(fix_hint, &fixes).map(|hint| format!("{run_in}{hint}")),
+        true => render(fix_hint, &fixes).map(|hint| format!("{cd}{run_in}{hint}")),
         false => None,
     };
     result.rerun_hint =
-        render(rerun_hint, &counts).map(|hint| format!("{}{run_in}{hint}", result.rerun_env));
+        render(rerun_hint, &counts).map(|hint| format!("{cd}{}{run_in}{hint}", result.rerun_env));
 }
 
 /// One result from the results of a gate's batches: an error in any batch
@@ -392,15 +397,19 @@ fn exit_code_violation(gate: &Gate, code: i32) -> Violation {
 }
 
 /// `{files}` becomes the files with failing violations, shell-quoted.
+/// `hint` with `{files}` the failing files, named from `run_from` (the
+/// root-relative directory the hint runs in; `""`: the root).
 fn render_fix_hint(
     hint: &str,
     violations: &[Violation],
     counts: &dyn Fn(&Violation) -> bool,
+    run_from: &str,
 ) -> String {
-    let mut files: Vec<&str> = violations
+    let mut files: Vec<String> = violations
         .iter()
         .filter(|v| counts(v))
         .filter_map(|v| v.file.as_deref())
+        .map(|file| named_from(file, run_from))
         .collect();
     files.dedup();
     // A file named like an option must not become one when the hint is pasted.
@@ -412,6 +421,21 @@ fn render_fix_hint(
         })
         .collect();
     hint.replace("{files}", &quoted.join(" "))
+}
+
+/// The root-relative `file` as named from the root-relative directory
+/// `dir` (`""`: the root); a path outside the root stays as it is.
+fn named_from(file: &str, dir: &str) -> String {
+    if dir.is_empty() || std::path::Path::new(file).is_absolute() {
+        return file.to_string();
+    }
+    match file.strip_prefix(dir).and_then(|f| f.strip_prefix('/')) {
+        Some(inside) => inside.to_string(),
+        None => {
+            let up: Vec<&str> = dir.split('/').map(|_| "..").collect();
+            format!("{}/{file}", up.join("/"))
+        }
+    }
 }
 
 /// The last lines of a stream, for the error summary (the log has it all).

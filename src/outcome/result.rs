@@ -218,6 +218,11 @@ pub struct GateResult {
     /// put before the fix and re-run hints' commands.
     #[serde(skip)]
     pub(crate) run_in: String,
+    /// The gate's `working_dir` (a workspace member's), root-relative and
+    /// `/`-separated, `""` at the root: the hints change into it first and
+    /// name their files from there, as the member's own run does.
+    #[serde(skip)]
+    pub(crate) run_from: String,
 }
 
 impl GateResult {
@@ -266,6 +271,11 @@ impl GateResult {
             match_lines: gate.match_lines,
             rerun_env: String::new(),
             run_in: String::new(),
+            run_from: gate
+                .working_dir
+                .as_deref()
+                .map(crate::paths::to_slash)
+                .unwrap_or_default(),
         }
     }
 

@@ -179,7 +179,7 @@ impl Verdicts<'_> {
         if plan.env.is_empty() && result.run_in.is_empty() {
             return;
         }
-        result.rerun_env = plan.shown_env(self.tools.root);
+        result.rerun_env = plan.shown_env(&plan.gate.config_dir(self.tools.root));
         render_hints(plan.gate, result);
     }
 

@@ -54,13 +54,14 @@ pub(super) fn hand_package_bases(
         let selection = selections.get(&gate.id);
         let checked = project.iter().copied().filter(|file| {
             gate.handles_file_type(file)
+                && gate.owns(file)
                 && selection.is_none_or(|s| s.checks(file, &workspace.root))
         });
         let spec = gate
             .search_paths
             .as_ref()
             .expect("a bases_env has its search_paths");
-        let bases = roots::bases_of_all(&workspace.root, spec, checked, &known);
+        let bases = roots::bases_of_all(&gate.config_dir(&workspace.root), spec, checked, &known);
         if let Some(value) = value(workspace, gate, &bases) {
             let name = variable(gate).expect("planned with one").to_string();
             plan.env.push((name, value));

@@ -297,7 +297,7 @@ fn tool_selections(
         let Some(spec) = &gate.selection else {
             continue;
         };
-        let selection = match selection::read(&workspace.root, spec) {
+        let selection = match selection::read(&workspace.root, gate, spec) {
             Ok(selection) => selection,
             Err((selection, why)) => {
                 warnings.insert(gate.id.clone(), why);

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::baseline::{self, BaselineSummary, BaselineUse};
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::error::QgError;
 use crate::exec::Observer;
 use crate::outcome::{GateResult, GateStatus};
@@ -98,7 +98,7 @@ impl RunOptions {
 /// Loads the workspace and config for a command.
 pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
     let workspace = Workspace::discover(cwd)?;
-    let config = config::load(&workspace.root, config)?;
+    let config = crate::members::load_config(&workspace, config)?;
     Ok((workspace, config))
 }
 

@@ -9,7 +9,6 @@ use crate::error::QgError;
 use crate::exec::Observer;
 use crate::outcome::{GateResult, GateStatus};
 use crate::report::RunReport;
-use crate::workspace::Workspace;
 
 /// What `qg baseline write` recorded.
 pub(crate) struct Written {
@@ -45,24 +44,31 @@ pub(crate) fn write_baseline(
             errored.join(", ")
         )));
     }
-    let workspace = Workspace::discover(&options.cwd)?;
+    let (workspace, config) = super::prepare(&options.cwd, options.config.as_deref())?;
     let previous = baseline::file::read(&workspace.root)?.unwrap_or_default();
     let ran: Vec<&GateResult> = report
         .gates
         .iter()
         .filter(|g| g.status != GateStatus::Skipped)
         .collect();
+    // An entry is replaced by the run of the gate that owns its file: a
+    // member's run of `mypy` replaces the `mypy` entries in its member only.
+    let replaced = |e: &baseline::matcher::Entry| {
+        ran.iter().filter_map(|r| config.gates.get(&r.id)).any(|gate| {
+            crate::config::baseline_gate(&gate.id) == e.gate && gate.owns(&e.path)
+        })
+    };
     let mut entries: Vec<_> = previous
         .entries
         .into_iter()
-        .filter(|e| !ran.iter().any(|g| g.id == e.gate))
+        .filter(|e| !replaced(e))
         .collect();
     let mut tools: BTreeMap<String, String> = previous.header.tools;
     for gate in &ran {
         entries.extend(
             gate.violations
                 .iter()
-                .map(|v| baseline::entry_of(&gate.id, v)),
+                .map(|v| baseline::entry_of(crate::config::baseline_gate(&gate.id), v)),
         );
         match &gate.tool_version {
             Some(version) => tools.insert(gate.id.clone(), version.clone()),

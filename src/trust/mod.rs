@@ -180,7 +180,7 @@ pub(crate) fn revoke(root: &Path) -> Result<bool, String> {
 /// way, or `config`), as an error naming `qg trust` when it is untrusted.
 pub(crate) fn require(cwd: &Path, config: Option<&Path>) -> Result<(), crate::error::QgError> {
     let workspace = Workspace::discover(cwd)?;
-    let config = crate::config::load(&workspace.root, config)?;
+    let config = crate::members::load_config(&workspace, config)?;
     let tools = Toolbox::from_env(&workspace.root);
     match standing(&workspace, &config, &tools) {
         Standing::Untrusted { why } => Err(crate::error::QgError::Untrusted(why)),
@@ -255,7 +255,9 @@ fn project_code_settings(root: &Path, config: &Config) -> Vec<String> {
         let Some(selection) = &gate.selection else {
             continue;
         };
-        let Ok(Some(section)) = crate::tool_config::first_section(root, &selection.config) else {
+        let Ok(Some(section)) =
+            crate::tool_config::first_section(&gate.config_dir(root), &selection.config)
+        else {
             continue;
         };
         for key in &gate.executes {

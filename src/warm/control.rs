@@ -82,8 +82,19 @@ pub(crate) fn warm_gates<'c>(
 /// key are kept), then waits for each one's first full pass.
 pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
     let ws = crate::workspace::Workspace::discover(&request.cwd)?;
-    let config = crate::config::load(&ws.root, request.config.as_deref())?;
-    let gates = warm_gates(&config, &request.gates)?;
+    let config = crate::members::load_config(&ws, request.config.as_deref())?;
+    let mut gates = warm_gates(&config, &request.gates)?;
+    // A project gate whose every file is a workspace member's has nothing
+    // to keep warm (its tool's whole program would be the members').
+    if gates.iter().any(|g| !g.left_to_members.is_empty()) {
+        let files = crate::scope::project_files(&ws, &config)?;
+        gates.retain(|g| {
+            g.left_to_members.is_empty()
+                || files
+                    .iter()
+                    .any(|f| g.owns(f) && g.handles_file_type(f) && g.scope.matches(f))
+        });
+    }
     let qg = std::env::current_exe().map_err(|e| QgError::io("cannot find qg itself", e))?;
     let launched: Vec<(&Gate, Result<bool, String>)> = gates
         .iter()

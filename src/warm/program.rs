@@ -33,15 +33,19 @@ pub(crate) fn whole_program(
     let selection = gate
         .selection
         .as_ref()
-        .map(|spec| selection::read(&ws.root, spec).unwrap_or_else(|(defaults, _)| defaults));
+        .map(|spec| selection::read(&ws.root, gate, spec).unwrap_or_else(|(defaults, _)| defaults));
     let checked: Vec<String> = listing
         .iter()
         .filter(|f| gate.scope.matches(f))
         .filter(|f| selection.as_ref().is_none_or(|s| s.checks(f, &ws.root)))
         .cloned()
         .collect();
+    // The tool's own run would reach the members that run on their own:
+    // a project gate around members checks its own files by name.
     let own_args = match (&gate.selection, &selection) {
-        (Some(spec), Some(selection)) => own_args(selection, &spec.project_args, &listing),
+        (Some(spec), Some(selection)) if gate.left_to_members.is_empty() => {
+            own_args(selection, &spec.project_args, &listing)
+        }
         _ => checked.clone(),
     };
     Ok(Program {

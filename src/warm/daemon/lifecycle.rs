@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use super::checking;
 use super::shared::{lock, Held, Shared};
-use crate::config;
 use crate::tools::Toolbox;
 use crate::warm::checker::Compare;
 use crate::warm::context::Context;
@@ -125,7 +124,8 @@ fn weaker_because(held: &Held, gate: &str) -> Option<String> {
     let gate = held.config.gates.get(gate)?;
     let spec = gate.daemon.as_ref()?;
     let sources = &gate.selection.as_ref()?.config;
-    let found = crate::tool_config::first_section(&held.ws.root, sources).ok()??;
+    let found =
+        crate::tool_config::first_section(&gate.config_dir(&held.ws.root), sources).ok()??;
     spec.verify_all_when
         .iter()
         .find(|key| {
@@ -147,7 +147,7 @@ fn untrusted(shared: &Shared) -> Option<String> {
 /// The key the tool would start with now, when the config loads.
 fn current_key(shared: &Shared) -> Option<DaemonKey> {
     let ws = Workspace::discover(&shared.root).ok()?;
-    let config = config::load(&ws.root, shared.options.config.as_deref()).ok()?;
+    let config = crate::members::load_config(&ws, shared.options.config.as_deref()).ok()?;
     let gate = config.gates.get(&shared.options.gate)?;
     Some(DaemonKey::now(
         &ws.root,
@@ -169,8 +169,8 @@ fn drifted_before(shared: &Shared) -> Option<(standing::Standing, DaemonKey)> {
 /// Loads the project and config, starts the engine, makes the first pass.
 fn launch(shared: &Shared) -> Result<(Held, DaemonKey), String> {
     let ws = Workspace::discover(&shared.root).map_err(|e| e.to_string())?;
-    let config =
-        config::load(&ws.root, shared.options.config.as_deref()).map_err(|e| e.to_string())?;
+    let config = crate::members::load_config(&ws, shared.options.config.as_deref())
+        .map_err(|e| e.to_string())?;
     let gate = config
         .gates
         .get(&shared.options.gate)

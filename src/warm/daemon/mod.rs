@@ -31,7 +31,6 @@ use super::record::{Phase, Record};
 use super::slot::Slot;
 use super::transport;
 use super::wire::{self, Reply, Request};
-use crate::config;
 use crate::tools::Toolbox;
 use crate::workspace::Workspace;
 use shared::{lock, Live, Shared};
@@ -66,7 +65,8 @@ const FAILED_LINGER: Duration = Duration::from_secs(60);
 /// daemon for this gate is already alive.
 pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
     let ws = Workspace::discover(&options.cwd).map_err(|e| e.to_string())?;
-    let config = config::load(&ws.root, options.config.as_deref()).map_err(|e| e.to_string())?;
+    let config =
+        crate::members::load_config(&ws, options.config.as_deref()).map_err(|e| e.to_string())?;
     let gate = config
         .gates
         .get(&options.gate)
@@ -266,7 +266,8 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
 /// that lost its `daemon` section (or a config that no longer loads)
 /// stops the daemon.
 fn key_change(shared: &Arc<Shared>) -> Option<String> {
-    let loaded = config::load(&shared.root, shared.options.config.as_deref());
+    let loaded = Workspace::discover(&shared.root)
+        .and_then(|ws| crate::members::load_config(&ws, shared.options.config.as_deref()));
     let config = match loaded {
         Ok(config) => config,
         Err(e) => return Some(format!("the config changed and does not load: {e}")),

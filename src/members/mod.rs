@@ -1,0 +1,56 @@
+//! Workspace members: the projects inside one repository that carry their
+//! own tool configs (a uv or Hatch workspace, a monorepo of packages).
+//!
+//! A tool that reads one config per run, from the directory it runs in
+//! (mypy, pyright: `execution.runs_per_member` in their YAML), checks a
+//! member as the member's own CI runs it — `cd packages/a && mypy` — with
+//! the member's settings and file selection. So each member holding such a
+//! tool's config gets a gate of its own (`mypy@packages/a`), run in its
+//! directory; the enclosing project's gate leaves the member's files out.
+//! Every later stage (plan, run, report, baseline, daemons) sees ordinary
+//! gates. A tool that finds the nearest config for each file itself (ruff)
+//! keeps its one run.
+
+mod discover;
+mod expand;
+
+use std::path::Path;
+
+use crate::config::{self, Config};
+use crate::error::QgError;
+use crate::workspace::Workspace;
+
+pub(crate) use discover::{discover, Member};
+
+/// Loads the config (`config::load`: `explicit`, else the project's) and
+/// gives every member holding its own config for a gate run per member a
+/// gate of its own: what every command runs from.
+pub(crate) fn load_config(ws: &Workspace, explicit: Option<&Path>) -> Result<Config, QgError> {
+    let mut config = config::load(&ws.root, explicit)?;
+    let members = discover(ws, &config)?;
+    expand::gates_per_member(&mut config, &ws.root, &members)?;
+    Ok(config)
+}
+
+/// The workspace's members, each with the gates that run in it with its
+/// own config (`mypy@packages/a`), for `qg doctor` and `qg init` to show.
+pub(crate) fn with_own_runs(
+    ws: &Workspace,
+    config: &Config,
+) -> Result<Vec<(Member, Vec<String>)>, QgError> {
+    let members = discover(ws, config)?;
+    let mut expanded = config.clone();
+    expand::gates_per_member(&mut expanded, &ws.root, &members)?;
+    Ok(members
+        .into_iter()
+        .map(|member| {
+            let own = expanded
+                .gates
+                .values()
+                .filter(|g| g.member.as_ref().is_some_and(|m| m.dir == member.dir))
+                .map(|g| g.id.clone())
+                .collect();
+            (member, own)
+        })
+        .collect())
+}

@@ -1,0 +1,361 @@
+//! Workspaces: a repository of several Python projects, each with its own
+//! tool configs, gets each project's own verdict. The reference is what
+//! each member's own CI runs — `cd packages/a && mypy .`, `cd packages/b &&
+//! pyright` — and, for the files no member configures a tool for, the
+//! enclosing project's run. Real ruff, mypy and pyright in a temp git repo
+//! shaped as `uv init` workspaces are (one shared `.venv`, every member
+//! installed editable); they fail (never skip) when the tools are missing.
+// Unix: the tools' virtualenv is built with `sh` shims (tests/common/shapes).
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::repo::GitRepo;
+use common::shapes::{editable_venv, key_of, tool, Key};
+use serde_json::Value;
+
+/// The workspace: a root project with its own file and mypy settings, and
+/// three members — `a` strict for mypy, `b` with its own mypy and pyright
+/// settings, `c` with no tool config at all (the root's runs check it).
+const FILES: &[(&str, &str)] = &[
+    (".gitignore", ".venv/\n"),
+    (
+        "pyproject.toml",
+        "[project]\nname = \"root\"\nversion = \"0\"\n\n\
+         [tool.uv.workspace]\nmembers = [\"packages/*\"]\n\n\
+         [tool.mypy]\nwarn_unused_ignores = true\n",
+    ),
+    (
+        "scripts/report.py",
+        "from c.util import label\n\n\ndef show(x):\n    return label(x)\n",
+    ),
+    (
+        "packages/a/pyproject.toml",
+        "[project]\nname = \"a\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = true\n",
+    ),
+    ("packages/a/src/a/__init__.py", ""),
+    ("packages/a/src/a/py.typed", ""),
+    (
+        "packages/a/src/a/core.py",
+        "def value(x):\n    return x + 1\n\n\ndef typed(x: int) -> int:\n    return x\n",
+    ),
+    (
+        "packages/b/pyproject.toml",
+        "[project]\nname = \"b\"\nversion = \"0\"\n\n\
+         [tool.mypy]\nwarn_return_any = true\n\n\
+         [tool.pyright]\ntypeCheckingMode = \"strict\"\n",
+    ),
+    ("packages/b/src/b/__init__.py", ""),
+    (
+        "packages/b/src/b/use.py",
+        "from a.core import typed\n\n\ndef use() -> int:\n    return typed(1)\n",
+    ),
+    (
+        "packages/c/pyproject.toml",
+        "[project]\nname = \"c\"\nversion = \"0\"\n",
+    ),
+    ("packages/c/src/c/__init__.py", ""),
+    (
+        "packages/c/src/c/util.py",
+        "def label(x):\n    return str(x)\n",
+    ),
+];
+
+/// The workspace with its shared `.venv`: every member installed editable,
+/// as `uv sync` leaves it.
+fn workspace() -> GitRepo {
+    let mut repo = GitRepo::new(FILES);
+    let venv = editable_venv(repo.path(), "packages/a/src", "_a.pth");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    for member in ["b", "c"] {
+        let src = repo.path().join(format!("packages/{member}/src"));
+        std::fs::write(
+            site.join(format!("_{member}.pth")),
+            format!("{}\n", src.display()),
+        )
+        .unwrap();
+    }
+    repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
+    repo
+}
+
+/// What mypy reports run in `dir` (root-relative; `""`: the root) on its
+/// own selection, files named from the root.
+fn mypy_in(repo: &GitRepo, dir: &str) -> Vec<Key> {
+    let output = tool(repo, "mypy")
+        .current_dir(repo.path().join(dir))
+        .args(["--output=json", "--cache-dir=/dev/null", "."])
+        .output()
+        .unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let file = v["file"].as_str().unwrap();
+            (
+                from_root(dir, file),
+                v["line"].as_u64().unwrap_or(0),
+                v["code"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What bare `pyright` reports run in `dir`, files named from the root.
+fn pyright_in(repo: &GitRepo, dir: &str) -> Vec<Key> {
+    let output = tool(repo, "pyright")
+        .current_dir(repo.path().join(dir))
+        .arg("--outputjson")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("pyright printed no JSON ({e}): {output:?}"));
+    let root = repo.path().canonicalize().unwrap();
+    report["generalDiagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let file = std::path::Path::new(d["file"].as_str().unwrap());
+            (
+                file.strip_prefix(&root).unwrap().display().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap() + 1,
+                d["rule"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn from_root(dir: &str, file: &str) -> String {
+    match dir {
+        "" => file.to_string(),
+        dir => format!("{dir}/{file}"),
+    }
+}
+
+/// The workspace's own verdict: each member's own runs where it configures
+/// the tool, the root's runs for every other file.
+fn own_verdict(repo: &GitRepo) -> BTreeSet<Key> {
+    let outside = |members: &[&str]| {
+        let members: Vec<String> = members.iter().map(|m| format!("{m}/")).collect();
+        move |key: &Key| !members.iter().any(|m| key.0.starts_with(m.as_str()))
+    };
+    let mut found = BTreeSet::new();
+    found.extend(mypy_in(repo, "packages/a"));
+    found.extend(mypy_in(repo, "packages/b"));
+    let root_mypy = mypy_in(repo, "");
+    found.extend(
+        root_mypy
+            .into_iter()
+            .filter(outside(&["packages/a", "packages/b"])),
+    );
+    found.extend(pyright_in(repo, "packages/b"));
+    found.extend(
+        pyright_in(repo, "")
+            .into_iter()
+            .filter(outside(&["packages/b"])),
+    );
+    found
+}
+
+/// The type checkers' findings of a qg report (all of them, or the new ones).
+fn findings(report: &Value, only_new: bool) -> BTreeSet<Key> {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| {
+            let id = g["id"].as_str().unwrap();
+            id.starts_with("mypy") || id.starts_with("pyright")
+        })
+        .flat_map(|g| g["violations"].as_array().cloned().unwrap_or_default())
+        .filter(|v| !only_new || v["baseline_state"] != "unchanged")
+        .map(|v| key_of(&v))
+        .collect()
+}
+
+fn gate_ids(report: &Value) -> Vec<String> {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The project's daemons, stopped when dropped (a failing test included).
+struct Daemons<'a>(&'a GitRepo);
+
+impl Drop for Daemons<'_> {
+    fn drop(&mut self) {
+        self.0.qg(&["daemon", "stop"]);
+    }
+}
+
+#[test]
+fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
+    let repo = workspace();
+    let own = own_verdict(&repo);
+    // The members' settings matter: a's strict mypy flags `value`, which
+    // neither the root's settings nor b's would; the root's run flags none
+    // of scripts/ or c (unannotated code, default settings).
+    assert!(
+        own.contains(&(
+            "packages/a/src/a/core.py".into(),
+            1,
+            "no-untyped-def".into()
+        )),
+        "{own:?}"
+    );
+    let project = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-daemon",
+        "--format",
+        "json",
+    ]);
+    project.assert_code(1);
+    let report = project.json();
+    assert_eq!(findings(&report, false), own, "{}", project.stdout);
+    let ids = gate_ids(&report);
+    for id in [
+        "mypy",
+        "mypy@packages/a",
+        "mypy@packages/b",
+        "pyright",
+        "pyright@packages/b",
+    ] {
+        assert!(ids.contains(&id.to_string()), "no gate {id}: {ids:?}");
+    }
+    // No member of its own for c (no config), nor for a's pyright.
+    assert!(!ids
+        .iter()
+        .any(|id| id.ends_with("@packages/c") || id == "pyright@packages/a"));
+    let a = project.gate("mypy@packages/a");
+    assert_eq!(
+        a["rerun_hint"], "cd packages/a && mypy src/a/core.py",
+        "the hint reruns the member's own run: {a}"
+    );
+
+    // The TDD loop: agree to today's findings, then break b through a.
+    repo.qg(&["baseline", "write"]).assert_code(0);
+    repo.commit("baseline");
+    repo.qg(&["run", "--no-daemon"]).assert_code(0);
+    repo.write(
+        "packages/a/src/a/core.py",
+        "def value(x):\n    return x + 1\n\n\ndef typed(x: int) -> str:\n    return str(x)\n",
+    );
+    let broken = own_verdict(&repo);
+    let expected: BTreeSet<Key> = broken.difference(&own).cloned().collect();
+    assert_eq!(
+        expected,
+        BTreeSet::from([
+            (
+                "packages/b/src/b/use.py".into(),
+                5,
+                "reportReturnType".into()
+            ),
+            ("packages/b/src/b/use.py".into(), 5, "return-value".into()),
+        ]),
+        "the edit breaks b in its own runs"
+    );
+    let cold = repo.qg(&["run", "--no-daemon", "--format", "json"]);
+    cold.assert_code(1);
+    assert_eq!(
+        findings(&cold.json(), true),
+        expected,
+        "cold: {}",
+        cold.stdout
+    );
+
+    let _daemons = Daemons(&repo);
+    repo.qg(&["daemon", "start"]).assert_code(0);
+    let warm = repo.qg(&["run", "--format", "json"]);
+    warm.assert_code(1);
+    let report = warm.json();
+    assert_eq!(
+        common::warm_gate_ids(&report),
+        // a's files are the root's pyright's (a configures no pyright).
+        [
+            "mypy@packages/a",
+            "mypy@packages/b",
+            "pyright",
+            "pyright@packages/b"
+        ],
+        "the members' runs answered warm: {}",
+        warm.stdout
+    );
+    assert_eq!(findings(&report, true), expected, "warm: {}", warm.stdout);
+
+    // Reverted: green again; then a's own settings loosened, and qg checks
+    // all of a with them (the finding a's strictness made is fixed).
+    repo.git(&["checkout", "--", "packages/a/src/a/core.py"]);
+    repo.qg(&["run"]).assert_code(0);
+    repo.write(
+        "packages/a/pyproject.toml",
+        "[project]\nname = \"a\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = false\n",
+    );
+    let loosened = repo.qg(&["run", "--format", "json"]);
+    loosened.assert_code(0);
+    let a = loosened.gate("mypy@packages/a");
+    assert_eq!(a["status"], "passed", "{}", loosened.stdout);
+    assert!(
+        a["files_checked"].as_u64().unwrap() >= 2,
+        "a's whole project is checked after its settings changed: {a}"
+    );
+}
+
+#[test]
+fn a_members_list_in_the_config_wins_and_a_wrong_one_is_a_usage_error() {
+    let repo = GitRepo::new(FILES);
+    repo.write(
+        ".st3/quality.yaml",
+        "active_gates: [mypy]\nmembers: [packages/a]\n",
+    );
+    let files = repo.qg(&["doctor", "--format", "json"]);
+    let text = files.stdout.clone();
+    assert!(text.contains("its own runs: mypy@packages/a"), "{text}");
+    assert!(
+        !text.contains("mypy@packages/b"),
+        "only the listed member: {text}"
+    );
+    repo.write(
+        ".st3/quality.yaml",
+        "active_gates: [mypy]\nmembers: [packages/nowhere]\n",
+    );
+    let wrong = repo.qg(&["run", "--no-daemon"]);
+    wrong.assert_fails_with(2, "`packages/nowhere` names no directory");
+}
+
+#[test]
+fn the_baseline_names_a_members_finding_by_its_gate_and_a_members_rewrite_keeps_the_others() {
+    let repo = workspace();
+    repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
+    repo.qg(&["baseline", "write"]).assert_code(0);
+    let baseline = std::fs::read_to_string(repo.path().join(".st3/baseline.jsonl")).unwrap();
+    let a = baseline
+        .lines()
+        .find(|l| l.contains("packages/a/src/a/core.py"))
+        .unwrap_or_else(|| panic!("a's finding is held: {baseline}"));
+    // `mypy`, not `mypy@packages/a`: the baseline outlives how the
+    // workspace's configs split the gate.
+    assert!(a.contains(r#""gate":"mypy""#), "{a}");
+    repo.commit("baseline");
+    repo.qg(&["run", "--scope", "project", "--no-daemon"]).assert_code(0);
+    // Rewriting b's part of the baseline leaves a's entry alone.
+    repo.qg(&["baseline", "write", "--gate", "mypy@packages/b"]).assert_code(0);
+    let rewritten = std::fs::read_to_string(repo.path().join(".st3/baseline.jsonl")).unwrap();
+    assert!(rewritten.contains("packages/a/src/a/core.py"), "{rewritten}");
+    repo.qg(&["run", "--scope", "project", "--no-daemon"]).assert_code(0);
+}
