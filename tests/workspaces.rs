@@ -352,10 +352,58 @@ fn the_baseline_names_a_members_finding_by_its_gate_and_a_members_rewrite_keeps_
     // workspace's configs split the gate.
     assert!(a.contains(r#""gate":"mypy""#), "{a}");
     repo.commit("baseline");
-    repo.qg(&["run", "--scope", "project", "--no-daemon"]).assert_code(0);
+    repo.qg(&["run", "--scope", "project", "--no-daemon"])
+        .assert_code(0);
     // Rewriting b's part of the baseline leaves a's entry alone.
-    repo.qg(&["baseline", "write", "--gate", "mypy@packages/b"]).assert_code(0);
+    repo.qg(&["baseline", "write", "--gate", "mypy@packages/b"])
+        .assert_code(0);
     let rewritten = std::fs::read_to_string(repo.path().join(".st3/baseline.jsonl")).unwrap();
-    assert!(rewritten.contains("packages/a/src/a/core.py"), "{rewritten}");
-    repo.qg(&["run", "--scope", "project", "--no-daemon"]).assert_code(0);
+    assert!(
+        rewritten.contains("packages/a/src/a/core.py"),
+        "{rewritten}"
+    );
+    repo.qg(&["run", "--scope", "project", "--no-daemon"])
+        .assert_code(0);
+}
+
+#[test]
+fn a_member_with_a_virtualenv_of_its_own_runs_its_tools_from_it() {
+    let repo = workspace();
+    repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
+    // b's own `.venv`: its mypy leaves a mark, then runs the real one.
+    let workspace_mypy = repo.path().join(".venv/bin/mypy");
+    let mark = repo.path().join("b-mypy-ran");
+    repo.write(
+        "packages/b/.venv/bin/mypy",
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
+            mark.display(),
+            workspace_mypy.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let shim = repo.path().join("packages/b/.venv/bin/mypy");
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let doctor = repo.qg(&["doctor"]);
+    assert!(
+        doctor.stdout.contains("packages/b/.venv/bin/mypy"),
+        "mypy@packages/b resolves in b's .venv: {}",
+        doctor.stdout
+    );
+    let run = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-daemon",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(1);
+    assert!(mark.exists(), "b's own mypy ran: {}", run.stdout);
+    assert_eq!(
+        run.gate("mypy@packages/b")["status"],
+        "passed",
+        "{}",
+        run.stdout
+    );
 }

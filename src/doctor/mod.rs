@@ -135,8 +135,16 @@ fn member_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
                 }
                 false => format!("its own runs: {}", own.join(", ")),
             };
+            let member_dir = workspace.root.join(crate::file_name::to_path(&member.dir));
+            let tools = match crate::tools::own_virtualenv(&member_dir) {
+                Some(venv) => format!(
+                    "tools: its own {} first, then the project's",
+                    venv.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                None => "tools and environment: the project's".to_string(),
+            };
             let detail = format!(
-                "{} (found by {}): {runs}; tools and environment: the project's",
+                "{} (found by {}): {runs}; {tools}",
                 member.dir, member.found_by
             );
             Check::new("member", Health::Ok, detail, None)

@@ -566,7 +566,7 @@ pub(crate) fn run_on_copies(
     files: &[String],
     tree: &Path,
 ) -> Result<Vec<process::Finished>, String> {
-    let tool = ctx.tools.resolve_program(&argv[0]).map_err(|e| match e {
+    let tool = ctx.tools.resolve_for(gate, &argv[0]).map_err(|e| match e {
         ResolveError::NotFound { .. } => format!("`{}` is not installed", argv[0]),
         ResolveError::NotExecutable(path) => {
             format!("{} is not executable", path.display())

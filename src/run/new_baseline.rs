@@ -54,9 +54,9 @@ pub(crate) fn write_baseline(
     // An entry is replaced by the run of the gate that owns its file: a
     // member's run of `mypy` replaces the `mypy` entries in its member only.
     let replaced = |e: &baseline::matcher::Entry| {
-        ran.iter().filter_map(|r| config.gates.get(&r.id)).any(|gate| {
-            crate::config::baseline_gate(&gate.id) == e.gate && gate.owns(&e.path)
-        })
+        ran.iter()
+            .filter_map(|r| config.gates.get(&r.id))
+            .any(|gate| crate::config::baseline_gate(&gate.id) == e.gate && gate.owns(&e.path))
     };
     let mut entries: Vec<_> = previous
         .entries

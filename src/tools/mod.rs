@@ -166,28 +166,72 @@ impl Toolbox<'_> {
 
     /// Where this gate's `command[0]` resolves.
     pub(crate) fn resolve(&self, gate: &Gate) -> Result<ResolvedTool, ResolveError> {
-        self.resolve_program(&gate.command[0])
+        self.resolve_for(gate, &gate.command[0])
+    }
+
+    /// Where `program` resolves for `gate`: in a workspace member's own
+    /// virtualenv (`packages/a/.venv`) when the gate is the member's run and
+    /// the program is there — as the member's own CI runs it — else as
+    /// [`Toolbox::resolve_program`] finds it for the project.
+    pub(crate) fn resolve_for(
+        &self,
+        gate: &Gate,
+        program: &str,
+    ) -> Result<ResolvedTool, ResolveError> {
+        let Some(venv) = self.member_virtualenv(gate) else {
+            return self.resolve_program(program);
+        };
+        let key = format!("{}\0{program}", venv.display());
+        let member_dir = gate.config_dir(self.root);
+        let in_member = self.cached(key, || {
+            resolve::resolve(program, &member_dir, Some(venv.clone().into()), None)
+        });
+        match in_member {
+            Ok(tool) if tool.venv_bin.is_some() => Ok(tool),
+            _ => self.resolve_program(program),
+        }
+    }
+
+    /// The member's own virtualenv (`.venv`, else `venv`, in its
+    /// directory), for a gate that is a workspace member's run.
+    pub(crate) fn member_virtualenv(&self, gate: &Gate) -> Option<std::path::PathBuf> {
+        gate.member.as_ref()?;
+        own_virtualenv(&gate.config_dir(self.root))
     }
 
     /// Where `program` resolves: the project's virtualenv, then PATH.
     pub(crate) fn resolve_program(&self, program: &str) -> Result<ResolvedTool, ResolveError> {
+        self.cached(program.to_string(), || {
+            resolve::resolve(
+                program,
+                self.root,
+                self.virtual_env.clone(),
+                self.path_var.clone(),
+            )
+        })
+    }
+
+    /// The answer for `key`, looked up once per toolbox (and its clones).
+    fn cached(
+        &self,
+        key: String,
+        resolve: impl FnOnce() -> Result<ResolvedTool, ResolveError>,
+    ) -> Result<ResolvedTool, ResolveError> {
         let mut programs = self
             .found
             .programs
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        programs
-            .entry(program.to_string())
-            .or_insert_with(|| {
-                resolve::resolve(
-                    program,
-                    self.root,
-                    self.virtual_env.clone(),
-                    self.path_var.clone(),
-                )
-            })
-            .clone()
+        programs.entry(key).or_insert_with(resolve).clone()
     }
+}
+
+/// The virtualenv a directory holds itself (`.venv`, else `venv`).
+pub(crate) fn own_virtualenv(dir: &Path) -> Option<std::path::PathBuf> {
+    [".venv", "venv"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|venv| venv.join(environment::VENV_BIN).is_dir())
 }
 
 #[cfg(test)]

@@ -196,29 +196,33 @@ fn in_repository_executables(
     config: &Config,
     tools: &Toolbox<'_>,
 ) -> Vec<(String, String)> {
-    let mut programs: Vec<&str> = Vec::new();
+    // Each program with the gate it runs for: a workspace member's run
+    // resolves in the member's own virtualenv first.
+    let mut programs: Vec<(Option<&crate::config::Gate>, &str)> = Vec::new();
     for gate in config.gates.values() {
-        programs.push(&gate.command[0]);
+        let mut named: Vec<&str> = vec![&gate.command[0]];
         if let Some(fix) = &gate.fix {
-            programs.extend(fix.command.first().map(String::as_str));
+            named.extend(fix.command.first().map(String::as_str));
         }
         if let Some(daemon) = &gate.daemon {
-            programs.push(&daemon.command[0]);
+            named.push(&daemon.command[0]);
             if let crate::config::Protocol::Command(spec) = &daemon.protocol {
-                programs.extend(spec.check.first().map(String::as_str));
-                programs.extend(spec.stop.iter().flat_map(|s| s.first()).map(String::as_str));
+                named.extend(spec.check.first().map(String::as_str));
+                named.extend(spec.stop.iter().flat_map(|s| s.first()).map(String::as_str));
             }
         }
+        programs.extend(named.into_iter().map(|program| (Some(gate), program)));
     }
     if let Some(graph) = &config.import_graph {
-        programs.push(&graph.command[0]);
+        programs.push((None, &graph.command[0]));
     }
-    programs.sort_unstable();
-    programs.dedup();
     let root = dunce::canonicalize(&ws.root).unwrap_or_else(|_| ws.root.clone());
     let mut found: Vec<(String, String)> = programs
         .into_iter()
-        .filter_map(|program| tools.resolve_program(program).ok())
+        .filter_map(|(gate, program)| match gate {
+            Some(gate) => tools.resolve_for(gate, program).ok(),
+            None => tools.resolve_program(program).ok(),
+        })
         .filter_map(|tool| inside(&root, &tool.path))
         .filter(|relative| !is_ignored(ws, relative))
         .filter_map(|relative| {

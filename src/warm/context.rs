@@ -52,7 +52,7 @@ impl Context<'_> {
         &self,
         program: &str,
     ) -> Result<(PathBuf, Vec<(OsString, OsString)>), String> {
-        let tool = self.tools.resolve_program(program).map_err(|_| {
+        let tool = self.tools.resolve_for(self.gate, program).map_err(|_| {
             let install = self.tools.install_hint(self.gate);
             let hint = install
                 .map(|i| format!(" (install: {i})"))

@@ -127,7 +127,7 @@ fn launch(
         .daemon
         .as_ref()
         .expect("warm gates have a daemon section");
-    if tools.resolve_program(&spec.command[0]).is_err() {
+    if tools.resolve_for(gate, &spec.command[0]).is_err() {
         let hint = tools
             .install_hint(gate)
             .map(|i| format!(" (install: {i})"))

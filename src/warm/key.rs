@@ -47,7 +47,7 @@ impl DaemonKey {
             qg: env!("CARGO_PKG_VERSION").to_string(),
             root: root.display().to_string(),
             gate: gate.id.clone(),
-            program: resolve::stamp(&tools.resolve_program(program)),
+            program: resolve::stamp(&tools.resolve_for(gate, program)),
             checker: resolve::stamp(&tools.resolve(gate)),
             config: config.hash.clone(),
             virtualenv: resolve::project_venv_bin(
