@@ -890,6 +890,81 @@ def roots_cost(runs, tmp: Path):
     return rows
 
 
+def generate_workspace(root: Path, members: int, modules: int):
+    """A uv workspace of `members` projects (packages/mNN, src layout), each
+    with its own `[tool.mypy]`; every module imports the previous member."""
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "root"\nversion = "0"\n\n[tool.uv.workspace]\nmembers = ["packages/*"]\n'
+    )
+    for k in range(members):
+        name = f"m{k:02d}"
+        member = root / "packages" / name
+        pkg = member / "src" / name
+        pkg.mkdir(parents=True)
+        (member / "pyproject.toml").write_text(
+            f'[project]\nname = "{name}"\nversion = "0"\n\n[tool.mypy]\nwarn_return_any = true\n'
+        )
+        (pkg / "__init__.py").write_text("")
+        prev = f"m{(k - 1) % members:02d}"
+        for i in range(modules):
+            imports = f"from {prev}.mod000 import value_000\n\n\n" if k and not i else ""
+            body = "value_000(x)" if imports else "x"
+            (pkg / f"mod{i:03d}.py").write_text(
+                f"{imports}def value_{i:03d}(x: int) -> int:\n    return {body} + {i}\n"
+            )
+
+
+def workspace_cost(runs, tmp: Path):
+    """Issue 45: what finding 50 workspace members and giving each its own
+    mypy and pyright gates costs: a no-op `qg run` (auto) and a one-file
+    `qg files` (auto), with the members found vs `members: []` (the split
+    off), on the same generated workspace."""
+    roots = {}
+    for name, extra in [("found", ""), ("none", "\nmembers: []\n")]:
+        root = tmp / f"workspace-{name}"
+        generate_workspace(root, 50, 6)
+        (root / ".st3").mkdir(exist_ok=True)
+        (root / ".st3" / "quality.yaml").write_text(default_config() + extra)
+        git_commit_all(root)
+        sh([QG, "run", "--no-daemon"], root, check=False)
+        roots[name] = root
+    gates = {
+        n: len(json.loads(sh([QG, "run", "--no-daemon", "--format", "json"], r, capture=True, check=False))["gates"])
+        for n, r in roots.items()
+    }
+    module = "packages/m25/src/m25/mod003.py"
+    original = (roots["none"] / module).read_text()
+    edits = iter(range(10_000))
+
+    def noop(name):
+        return lambda: sh([QG, "run", "--no-daemon"], roots[name], check=False)
+
+    def files(name):
+        def step():
+            (roots[name] / module).write_text(original + f"\n\nEDIT_{next(edits)} = 1\n")
+            sh([QG, "files"], roots[name], capture=True)
+
+        return step
+
+    idle = medians({n: noop(n) for n in roots}, runs * 2, warmup=1)
+    listed = medians({n: files(n) for n in roots}, runs * 2, warmup=1)
+    for root in roots.values():
+        (root / module).write_text(original)
+    rows = []
+    for figure, m in [("a no-op `qg run` (auto)", idle), ("a one-file `qg files` (auto)", listed)]:
+        added = (m["found"] - m["none"]) * 1000
+        rows.append(
+            (
+                f"workspace of 50 members (300 modules): {figure}, members found vs `members: []`",
+                f"found ({gates['found']} gates) {ms(m['found'])}, none ({gates['none']} gates) {ms(m['none'])}",
+                f"{added:+.1f} ms",
+                "<= +20 ms",
+                added <= 20,
+            )
+        )
+    return rows
+
+
 def mcp_server(runs, tmp: Path):
     """`qg mcp`: start to the first tools/list answer; a run_gates call on a
     running server against the same run from the CLI (four no-op gates over
@@ -1489,6 +1564,7 @@ FIGURES = {
     "tdd-importers": tdd_importers,
     "graph": graph_cost,
     "roots": roots_cost,
+    "workspace": workspace_cost,
     "parsing": parsing,
     "mypy-wide": whole_project_mypy,
     "baseline": baseline_matching,
