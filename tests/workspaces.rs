@@ -407,3 +407,41 @@ fn a_member_with_a_virtualenv_of_its_own_runs_its_tools_from_it() {
         run.stdout
     );
 }
+
+#[test]
+fn at_most_max_daemons_start_and_the_rest_are_answered_cold() {
+    let repo = workspace();
+    let _daemons = Daemons(&repo);
+    let start = repo.qg(&["daemon", "start", "--max", "2", "--format", "json"]);
+    start.assert_code(0);
+    let states: Vec<(String, String)> = start.json()["daemons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["gate"].as_str().unwrap().into(),
+                d["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let state = |s: &str| states.iter().filter(|(_, st)| st == s).count();
+    assert_eq!((state("ready"), state("not_started")), (2, 3), "{states:?}");
+    let run = repo.qg(&["run", "--scope", "project", "--format", "json"]);
+    let warm = common::warm_gate_ids(&run.json());
+    let ready: Vec<String> = states
+        .iter()
+        .filter(|(_, st)| st == "ready")
+        .map(|(gate, _)| gate.clone())
+        .collect();
+    assert_eq!(warm, ready, "{}", run.stdout);
+    // Every daemon started is found again and stopped (a member's slot
+    // among them).
+    let stop = repo.qg(&["daemon", "stop"]);
+    assert!(
+        stop.stdout
+            .contains("stopped 2 daemons: mypy, mypy@packages/a"),
+        "{}",
+        stop.stdout
+    );
+}

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use super::{current_dir, print_stdout};
 use crate::error::QgError;
 use crate::outcome::GateStatus;
-use crate::warm::control::{self, DaemonState, StartRequest, Started};
+use crate::warm::control::{self, DaemonState, Outcome, StartRequest, Started};
 use crate::warm::daemon::{self, ServeOptions};
 use crate::warm::log::Log;
 
@@ -59,6 +59,12 @@ pub(super) struct StartArgs {
     /// `idle_timeout_minutes`, 30 minutes), e.g. 10m, 2h.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     idle_timeout: Option<Duration>,
+    /// Start at most this many daemons (the gates after them, in config
+    /// order, are answered cold): a workspace has a gate per member, and
+    /// each pyright server holds its program in memory.
+    #[arg(long = "max", value_name = "N", default_value_t = control::DEFAULT_AT_MOST,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    at_most: usize,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     format: DaemonFormat,
@@ -158,11 +164,12 @@ fn start(args: StartArgs) -> Result<i32, QgError> {
         owner: None,
         idle_timeout: args.idle_timeout,
         verify_every: None,
+        at_most: args.at_most,
     };
     let clock = std::time::Instant::now();
     let started = control::start(&request)?;
     let wall_ms = clock.elapsed().as_millis() as u64;
-    let failed = started.iter().filter(|s| s.outcome.is_err()).count();
+    let failed = started.iter().filter(|s| failed(s)).count();
     let text = match args.format {
         DaemonFormat::Json => format!("{}\n", start_json(&started)),
         DaemonFormat::Human => start_human(&started, wall_ms),
@@ -174,21 +181,38 @@ fn start(args: StartArgs) -> Result<i32, QgError> {
 /// `wall_ms`: how long the start took, first passes and self-checks
 /// included (the headline's time: a user waited that long).
 fn start_human(started: &[Started], wall_ms: u64) -> String {
-    let failed = started.iter().filter(|s| s.outcome.is_err()).count();
-    let mut out = match (started.len(), failed) {
+    let failed = started.iter().filter(|s| failed(s)).count();
+    let held_back = started
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::HeldBack(_)))
+        .count();
+    let ready = started.len() - failed - held_back;
+    let mut out = match (ready, failed) {
         (0, _) => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
         (n, 0) => format!(
             "✅ {n} daemon{} ready in {} — whole program checked, answers compared with a cold run\n",
             plural(n),
             seconds(wall_ms)
         ),
-        (n, failed) => format!("⚠️ {failed}/{n} daemon{} could not start\n", plural(n)),
+        (_, failed) => format!(
+            "⚠️ {failed}/{} daemon{} could not start\n",
+            failed + ready,
+            plural(failed + ready)
+        ),
     };
+    if held_back > 0 {
+        out.push_str(&format!(
+            "   {held_back} more not started: at most {} run at once (--max); their runs are cold\n",
+            ready + failed
+        ));
+    }
     let width = started.iter().map(|s| s.gate.len()).max().unwrap_or(0);
     for s in started {
         let line = match &s.outcome {
-            Ok(ready) if ready.already => format!("already running (pid {})", ready.pid),
-            Ok(ready) => format!(
+            Outcome::Ready(ready) if ready.already => {
+                format!("already running (pid {})", ready.pid)
+            }
+            Outcome::Ready(ready) => format!(
                 "ready: first full pass in {}{} (pid {})",
                 seconds(ready.first_pass_ms),
                 ready
@@ -200,26 +224,39 @@ fn start_human(started: &[Started], wall_ms: u64) -> String {
                     .unwrap_or_default(),
                 ready.pid
             ),
-            Err(why) => format!("failed: {why}"),
+            Outcome::HeldBack(at_most) => {
+                format!("not started: at most {at_most} daemons run at once")
+            }
+            Outcome::Failed(why) => format!("failed: {why}"),
         };
         out.push_str(&format!("  {:width$}  {line}\n", s.gate));
     }
     out
 }
 
+/// Whether the daemon could not start (one held back by `--max` did not try).
+fn failed(started: &Started) -> bool {
+    matches!(started.outcome, Outcome::Failed(_))
+}
+
 fn start_json(started: &[Started]) -> serde_json::Value {
     let daemons: Vec<serde_json::Value> = started
         .iter()
         .map(|s| match &s.outcome {
-            Ok(ready) => serde_json::json!({
+            Outcome::Ready(ready) => serde_json::json!({
                 "gate": s.gate, "state": "ready", "pid": ready.pid,
                 "first_pass_ms": ready.first_pass_ms, "checked_ms": ready.checked_ms,
                 "already_running": ready.already,
             }),
-            Err(why) => serde_json::json!({"gate": s.gate, "state": "failed", "error": why}),
+            Outcome::HeldBack(at_most) => {
+                serde_json::json!({"gate": s.gate, "state": "not_started", "at_most": at_most})
+            }
+            Outcome::Failed(why) => {
+                serde_json::json!({"gate": s.gate, "state": "failed", "error": why})
+            }
         })
         .collect();
-    let ok = started.iter().all(|s| s.outcome.is_ok());
+    let ok = !started.iter().any(failed);
     serde_json::json!({"ok": ok, "daemons": daemons})
 }
 

@@ -253,6 +253,7 @@ fn start_daemons(session: &Session) {
         owner: Some(std::process::id()),
         idle_timeout: None,
         verify_every: None,
+        at_most: crate::warm::control::DEFAULT_AT_MOST,
     };
     let owned = match crate::warm::control::start_owned(&request) {
         Ok(owned) => owned,

@@ -114,7 +114,8 @@ pub(super) fn run_gates<'a>(
     let mut ctx = ExecContext::new(tools.clone(), &config.artifact_logging);
     let verifying = options.daemons == DaemonUse::Verify;
     if options.daemons != DaemonUse::Ignore {
-        ctx.warm = warm_requests(workspace, config, &plans, verifying, tools);
+        let project = scope.mode == ScopeMode::Project;
+        ctx.warm = warm_requests(workspace, config, &plans, verifying, project, tools);
     }
     // A comparison is of one tree: the files as the warm answer saw them.
     let before = verifying.then(|| TreeStamp::take(workspace, config));
@@ -207,6 +208,7 @@ fn warm_requests<'a>(
     config: &'a Config,
     plans: &[GatePlan<'_>],
     verify: bool,
+    project: bool,
     tools: &Toolbox<'_>,
 ) -> Option<WarmRequests<'a>> {
     let mut requests = std::collections::BTreeMap::new();
@@ -217,8 +219,12 @@ fn warm_requests<'a>(
         if !warm::client::may_have_daemon(&workspace.root, gate) {
             continue;
         }
+        // On a project scope, a gate around workspace members names every
+        // file it owns instead of running the tool's own run: as complete,
+        // the members' files being left out by the plan itself.
+        let whole = plan.native_args.is_some() || (project && !gate.left_to_members.is_empty());
         let mut report: BTreeSet<String> = plan.files.iter().map(|f| f.to_string()).collect();
-        if spec.reports_imported && plan.native_args.is_none() {
+        if spec.reports_imported && !whole {
             let Some(imported) = graph::imported(workspace, plan.files.iter().copied()) else {
                 continue;
             };
@@ -230,7 +236,6 @@ fn warm_requests<'a>(
             };
             report.extend(imported.into_iter().filter(|f| !under_any(f, &installed)));
         }
-        let whole = plan.native_args.is_some();
         requests.insert(gate.id.clone(), WarmPlan { report, whole });
     }
     (!requests.is_empty()).then_some(WarmRequests {

@@ -30,7 +30,14 @@ pub(crate) struct StartRequest {
     pub(crate) idle_timeout: Option<Duration>,
     /// Overrides each gate's `verify_every`.
     pub(crate) verify_every: Option<usize>,
+    /// How many daemons may run at once: the gates past it (in config
+    /// order) get none. A workspace of many members has a gate per member,
+    /// and each pyright server holds its own program in memory.
+    pub(crate) at_most: usize,
 }
+
+/// The default of [`StartRequest::at_most`].
+pub(crate) const DEFAULT_AT_MOST: usize = 8;
 
 /// One gate's daemon after a start.
 #[derive(Debug)]
@@ -38,7 +45,18 @@ pub(crate) struct Started {
     /// The gate.
     pub(crate) gate: String,
     /// Its daemon, ready, or why it is not.
-    pub(crate) outcome: Result<Ready, String>,
+    pub(crate) outcome: Outcome,
+}
+
+/// What became of one gate's daemon.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// It runs, checked against a cold run.
+    Ready(Ready),
+    /// None was started: this many run at most (its runs are cold).
+    HeldBack(usize),
+    /// It could not start, and why.
+    Failed(String),
 }
 
 /// A daemon that made its first full pass, and whose answers agree with
@@ -95,18 +113,24 @@ pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
                     .any(|f| g.owns(f) && g.handles_file_type(f) && g.scope.matches(f))
         });
     }
+    let held_back = gates.split_off(gates.len().min(request.at_most));
     let qg = std::env::current_exe().map_err(|e| QgError::io("cannot find qg itself", e))?;
     let launched: Vec<(&Gate, Result<bool, String>)> = gates
         .iter()
         .map(|gate| (*gate, launch(&ws.root, &config, gate, request, &qg)))
         .collect();
-    Ok(launched
-        .into_iter()
-        .map(|(gate, launched)| Started {
-            gate: gate.id.clone(),
-            outcome: launched.and_then(|already| wait_ready(&ws.root, gate, already)),
-        })
-        .collect())
+    let started = launched.into_iter().map(|(gate, launched)| Started {
+        gate: gate.id.clone(),
+        outcome: match launched.and_then(|already| wait_ready(&ws.root, gate, already)) {
+            Ok(ready) => Outcome::Ready(ready),
+            Err(why) => Outcome::Failed(why),
+        },
+    });
+    let held_back = held_back.into_iter().map(|gate| Started {
+        gate: gate.id.clone(),
+        outcome: Outcome::HeldBack(request.at_most),
+    });
+    Ok(started.chain(held_back).collect())
 }
 
 /// Makes sure a daemon with the current key lives in `gate`'s slot;
@@ -277,9 +301,13 @@ pub(crate) fn start_owned(request: &StartRequest) -> Result<Owned, QgError> {
     let mut owned = Owned::default();
     for started in start(request)? {
         match started.outcome {
-            Ok(ready) if !ready.already => owned.started.push(started.gate),
-            Ok(_) => {}
-            Err(why) => owned.without.push((started.gate, why)),
+            Outcome::Ready(ready) if !ready.already => owned.started.push(started.gate),
+            Outcome::Ready(_) => {}
+            Outcome::HeldBack(at_most) => owned.without.push((
+                started.gate,
+                format!("at most {at_most} daemons run at once"),
+            )),
+            Outcome::Failed(why) => owned.without.push((started.gate, why)),
         }
     }
     Ok(owned)

@@ -20,7 +20,7 @@ pub(crate) const DAEMONS_DIR: &str = ".st3/daemons";
 pub(crate) struct Slot {
     /// The gate.
     pub(crate) gate: String,
-    /// `.st3/daemons/<gate>`, absolute.
+    /// `.st3/daemons/<gate>`, absolute (see [`dir_name`]).
     pub(crate) dir: PathBuf,
 }
 
@@ -29,7 +29,7 @@ impl Slot {
     pub(crate) fn new(root: &Path, gate: &str) -> Slot {
         Slot {
             gate: gate.to_string(),
-            dir: root.join(DAEMONS_DIR).join(gate),
+            dir: root.join(DAEMONS_DIR).join(dir_name(gate)),
         }
     }
 
@@ -164,9 +164,22 @@ pub(crate) fn all(root: &Path) -> Vec<Slot> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
+        .map(|name| gate_of(&name))
         .collect();
     gates.sort();
     gates.iter().map(|gate| Slot::new(root, gate)).collect()
+}
+
+/// The slot directory's name for `gate`: one level, whatever the id holds
+/// (a workspace member's `mypy@packages/a` is `mypy@packages%2Fa`), so that
+/// [`all`] finds every slot.
+fn dir_name(gate: &str) -> String {
+    gate.replace('%', "%25").replace('/', "%2F")
+}
+
+/// The gate whose slot directory is `name` (the inverse of [`dir_name`]).
+fn gate_of(name: &str) -> String {
+    name.replace("%2F", "/").replace("%25", "%")
 }
 
 /// Whether a log line is one of qg's own (`2026-11-26T14:33:33Z qg daemon
@@ -185,6 +198,18 @@ fn is_stamped(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_member_gate_s_slot_is_one_directory_found_again_by_its_gate() {
+        for gate in ["mypy", "mypy@packages/a", "mypy@odd%2Fname/x"] {
+            assert!(!dir_name(gate).contains('/'), "{gate}");
+            assert_eq!(gate_of(&dir_name(gate)), gate);
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(Slot::new(tmp.path(), "mypy@packages/a").dir).unwrap();
+        let found: Vec<String> = all(tmp.path()).into_iter().map(|s| s.gate).collect();
+        assert_eq!(found, ["mypy@packages/a"]);
+    }
 
     #[test]
     fn the_alive_lock_is_held_once_and_seen_from_outside() {

@@ -119,6 +119,7 @@ fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<
         owner: Some(std::process::id()),
         idle_timeout: options.idle_timeout,
         verify_every: Some(options.verify_every),
+        at_most: crate::warm::control::DEFAULT_AT_MOST,
     };
     let owned = control::start_owned(&request)?;
     for (gate, why) in &owned.without {
