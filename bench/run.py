@@ -892,7 +892,10 @@ def roots_cost(runs, tmp: Path):
 
 def generate_workspace(root: Path, members: int, modules: int):
     """A uv workspace of `members` projects (packages/mNN, src layout), each
-    with its own `[tool.mypy]`; every module imports the previous member."""
+    with its own `[tool.mypy]`; every module imports its member's first
+    (no member imports another: nothing is installed, so each member's own
+    run resolves only its own modules, and both configs stay green)."""
+    root.mkdir(parents=True)
     (root / "pyproject.toml").write_text(
         '[project]\nname = "root"\nversion = "0"\n\n[tool.uv.workspace]\nmembers = ["packages/*"]\n'
     )
@@ -905,9 +908,8 @@ def generate_workspace(root: Path, members: int, modules: int):
             f'[project]\nname = "{name}"\nversion = "0"\n\n[tool.mypy]\nwarn_return_any = true\n'
         )
         (pkg / "__init__.py").write_text("")
-        prev = f"m{(k - 1) % members:02d}"
         for i in range(modules):
-            imports = f"from {prev}.mod000 import value_000\n\n\n" if k and not i else ""
+            imports = f"from {name}.mod000 import value_000\n\n\n" if i else ""
             body = "value_000(x)" if imports else "x"
             (pkg / f"mod{i:03d}.py").write_text(
                 f"{imports}def value_{i:03d}(x: int) -> int:\n    return {body} + {i}\n"
@@ -926,7 +928,8 @@ def workspace_cost(runs, tmp: Path):
         (root / ".st3").mkdir(exist_ok=True)
         (root / ".st3" / "quality.yaml").write_text(default_config() + extra)
         git_commit_all(root)
-        sh([QG, "run", "--no-daemon"], root, check=False)
+        report = json.loads(sh([QG, "run", "--no-daemon", "--format", "json"], root, capture=True, check=False))
+        assert report["overall_pass"], report["summary_line"]
         roots[name] = root
     gates = {
         n: len(json.loads(sh([QG, "run", "--no-daemon", "--format", "json"], r, capture=True, check=False))["gates"])
