@@ -1581,8 +1581,9 @@ FIGURES = {
 }
 
 
-# RESULTS.md from this heading on is written by hand and kept by a new run.
-KEPT_FROM = "\n## Profiles"
+# RESULTS.md from its first second-level heading on (building, profiles)
+# is written by hand and kept by a new run.
+KEPT_FROM = "\n## "
 
 
 def main():
