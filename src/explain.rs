@@ -37,6 +37,10 @@ pub(crate) struct GateExplanation {
     pub(crate) file_types: Vec<String>,
     /// Where its files come from: the tool's own config, or qg's list.
     pub(crate) files_from: String,
+    /// Where the tool runs, root-relative (a workspace member's directory,
+    /// or the gate's `working_dir`); none: the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) working_dir: Option<String>,
     /// The files its tool reads its settings from (`tool_config`, sections
     /// in brackets): a change makes the gate check its whole project.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -129,6 +133,7 @@ pub(crate) fn explain(
         problem,
         file_types: gate.file_types.clone(),
         files_from: crate::selection::files_from(root, gate).unwrap_or_else(|why| why),
+        working_dir: gate.working_dir.as_deref().map(crate::paths::to_slash),
         settings: gate
             .tool_config
             .iter()

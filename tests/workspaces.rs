@@ -330,6 +330,10 @@ fn a_members_list_in_the_config_wins_and_a_wrong_one_is_a_usage_error() {
         !text.contains("mypy@packages/b"),
         "only the listed member: {text}"
     );
+    let explained = repo.qg(&["explain", "mypy@packages/a", "--format", "json"]);
+    let explained = explained.json();
+    assert_eq!(explained["working_dir"], "packages/a", "{explained}");
+    common::assert_fits_schema("explain.json", &explained);
     repo.write(
         ".st3/quality.yaml",
         "active_gates: [mypy]\nmembers: [packages/nowhere]\n",

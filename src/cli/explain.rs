@@ -49,7 +49,11 @@ fn human(e: &GateExplanation) -> String {
     }
     let active = if e.active { "active" } else { "not active" };
     let mut out = format!("{} — {} ({active})\n", e.id, e.name);
-    out.push_str(&format!("  command:  {}\n", command.join(" ")));
+    let cd = match &e.working_dir {
+        Some(dir) => format!("cd {} && ", shell_quote(dir)),
+        None => String::new(),
+    };
+    out.push_str(&format!("  command:  {cd}{}\n", command.join(" ")));
     match (&e.program, &e.problem) {
         (Some(program), _) => {
             let version = e.tool_version.as_deref().unwrap_or("version unknown");
