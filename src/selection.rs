@@ -72,6 +72,8 @@ impl WalkedEntry {
     fn reaches(&self, path: &str) -> bool {
         let below = match self.start.as_str() {
             "" => Some(path),
+            // An entry naming the file itself (`include = ["a/b.py"]`).
+            start if path == start => return self.matcher.is_match(path),
             start => path.strip_prefix(start).and_then(|p| p.strip_prefix('/')),
         };
         let Some(below) = below else {
@@ -469,6 +471,10 @@ mod tests {
             "`*` stays in its directory"
         );
         assert!(walked(&["."]).matches("pkg/a.py"));
+        // An entry naming a file (attrs: `include = ["typing-examples/baseline.py"]`).
+        let file = walked(&["typing-examples/baseline.py"]);
+        assert!(file.matches("typing-examples/baseline.py"));
+        assert!(!file.matches("typing-examples/mypy.py"));
     }
 
     #[test]
