@@ -1072,7 +1072,7 @@ fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
             "exit 1\n",
             "none could be parsed",
         ),
-        ("hang", "sleep 30\n", "ran past the gate's timeout"),
+        ("hang", "sleep 30\n", "did not answer within"),
     ] {
         project.write("warm.sh", script);
         let run = fake_run(dir, &[]);

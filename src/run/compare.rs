@@ -94,7 +94,7 @@ impl Comparison<'_, '_> {
             .map(|i| {
                 let plan = &self.plans[*i];
                 let request = &self.warm.plans[&plan.gate.id];
-                cold_equivalent(plan, request, self.selections, self.config)
+                cold_equivalent(plan, request, self.selections, self.config, self.workspace)
             })
             .collect();
         let root = &self.workspace.root;
@@ -242,6 +242,7 @@ pub(super) fn cold_equivalent<'p>(
     request: &'p WarmPlan,
     selections: &BTreeMap<String, ToolSelection>,
     config: &'p Config,
+    workspace: &Workspace,
 ) -> GatePlan<'p> {
     let mut cold = plan.clone();
     let Some(spec) = &plan.gate.daemon else {
@@ -253,6 +254,14 @@ pub(super) fn cold_equivalent<'p>(
         return cold;
     }
     let own_args = match (selections.get(&plan.gate.id), &plan.gate.selection) {
+        // Around workspace members the daemon's program is the gate's own
+        // files, by name: the tool's own run would check the members too.
+        (Some(_), Some(_)) if !plan.gate.left_to_members.is_empty() => {
+            match crate::warm::program::whole_program(workspace, config, plan.gate) {
+                Ok(program) => program.own_args,
+                Err(_) => return cold,
+            }
+        }
         (Some(selection), Some(spec)) if !selection.names_files => spec.project_args.clone(),
         (Some(_), Some(_)) => Vec::new(),
         _ => return cold,

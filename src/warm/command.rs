@@ -132,8 +132,10 @@ impl CommandDaemon {
         };
         if output.timed_out {
             return Err(format!(
-                "`{}` ran past the gate's timeout",
-                output.argv.join(" ")
+                "`{}` did not answer within {} s (4 times its slowest whole-program pass, \
+                 at most the gate's timeout)",
+                output.argv.join(" "),
+                timeout.as_secs()
             ));
         }
         Ok(Reply::Output(Box::new(output)))

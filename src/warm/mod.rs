@@ -27,7 +27,7 @@ pub(crate) mod key;
 pub(crate) mod log;
 pub(crate) mod lsp;
 pub(crate) mod procfs;
-mod program;
+pub(crate) mod program;
 pub(crate) mod record;
 pub(crate) mod slot;
 pub(crate) mod snapshot;

@@ -41,18 +41,31 @@ pub(crate) fn whole_program(
         .cloned()
         .collect();
     // The tool's own run would reach the members that run on their own:
-    // a project gate around members checks its own files by name.
+    // a gate around members checks its own files by name, named from the
+    // directory it runs in.
     let own_args = match (&gate.selection, &selection) {
         (Some(spec), Some(selection)) if gate.left_to_members.is_empty() => {
             own_args(selection, &spec.project_args, &listing)
         }
-        _ => checked.clone(),
+        _ => checked.iter().map(|f| named_from(gate, f)).collect(),
     };
     Ok(Program {
         listing,
         checked,
         own_args,
     })
+}
+
+/// The root-relative `file` as the gate's tool, run in its working
+/// directory, is given it.
+fn named_from(gate: &Gate, file: &str) -> String {
+    let Some(dir) = &gate.working_dir else {
+        return file.to_string();
+    };
+    let dir = crate::paths::to_slash(dir);
+    file.strip_prefix(&format!("{dir}/"))
+        .unwrap_or(file)
+        .to_string()
 }
 
 /// The tool's own run, as arguments a daemon's client accepts: its

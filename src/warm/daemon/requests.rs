@@ -45,7 +45,7 @@ fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> R
     let Some(held) = engine.as_mut() else {
         return unavailable("the daemon has no tool running".into(), true);
     };
-    let timeout = held.config.gates[&shared.options.gate].timeout;
+    let timeout = patience(shared, held.config.gates[&shared.options.gate].timeout);
     let checked = held.with(shared, |engine, ctx| {
         engine.check(ctx, report, Instant::now() + timeout)
     });
@@ -75,6 +75,34 @@ fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> R
             lifecycle::restart(shared, &format!("a check failed: {why}"), Restart::Trouble);
             unavailable(why, true)
         }
+    }
+}
+
+/// A warm answer a run waits for at most this many times the slowest
+/// whole-program pass the daemon has made (its first full pass, or the
+/// cold run of its last agreeing self-check)...
+const PATIENCE_FACTOR: u32 = 4;
+/// ...and never less than this.
+const MIN_PATIENCE: Duration = Duration::from_secs(30);
+
+/// How long an answer may take: never much longer than the cold run it
+/// stands for. dmypy can spin for minutes on one edit a cold mypy checks in
+/// seconds (a workspace trial: a changed return type in attrs' stubs held
+/// two member daemons at 90% CPU past the gate's 600 s timeout): past this,
+/// the run is answered cold and the tool starts again.
+fn patience(shared: &Shared, timeout: Duration) -> Duration {
+    let live = lock(&shared.live);
+    let slowest = live
+        .record
+        .first_pass_ms
+        .into_iter()
+        .chain(live.checked_ms)
+        .max();
+    match slowest {
+        Some(ms) => (Duration::from_millis(ms) * PATIENCE_FACTOR)
+            .max(MIN_PATIENCE)
+            .min(timeout),
+        None => timeout,
     }
 }
 
