@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::file::Baseline;
-use super::matcher::{match_entries, Comparable, Entry, Matching, Parts, Tier};
+use super::matcher::{match_entries, Comparable, Entry, Matching, Parts, Rewording, Tier};
 use crate::git::LineMap;
 use crate::outcome::{GateResult, GateStatus};
 use crate::violation::{BaselineState, Violation};
@@ -101,10 +101,11 @@ pub(crate) fn apply(
                 )
             })
             .collect();
-        let mut matching = match_entries(&remembered, &current, &mut |k| {
+        let rewording = rewording(baseline, gate);
+        let mut matching = match_entries(&remembered, &current, rewording, &mut |k| {
             lines.near(&baseline.entries[indices[k]].path, &remembered[k])
         });
-        follow_moved_code(&mut matching, &remembered, &current, &lines);
+        follow_moved_code(&mut matching, &remembered, &current, &lines, rewording);
         drop(current);
         for (v, m) in gate.violations.iter_mut().zip(&matching.matched) {
             v.tracking.baseline_state = Some(match m {
@@ -152,6 +153,7 @@ fn follow_moved_code<'a>(
     remembered: &'a [Cow<'a, Entry>],
     current: &[Parts<'a>],
     lines: &Lines<'_>,
+    rewording: Rewording,
 ) {
     let gone: Vec<usize> = matching
         .unmatched
@@ -175,7 +177,7 @@ fn follow_moved_code<'a>(
         .map(|k| anywhere(remembered[*k].parts()))
         .collect();
     let new: Vec<Parts<'_>> = open.iter().map(|j| anywhere(current[*j])).collect();
-    let moved = match_entries(&old, &new, &mut |_| None);
+    let moved = match_entries(&old, &new, rewording, &mut |_| None);
     for (j, m) in open.iter().zip(moved.matched) {
         if let Some((i, tier)) = m {
             matching.matched[*j] = Some((gone[i], tier));
@@ -231,6 +233,19 @@ fn settle(gate: &mut GateResult) {
     let fails = gate.violations.iter().any(|v| v.fails_gate(gate.fail_on));
     if gate.status == GateStatus::Failed && !fails {
         gate.status = GateStatus::Passed;
+    }
+}
+
+/// Whether `gate`'s findings whose message alone changed are its known
+/// ones: only when its tool's version is not the one that wrote the
+/// baseline (or either is unknown). With the same tool, a new message at
+/// an unchanged line is a changed finding — a workspace trial's break in
+/// attrs turned cattrs' `got "X"` into `got "int"` at the same line, and
+/// it was counted known.
+fn rewording(baseline: &Baseline, gate: &GateResult) -> Rewording {
+    match (baseline.header.tools.get(&gate.id), &gate.tool_version) {
+        (Some(then), Some(now)) if then == now => Rewording::New,
+        _ => Rewording::Matched,
     }
 }
 

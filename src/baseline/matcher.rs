@@ -117,6 +117,7 @@ const NEAR: u64 = 2;
 pub(crate) fn match_entries<R: Comparable, C: Comparable>(
     remembered: &[R],
     current: &[C],
+    rewording: Rewording,
     near: &mut dyn FnMut(usize) -> Option<(u64, u64)>,
 ) -> Matching {
     let mut matched: Vec<Option<(usize, Tier)>> = vec![None; current.len()];
@@ -129,17 +130,32 @@ pub(crate) fn match_entries<R: Comparable, C: Comparable>(
         Tier::Exact,
         exact_key,
     );
-    pair_by_key(
-        remembered,
-        current,
-        &mut taken,
-        &mut matched,
-        Tier::Reworded,
-        reworded_key,
-    );
+    if rewording == Rewording::Matched {
+        pair_by_key(
+            remembered,
+            current,
+            &mut taken,
+            &mut matched,
+            Tier::Reworded,
+            reworded_key,
+        );
+    }
     pair_nearby(remembered, current, &mut taken, &mut matched, near);
     let unmatched = (0..remembered.len()).filter(|i| !taken[*i]).collect();
     Matching { matched, unmatched }
+}
+
+/// Whether a finding whose message alone changed (same gate, file, rule
+/// and line) is the remembered one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewording {
+    /// Yes: the tool changed since the baseline was written (or which
+    /// version wrote it is unknown), and tools reword between versions.
+    Matched,
+    /// No: the same tool gives another message at an unchanged line only
+    /// when the finding changed (an upstream edit changed its types) —
+    /// a new finding, never a known one.
+    New,
 }
 
 /// Gate, path, rule, line hash, message — borrowed, so a large baseline
@@ -271,7 +287,7 @@ mod tests {
     }
 
     fn run(old: &[Entry], new: &[Entry]) -> Matching {
-        match_entries(old, new, &mut |_| None)
+        match_entries(old, new, Rewording::Matched, &mut |_| None)
     }
 
     #[test]
@@ -310,7 +326,7 @@ mod tests {
         assert_eq!(run(&old, &far).matched, [None]);
         assert_eq!(run(&old, &far).unmatched, [0]);
         // Carried through the diff: line 10 became 38..=39.
-        let carried = match_entries(&old, &far, &mut |_| Some((38, 39)));
+        let carried = match_entries(&old, &far, Rewording::Matched, &mut |_| Some((38, 39)));
         assert_eq!(carried.matched, [Some((0, Tier::Moved))]);
     }
 
@@ -356,7 +372,7 @@ mod properties {
     proptest! {
         #[test]
         fn matching_is_one_to_one(old in entries(), new in entries()) {
-            let m = match_entries(&old, &new, &mut |_| None);
+            let m = match_entries(&old, &new, Rewording::Matched, &mut |_| None);
             check_one_to_one(&m, old.len());
             // Never set semantics: more current findings than remembered ones
             // leave at least the surplus new.
@@ -377,7 +393,7 @@ mod properties {
             for i in (1..len).rev() {
                 new.swap(i, (seed.wrapping_mul(i as u64 + 7) % (i as u64 + 1)) as usize);
             }
-            let m = match_entries(&old, &new, &mut |_| None);
+            let m = match_entries(&old, &new, Rewording::Matched, &mut |_| None);
             prop_assert!(m.matched.iter().all(|x| matches!(x, Some((_, Tier::Exact)))));
             prop_assert!(m.unmatched.is_empty());
         }
@@ -389,7 +405,7 @@ mod properties {
             for _ in 0..copies {
                 new.push(old[0].clone());
             }
-            let m = match_entries(&old, &new, &mut |_| None);
+            let m = match_entries(&old, &new, Rewording::Matched, &mut |_| None);
             prop_assert_eq!(m.matched.iter().filter(|x| x.is_none()).count(), copies);
             prop_assert!(m.unmatched.is_empty());
         }
