@@ -449,3 +449,42 @@ fn at_most_max_daemons_start_and_the_rest_are_answered_cold() {
         stop.stdout
     );
 }
+
+#[test]
+fn a_directory_the_project_s_own_run_leaves_out_is_no_member_for_its_config_alone() {
+    // A test fixture with a mypy config of its own, which the project's
+    // `mypy .` excludes: the project's verdict is `mypy .`'s, green.
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nexclude = \"^tests/fixtures/\"\n",
+        ),
+        ("pkg/__init__.py", ""),
+        ("pkg/core.py", "def value() -> int:\n    return 1\n"),
+        (
+            "tests/fixtures/strict/pyproject.toml",
+            "[tool.mypy]\nstrict = true\n",
+        ),
+        (
+            "tests/fixtures/strict/case.py",
+            "def untyped(x):\n    return x\n",
+        ),
+    ]);
+    repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
+    let run = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-daemon",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(0);
+    assert_eq!(gate_ids(&run.json()), ["mypy"], "{}", run.stdout);
+    let doctor = repo.qg(&["doctor"]);
+    assert!(
+        !doctor.stdout.contains("tests/fixtures/strict"),
+        "{}",
+        doctor.stdout
+    );
+}

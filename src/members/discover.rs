@@ -19,11 +19,15 @@ pub(crate) struct Member {
     pub(crate) dir: String,
     /// How it was found (`[tool.uv.workspace] members`), for `qg doctor`.
     pub(crate) found_by: String,
+    /// Named as a member (qg's `members`, uv, Hatch), not only found
+    /// holding a tool's config (which a test fixture does too).
+    pub(crate) declared: bool,
 }
 
 /// The members of the workspace, sorted by directory.
 pub(crate) fn discover(ws: &Workspace, config: &Config) -> Result<Vec<Member>, QgError> {
     let mut found: BTreeMap<String, String> = BTreeMap::new();
+    let mut undeclared: BTreeMap<String, String> = BTreeMap::new();
     match &config.members {
         Some(named) => {
             let by = format!("`members` in {}", config.origin);
@@ -43,21 +47,31 @@ pub(crate) fn discover(ws: &Workspace, config: &Config) -> Result<Vec<Member>, Q
         }
         None => {
             declared(&ws.root, &mut found);
-            holding_tool_configs(ws, config, &mut found)?;
+            holding_tool_configs(ws, config, &mut undeclared)?;
         }
     }
-    Ok(found
-        .into_iter()
+    let declared = found.into_iter().map(|(dir, by)| (dir, by, true));
+    let mut members: Vec<Member> = declared
+        .chain(undeclared.into_iter().map(|(dir, by)| (dir, by, false)))
         // A member under a directory the project leaves out (`.venv`,
         // `build/`) is no member: its project file is what the globs judge.
-        .filter(|(dir, _)| {
+        .filter(|(dir, _, _)| {
             !dir.is_empty()
                 && !config
                     .project_scope
                     .is_excluded(&format!("{dir}/pyproject.toml"))
         })
-        .map(|(dir, found_by)| Member { dir, found_by })
-        .collect())
+        .map(|(dir, found_by, declared)| Member {
+            dir,
+            found_by,
+            declared,
+        })
+        .collect();
+    // Declared first: a directory both declared and holding a config is
+    // the declared member.
+    members.sort_by(|a, b| a.dir.cmp(&b.dir).then(b.declared.cmp(&a.declared)));
+    members.dedup_by(|later, kept| later.dir == kept.dir);
+    Ok(members)
 }
 
 /// The members the root's `pyproject.toml` (uv, Hatch) and `hatch.toml`

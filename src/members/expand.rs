@@ -24,8 +24,10 @@ pub(super) fn gates_per_member(
         .collect();
     for id in split {
         let gate = config.gates[&id].clone();
+        let checked_by_project = project_checks(root, &gate);
         let owners: Vec<&str> = members
             .iter()
+            .filter(|m| m.declared || checked_by_project(&m.dir))
             .map(|m| m.dir.as_str())
             .filter(|dir| holds_config(root, dir, &gate))
             .collect();
@@ -52,6 +54,22 @@ pub(super) fn gates_per_member(
         }
     }
     Ok(())
+}
+
+/// Whether the project's own run of the tool (at the root) checks files
+/// in a directory: one it leaves out (mypy's `exclude = "^tests/fixtures/"`,
+/// pyright's `include = ["src"]`) holding a config of its own is a test
+/// fixture, not a member — unless uv, Hatch or qg's `members` name it.
+fn project_checks(root: &Path, gate: &Gate) -> impl Fn(&str) -> bool {
+    let selection = gate
+        .selection
+        .as_ref()
+        .map(|spec| crate::selection::read(root, gate, spec).unwrap_or_else(|(d, _)| d));
+    move |dir: &str| {
+        selection
+            .as_ref()
+            .is_none_or(|s| s.selects(&format!("{dir}/__init__.py")))
+    }
 }
 
 /// Whether the tool, run in `dir`, finds its own config there (one it

@@ -44,7 +44,7 @@ pub(crate) fn with_own_runs(
     Ok(members
         .into_iter()
         .map(|member| {
-            let own = expanded
+            let own: Vec<String> = expanded
                 .gates
                 .values()
                 .filter(|g| g.member.as_ref().is_some_and(|m| m.dir == member.dir))
@@ -52,5 +52,8 @@ pub(crate) fn with_own_runs(
                 .collect();
             (member, own)
         })
+        // A directory found only for its config, with no run of its own
+        // (the project's run leaves it out), is no member to show.
+        .filter(|(member, own)| member.declared || !own.is_empty())
         .collect())
 }
