@@ -8,6 +8,8 @@
 //! Unix (signal-hook), Ctrl-C and Ctrl-Break on Windows (ctrlc: Windows has
 //! console control events, not signals).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::process;
 
 /// Starts the watcher thread. Call once, before any tool starts.
@@ -18,6 +20,9 @@ pub(crate) fn install() {
     };
     std::thread::spawn(move || {
         if let Some(interrupt) = interrupts.next() {
+            // Before the kill: the command's thread wakes from it and must
+            // find this thread exiting for it (`let_the_interrupt_exit`).
+            INTERRUPTING.store(true, Ordering::SeqCst);
             let stopped = process::kill_all_running();
             let what = if stopped.is_empty() {
                 "no tool was running".to_string()
@@ -31,6 +36,23 @@ pub(crate) fn install() {
             std::process::exit(interrupt.status);
         }
     });
+}
+
+/// Set once an interrupt is being handled by `install`'s thread, which will
+/// exit the process with the interrupt's status.
+static INTERRUPTING: AtomicBool = AtomicBool::new(false);
+
+/// Called as a command returns: when an interrupt is being handled, waits
+/// for its thread to exit the process. Killing the tools lets the command
+/// finish at once (a gate whose tool died), and its exit code (2) raced the
+/// interrupt's report and status (130): a CI run saw "qg: interrupted by "
+/// cut off, and exit 2.
+pub(crate) fn let_the_interrupt_exit() {
+    if INTERRUPTING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// The interrupt that cancelled the command, once one has.

@@ -159,6 +159,7 @@ pub fn main() -> i32 {
             Ok(0)
         }
     };
+    interrupt::let_the_interrupt_exit();
     match result {
         Ok(code) => code,
         Err(e) => {
