@@ -11,6 +11,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# run_tests CARGO_TEST_ARGS...: the tests, by cargo-nextest where it is
+# installed (every binary's tests side by side, each in its own process; its
+# settings, the slowest first, are in .config/nextest.toml), else by
+# `cargo test` (one binary at a time: the same tests, slower).
+run_tests() {
+  if cargo nextest --version >/dev/null 2>&1; then
+    # Tests wait on real tools more than they compute: twice as many as cores.
+    local threads=$(($(nproc 2>/dev/null || echo 2) * 2))
+    cargo nextest run --locked --no-fail-fast --test-threads "$threads" "$@"
+  else
+    echo "test.sh: cargo-nextest is not installed; running the tests with cargo test (slower)"
+    cargo test --locked --no-fail-fast "$@"
+  fi
+}
+
+# phase NAME COMMAND...: runs it and says how long it took (.ci/run lists
+# these lines in its table of steps).
+phase() {
+  local name=$1 begin
+  shift
+  begin=$(date +%s)
+  "$@"
+  echo "test.sh: phase '$name' took $(($(date +%s) - begin)) s"
+}
+
 # The integration tests --quick leaves out: each takes a minute or more
 # (daemons, editors, wheels, wine, the book's examples).
 slow="distribution warm_shapes warm lsp import_shapes cross_platform windows sarif_multitool docs_examples mcp parity"
@@ -25,7 +50,7 @@ if [ "${1:-}" = "--quick" ]; then
     name=$(basename "$file" .rs)
     case " $slow " in *" $name "*) ;; *) args+=(--test "$name") ;; esac
   done
-  cargo test --locked "${args[@]}" "$@"
+  run_tests "${args[@]}" "$@"
   cargo clippy --locked --all-targets -- -D warnings
   exit 0
 fi
@@ -35,34 +60,38 @@ if [ ! -x .venv/bin/python ]; then
   echo "test.sh: creating .venv with $($python --version)"
   "$python" -m venv .venv
 fi
-echo "test.sh: installing pinned tools from requirements-tools.txt"
-# With the pinned uv, which installs the list in 6 s where pip took 32.
-if [ ! -x .venv/bin/uv ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check "$(grep -E '^uv==' requirements-tools.txt)"
-fi
-.venv/bin/uv pip install --quiet --python .venv/bin/python -r requirements-tools.txt
-.venv/bin/ruff --version
-.venv/bin/mypy --version
-.venv/bin/pyright --version
-.venv/bin/ty --version
-.venv/bin/pyrefly --version
-.venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
-.venv/bin/python -c 'import importlib.metadata as m; print("pytest-lsp", m.version("pytest-lsp"))'
-.venv/bin/nvim --version | head -1
+install_tools() {
+  echo "test.sh: installing pinned tools from requirements-tools.txt"
+  # With the pinned uv, which installs the list in 6 s where pip took 32.
+  if [ ! -x .venv/bin/uv ]; then
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check "$(grep -E '^uv==' requirements-tools.txt)"
+  fi
+  .venv/bin/uv pip install --quiet --python .venv/bin/python -r requirements-tools.txt
+  .venv/bin/ruff --version
+  .venv/bin/mypy --version
+  .venv/bin/pyright --version
+  .venv/bin/ty --version
+  .venv/bin/pyrefly --version
+  .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
+  .venv/bin/python -c 'import importlib.metadata as m; print("pytest-lsp", m.version("pytest-lsp"))'
+  .venv/bin/nvim --version | head -1
 
-# Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
-# Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux
-# build from the npm registry.
-multitool=.venv/npm/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
-if [ ! -x "$multitool" ]; then
-  echo "test.sh: installing the SARIF Multitool"
-  npm install --silent --no-audit --no-fund --prefix .venv/npm @microsoft/sarif-multitool-linux@5.7.0
-fi
+  # Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
+  # Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux
+  # build from the npm registry.
+  multitool=.venv/npm/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+  if [ ! -x "$multitool" ]; then
+    echo "test.sh: installing the SARIF Multitool"
+    npm install --silent --no-audit --no-fund --prefix .venv/npm @microsoft/sarif-multitool-linux@5.7.0
+  fi
+}
+phase "tools (.venv, npm)" install_tools
 
 # qg's unit tests and tests/windows.rs as Windows programs, under wine; it
 # also builds the qg.exe tests/cross_platform.rs runs beside the Linux qg.
-scripts/windows-tests.sh
+phase "Windows (build, tests under wine, wheel)" scripts/windows-tests.sh
 
 # The end-to-end tests find the tools here (and fail, not skip, without them).
 export QG_TOOLS_VENV="$PWD/.venv"
-cargo test --locked "$@"
+phase "Linux build (tests)" cargo test --locked --no-run
+phase "Linux tests" run_tests "$@"

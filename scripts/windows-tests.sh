@@ -83,7 +83,11 @@ trap 'wineserver -k 2>/dev/null || true' EXIT
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 echo "windows-tests: building for $target and running under $(wine --version)"
+# Built first, apart, so that .ci/run's table shows the build and the run.
+begin=$(date +%s)
 cargo build --locked --quiet --target "$target" --example fake_tool
+cargo test --locked --target "$target" --lib --test windows --no-run
+echo "windows-tests: phase 'Windows build (tests)' took $(($(date +%s) - begin)) s"
 cargo test --locked --target "$target" --lib --test windows "$@"
 
 # The win_amd64 wheel, as maturin builds it (dev profile: the qg.exe just
