@@ -19,7 +19,7 @@ run_tests() {
   if cargo nextest --version >/dev/null 2>&1; then
     # Tests wait on real tools more than they compute: twice as many as cores.
     local threads=$(($(nproc 2>/dev/null || echo 2) * 2))
-    cargo nextest run --locked --no-fail-fast --test-threads "$threads" "$@"
+    cargo nextest run --locked --profile ci --test-threads "$threads" "$@"
   else
     echo "test.sh: cargo-nextest is not installed; running the tests with cargo test (slower)"
     cargo test --locked --no-fail-fast "$@"
