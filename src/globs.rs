@@ -1,5 +1,7 @@
 //! Include/exclude glob filters over root-relative `/`-separated paths.
 
+use std::path::Path;
+
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// A path filter: a path passes when it matches some include glob (or the
@@ -125,9 +127,104 @@ fn compile(pattern: &str) -> Result<Glob, globset::Error> {
         .build()
 }
 
+/// The directories under `root` (root-relative, sorted) that `pattern`
+/// names: itself, or what its glob matches, one path component at a time
+/// (`packages/*`; `**` matches any depth; `./` and a trailing `/` are
+/// ignored). Walking by component reads only the directories the pattern
+/// can reach, not the whole tree. Hidden directories (`.git`, `.venv`)
+/// match only when named. Used for workspace members and for the
+/// checkers' search paths, which name directories the same way.
+pub(crate) fn matching_dirs(root: &Path, pattern: &str) -> Vec<String> {
+    // Root-relative only: a path outside the root names no directory of it.
+    if pattern.starts_with('/') || Path::new(pattern).is_absolute() {
+        return Vec::new();
+    }
+    let parts: Vec<&str> = pattern
+        .trim()
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut found = Vec::new();
+    walk(root, String::new(), &parts, &mut found);
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn walk(root: &Path, dir: String, parts: &[&str], found: &mut Vec<String>) {
+    let join = |name: &str| match dir.as_str() {
+        "" => name.to_string(),
+        _ => format!("{dir}/{name}"),
+    };
+    let Some((part, rest)) = parts.split_first() else {
+        if !dir.is_empty() && crate::file_name::join(root, &dir).is_dir() {
+            found.push(dir);
+        }
+        return;
+    };
+    if *part == "." {
+        return walk(root, dir, rest, found);
+    }
+    if !part.contains(['*', '?', '[']) {
+        return walk(root, join(part), rest, found);
+    }
+    if *part == "**" {
+        walk(root, dir.clone(), rest, found);
+        for name in subdirs(root, &dir) {
+            walk(root, join(&name), parts, found);
+        }
+        return;
+    }
+    let Ok(one) = GlobBuilder::new(part).literal_separator(true).build() else {
+        return;
+    };
+    let one = one.compile_matcher();
+    for name in subdirs(root, &dir).into_iter().filter(|n| one.is_match(n)) {
+        walk(root, join(&name), rest, found);
+    }
+}
+
+/// The directories directly in `dir`, hidden ones left out, sorted.
+fn subdirs(root: &Path, dir: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(crate::file_name::join(root, dir)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| crate::file_name::from_os_str(&e.file_name()))
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directory_globs_match_one_component_at_a_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        for dir in [
+            "packages/a/src",
+            "packages/b",
+            "packages/.hidden",
+            "libs/x/y",
+        ] {
+            std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+        }
+        std::fs::write(tmp.path().join("packages/file"), "").unwrap();
+        let dirs = |pattern: &str| matching_dirs(tmp.path(), pattern);
+        assert_eq!(dirs("packages/*"), ["packages/a", "packages/b"]);
+        assert_eq!(dirs("./packages/a/"), ["packages/a"]);
+        assert_eq!(dirs("packages/.hidden"), ["packages/.hidden"]);
+        assert_eq!(dirs("libs/**/y"), ["libs/x/y"]);
+        assert_eq!(dirs("**/src"), ["packages/a/src"]);
+        assert!(dirs("nowhere").is_empty());
+        let outside = format!("{}/*", tmp.path().join("packages").display());
+        assert!(dirs(&outside).is_empty(), "a path outside the root");
+    }
 
     fn filter(include: &[&str], exclude: &[&str]) -> GlobFilter {
         let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -432,3 +432,34 @@ fn an_uncommitted_import_is_known() {
     run.assert_code(1);
     assert_eq!(violation_keys(&run.gate("mypy")), mypy_on_b_after_a_broke());
 }
+
+/// A source root named by a glob (ruff's `src = ["packages/*/src"]`, as a
+/// monorepo writes it) is every directory the glob matches: each an import
+/// root; a hidden directory and a file are none.
+#[test]
+fn a_glob_in_the_analyzers_src_names_every_matching_source_root() {
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[tool.ruff]\nsrc = [\"packages/*/src\"]\n",
+        ),
+        ("packages/a/src/a/__init__.py", ""),
+        ("packages/b/src/b/__init__.py", ""),
+        ("packages/.cache/src/c/__init__.py", ""),
+        ("packages/notes.txt", ""),
+    ]);
+    let explained = repo.qg(&["explain", "mypy", "--format", "json"]).json();
+    let from_src: Vec<&str> = explained["import_roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["from"].to_string().contains("[tool.ruff] `src`"))
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(from_src.contains(&"packages/a/src"), "{explained}");
+    assert!(from_src.contains(&"packages/b/src"), "{explained}");
+    assert!(
+        !from_src.iter().any(|p| p.contains(".cache")),
+        "{explained}"
+    );
+}

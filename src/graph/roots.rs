@@ -285,42 +285,7 @@ impl<'a> Collector<'a> {
         if !path.contains(['*', '?', '[']) {
             return vec![path];
         }
-        let Ok(glob) = globset::GlobBuilder::new(&path)
-            .literal_separator(true)
-            .build()
-        else {
-            return vec![path];
-        };
-        let matcher = glob.compile_matcher();
-        let mut matched = Vec::new();
-        walk_dirs(self.root, "", &mut |dir| {
-            if matcher.is_match(dir) {
-                matched.push(dir.to_string());
-            }
-        });
-        matched.sort();
-        matched
-    }
-}
-
-/// Calls `visit` with every directory under `root` (root-relative),
-/// skipping hidden ones (`.git`, `.venv`) — a glob in a search path names
-/// source directories.
-fn walk_dirs(root: &Path, dir: &str, visit: &mut dyn FnMut(&str)) {
-    let Ok(entries) = std::fs::read_dir(crate::file_name::join(root, dir)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = crate::file_name::from_os_str(&entry.file_name());
-        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let path = match dir {
-            "" => name,
-            _ => format!("{dir}/{name}"),
-        };
-        visit(&path);
-        walk_dirs(root, &path, visit);
+        crate::globs::matching_dirs(self.root, &path)
     }
 }
 

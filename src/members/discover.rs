@@ -32,7 +32,7 @@ pub(crate) fn discover(ws: &Workspace, config: &Config) -> Result<Vec<Member>, Q
         Some(named) => {
             let by = format!("`members` in {}", config.origin);
             for pattern in named {
-                let dirs = matching_dirs(&ws.root, pattern);
+                let dirs = crate::globs::matching_dirs(&ws.root, pattern);
                 if dirs.is_empty() {
                     return Err(QgError::Usage(format!(
                         "{by}: `{pattern}` names no directory under {}; \
@@ -99,7 +99,7 @@ fn declared(root: &Path, found: &mut BTreeMap<String, String>) {
     for (by, members, exclude) in declarations {
         let excluded: Vec<GlobMatcher> = exclude.iter().filter_map(|p| matcher(p)).collect();
         for pattern in members {
-            for dir in matching_dirs(root, &pattern) {
+            for dir in crate::globs::matching_dirs(root, &pattern) {
                 let is_project = root.join(&dir).join("pyproject.toml").is_file();
                 if is_project && !excluded.iter().any(|m| m.is_match(&dir)) {
                     found.entry(dir).or_insert_with(|| by.clone());
@@ -211,66 +211,6 @@ fn clean(pattern: &str) -> &str {
         .trim_end_matches('/')
 }
 
-/// The directories (root-relative, sorted) a member entry names: itself,
-/// or what its glob matches, one path component at a time (`packages/*`;
-/// `**` matches any depth). Hidden directories match only when named.
-fn matching_dirs(root: &Path, pattern: &str) -> Vec<String> {
-    let parts: Vec<&str> = clean(pattern)
-        .split('/')
-        .filter(|p| !p.is_empty())
-        .collect();
-    let mut found = Vec::new();
-    walk(root, String::new(), &parts, &mut found);
-    found.sort();
-    found.dedup();
-    found
-}
-
-fn walk(root: &Path, dir: String, parts: &[&str], found: &mut Vec<String>) {
-    let join = |name: &str| match dir.as_str() {
-        "" => name.to_string(),
-        _ => format!("{dir}/{name}"),
-    };
-    let Some((part, rest)) = parts.split_first() else {
-        if !dir.is_empty() && root.join(&dir).is_dir() {
-            found.push(dir);
-        }
-        return;
-    };
-    if *part == "." {
-        return walk(root, dir, rest, found);
-    }
-    if !part.contains(['*', '?', '[']) {
-        return walk(root, join(part), rest, found);
-    }
-    let subdirs = || -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| !name.starts_with('.'))
-            .collect();
-        names.sort();
-        names
-    };
-    if *part == "**" {
-        walk(root, dir.clone(), rest, found);
-        for name in subdirs() {
-            walk(root, join(&name), parts, found);
-        }
-        return;
-    }
-    let Some(one) = matcher(part) else {
-        return;
-    };
-    for name in subdirs().into_iter().filter(|n| one.is_match(n)) {
-        walk(root, join(&name), rest, found);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,24 +221,6 @@ mod tests {
             std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
         }
         tmp
-    }
-
-    #[test]
-    fn member_globs_match_directories_one_component_at_a_time() {
-        let tmp = tree(&[
-            "packages/a/src",
-            "packages/b",
-            "packages/.hidden",
-            "libs/x/y",
-        ]);
-        std::fs::write(tmp.path().join("packages/file"), "").unwrap();
-        assert_eq!(
-            matching_dirs(tmp.path(), "packages/*"),
-            ["packages/a", "packages/b"]
-        );
-        assert_eq!(matching_dirs(tmp.path(), "./packages/a/"), ["packages/a"]);
-        assert_eq!(matching_dirs(tmp.path(), "libs/**/y"), ["libs/x/y"]);
-        assert!(matching_dirs(tmp.path(), "nowhere").is_empty());
     }
 
     #[test]
