@@ -62,7 +62,7 @@ pub(crate) struct Inspection {
     pub(crate) parent_branch: Option<String>,
     /// The workspace's members, each with how it was found and the gates
     /// that run in it with its own config.
-    pub(crate) members: Vec<(crate::members::Member, Vec<String>)>,
+    pub(crate) members: Vec<crate::members::MemberRuns>,
 }
 
 /// What `qg init` did.

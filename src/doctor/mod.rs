@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::{self, Config};
+use crate::members::MemberRuns;
 use crate::state::StateStore;
 use crate::tools::environment::{self, Origin};
 use crate::tools::resolve::ResolveError;
@@ -77,8 +78,8 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             return finish(cwd.display().to_string(), checks);
         }
     };
-    match crate::members::load_config(&workspace, config_path) {
-        Ok(config) => {
+    match crate::members::load_config_and_members(&workspace, config_path) {
+        Ok((config, members)) => {
             let active = config.active_gates.len();
             let detail = format!(
                 "{}: {} gates defined, {active} active",
@@ -96,7 +97,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
                 ));
             }
             checks.push(environment_check(&workspace.root));
-            checks.extend(member_checks(&workspace, &config));
+            checks.extend(member_checks(&workspace, &members));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.push(settings_check(&workspace, &config));
@@ -120,11 +121,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
 
 /// One line per workspace member: how it was found and which gates run
 /// in it with its own config (the others check it from the project's run).
-fn member_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
-    let members = match crate::members::with_own_runs(workspace, config) {
-        Ok(members) => members,
-        Err(e) => return vec![Check::new("member", Health::Error, e.to_string(), None)],
-    };
+fn member_checks(workspace: &Workspace, members: &[MemberRuns]) -> Vec<Check> {
     members
         .iter()
         .map(|(member, own)| {

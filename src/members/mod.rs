@@ -22,26 +22,43 @@ use crate::workspace::Workspace;
 
 pub(crate) use discover::{discover, Member};
 
+/// A member and the gates that run in it with its own config
+/// (`mypy@packages/a`), as `qg doctor` and `qg init` show it.
+pub(crate) type MemberRuns = (Member, Vec<String>);
+
 /// Loads the config (`config::load`: `explicit`, else the project's) and
 /// gives every member holding its own config for a gate run per member a
 /// gate of its own: what every command runs from.
 pub(crate) fn load_config(ws: &Workspace, explicit: Option<&Path>) -> Result<Config, QgError> {
+    load_config_and_members(ws, explicit).map(|(config, _)| config)
+}
+
+/// `load_config`, and the members it split the gates by, each with the
+/// gates that run in it with its own config (`mypy@packages/a`), for
+/// `qg doctor` to show without finding them again.
+pub(crate) fn load_config_and_members(
+    ws: &Workspace,
+    explicit: Option<&Path>,
+) -> Result<(Config, Vec<MemberRuns>), QgError> {
     let mut config = config::load(&ws.root, explicit)?;
     let members = discover(ws, &config)?;
     expand::gates_per_member(&mut config, &ws.root, &members)?;
-    Ok(config)
+    let shown = own_runs(&config, members);
+    Ok((config, shown))
 }
 
-/// The workspace's members, each with the gates that run in it with its
-/// own config (`mypy@packages/a`), for `qg doctor` and `qg init` to show.
-pub(crate) fn with_own_runs(
-    ws: &Workspace,
-    config: &Config,
-) -> Result<Vec<(Member, Vec<String>)>, QgError> {
+/// The workspace's members under a config not yet split by them (`qg
+/// init`'s default), each with the gates that would run in it.
+pub(crate) fn with_own_runs(ws: &Workspace, config: &Config) -> Result<Vec<MemberRuns>, QgError> {
     let members = discover(ws, config)?;
     let mut expanded = config.clone();
     expand::gates_per_member(&mut expanded, &ws.root, &members)?;
-    Ok(members
+    Ok(own_runs(&expanded, members))
+}
+
+/// Each member with the gates of `expanded` that run in it.
+fn own_runs(expanded: &Config, members: Vec<Member>) -> Vec<MemberRuns> {
+    members
         .into_iter()
         .map(|member| {
             let own: Vec<String> = expanded
@@ -55,5 +72,5 @@ pub(crate) fn with_own_runs(
         // A directory found only for its config, with no run of its own
         // (the project's run leaves it out), is no member to show.
         .filter(|(member, own)| member.declared || !own.is_empty())
-        .collect())
+        .collect()
 }
