@@ -13,7 +13,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::repo::GitRepo;
-use common::shapes::{editable_venv, key_of, tool, Key};
+use common::shapes::{editable_venv, key_of, mypy_findings_in, pyright_findings_in, Key};
 use serde_json::Value;
 
 /// The workspace: a root project with its own file and mypy settings, and
@@ -87,62 +87,6 @@ fn workspace() -> GitRepo {
     repo
 }
 
-/// What mypy reports run in `dir` (root-relative; `""`: the root) on its
-/// own selection, files named from the root.
-fn mypy_in(repo: &GitRepo, dir: &str) -> Vec<Key> {
-    let output = tool(repo, "mypy")
-        .current_dir(repo.path().join(dir))
-        .args(["--output=json", "--cache-dir=/dev/null", "."])
-        .output()
-        .unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let file = v["file"].as_str().unwrap();
-            (
-                from_root(dir, file),
-                v["line"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-/// What bare `pyright` reports run in `dir`, files named from the root.
-fn pyright_in(repo: &GitRepo, dir: &str) -> Vec<Key> {
-    let output = tool(repo, "pyright")
-        .current_dir(repo.path().join(dir))
-        .arg("--outputjson")
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("pyright printed no JSON ({e}): {output:?}"));
-    let root = repo.path().canonicalize().unwrap();
-    report["generalDiagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            let file = std::path::Path::new(d["file"].as_str().unwrap());
-            (
-                file.strip_prefix(&root).unwrap().display().to_string(),
-                d["range"]["start"]["line"].as_u64().unwrap() + 1,
-                d["rule"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn from_root(dir: &str, file: &str) -> String {
-    match dir {
-        "" => file.to_string(),
-        dir => format!("{dir}/{file}"),
-    }
-}
-
 /// The workspace's own verdict: each member's own runs where it configures
 /// the tool, the root's runs for every other file.
 fn own_verdict(repo: &GitRepo) -> BTreeSet<Key> {
@@ -151,17 +95,17 @@ fn own_verdict(repo: &GitRepo) -> BTreeSet<Key> {
         move |key: &Key| !members.iter().any(|m| key.0.starts_with(m.as_str()))
     };
     let mut found = BTreeSet::new();
-    found.extend(mypy_in(repo, "packages/a"));
-    found.extend(mypy_in(repo, "packages/b"));
-    let root_mypy = mypy_in(repo, "");
+    found.extend(mypy_findings_in(repo, "packages/a", &["."]));
+    found.extend(mypy_findings_in(repo, "packages/b", &["."]));
+    let root_mypy = mypy_findings_in(repo, "", &["."]);
     found.extend(
         root_mypy
             .into_iter()
             .filter(outside(&["packages/a", "packages/b"])),
     );
-    found.extend(pyright_in(repo, "packages/b"));
+    found.extend(pyright_findings_in(repo, "packages/b"));
     found.extend(
-        pyright_in(repo, "")
+        pyright_findings_in(repo, "")
             .into_iter()
             .filter(outside(&["packages/b"])),
     );

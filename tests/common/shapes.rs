@@ -64,8 +64,15 @@ pub fn tool(repo: &GitRepo, name: &str) -> Command {
 }
 
 pub fn mypy_findings(repo: &GitRepo, args: &[&str]) -> Vec<Key> {
+    mypy_findings_in(repo, "", args)
+}
+
+/// What mypy reports run in `dir` (root-relative; "" for the root) with
+/// `args`, its files named from the root.
+pub fn mypy_findings_in(repo: &GitRepo, dir: &str, args: &[&str]) -> Vec<Key> {
     // A cache of its own: the tool's run never shares qg's.
     let output = tool(repo, "mypy")
+        .current_dir(repo.path().join(dir))
         .args(["--output=json", "--cache-dir=/dev/null"])
         .args(args)
         .output()
@@ -76,8 +83,12 @@ pub fn mypy_findings(repo: &GitRepo, args: &[&str]) -> Vec<Key> {
         .filter(|l| l.starts_with('{'))
         .map(|line| {
             let v: Value = serde_json::from_str(line).unwrap();
+            let file = v["file"].as_str().unwrap();
             (
-                v["file"].as_str().unwrap().to_string(),
+                match dir {
+                    "" => file.to_string(),
+                    dir => format!("{dir}/{file}"),
+                },
                 v["line"].as_u64().unwrap_or(0),
                 v["code"].as_str().unwrap_or("").to_string(),
             )
@@ -86,7 +97,17 @@ pub fn mypy_findings(repo: &GitRepo, args: &[&str]) -> Vec<Key> {
 }
 
 pub fn pyright_findings(repo: &GitRepo) -> Vec<Key> {
-    let output = tool(repo, "pyright").arg("--outputjson").output().unwrap();
+    pyright_findings_in(repo, "")
+}
+
+/// What bare `pyright` reports run in `dir` (root-relative; "" for the
+/// root), its files named from the root.
+pub fn pyright_findings_in(repo: &GitRepo, dir: &str) -> Vec<Key> {
+    let output = tool(repo, "pyright")
+        .current_dir(repo.path().join(dir))
+        .arg("--outputjson")
+        .output()
+        .unwrap();
     let report: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("pyright printed no JSON ({e}): {output:?}"));
     let root = repo.path().canonicalize().unwrap();
