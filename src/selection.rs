@@ -170,28 +170,17 @@ pub(crate) fn read(
         Some(dir) => format!("{}/", crate::paths::to_slash(dir)),
         None => String::new(),
     };
-    // Labels name the member's file (`packages/a/pyproject.toml`).
-    let placed = |selection: ToolSelection| {
-        let label = selection.config_label.as_ref();
-        ToolSelection {
-            source: match label {
-                Some(label) => selection
-                    .source
-                    .replacen(&**label, &format!("{within}{label}"), 1),
-                None => selection.source.clone(),
-            },
-            config_label: label.map(|label| format!("{within}{label}").into()),
-            within: within.as_str().into(),
-            ..selection
-        }
-    };
-    read_at(&gate.config_dir(root), spec)
-        .map(placed)
-        .map_err(|(selection, why)| (placed(selection), why))
+    read_at(&gate.config_dir(root), spec, &within)
 }
 
-/// [`read`] in `dir`, for a tool run there, its paths relative to `dir`.
-fn read_at(dir: &Path, spec: &SelectionSpec) -> Result<ToolSelection, (ToolSelection, String)> {
+/// [`read`] in `dir`, for a tool run there, its paths relative to `dir`;
+/// `within` is `dir` root-relative with a `/` (empty at the root), which
+/// labels name the config file with (`packages/a/pyproject.toml`).
+fn read_at(
+    dir: &Path,
+    spec: &SelectionSpec,
+    within: &str,
+) -> Result<ToolSelection, (ToolSelection, String)> {
     let defaults = |source: String| ToolSelection {
         source,
         names_files: false,
@@ -205,11 +194,12 @@ fn read_at(dir: &Path, spec: &SelectionSpec) -> Result<ToolSelection, (ToolSelec
             .and_then(|e| compile(&e.default, e.syntax).ok())
             .map(Box::new),
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
-        within: "".into(),
+        within: within.into(),
     };
     match crate::tool_config::first_section(dir, &spec.config) {
         Ok(Some(found)) => {
-            return from_section(&found.label, &found.section, spec)
+            let label = format!("{within}{}", found.label);
+            return from_section(&label, &found.section, spec, within)
                 .map_err(|why| (defaults("the tool's defaults".into()), why));
         }
         Ok(None) => {}
@@ -229,6 +219,7 @@ fn from_section(
     label: &str,
     section: &Section,
     spec: &SelectionSpec,
+    within: &str,
 ) -> Result<ToolSelection, String> {
     let mut shown = Vec::new();
     // The key's matcher and the entries it was made of.
@@ -264,7 +255,7 @@ fn from_section(
         include,
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
-        within: "".into(),
+        within: within.into(),
     })
 }
 
@@ -388,7 +379,7 @@ mod tests {
         for (name, text) in files {
             std::fs::write(tmp.path().join(name), text).unwrap();
         }
-        read_at(tmp.path(), spec).unwrap_or_else(|(_, why)| panic!("{why}"))
+        read_at(tmp.path(), spec, "").unwrap_or_else(|(_, why)| panic!("{why}"))
     }
 
     #[test]
@@ -485,7 +476,7 @@ mod tests {
         std::fs::write(tmp.path().join("n.py"), "").unwrap();
         let mut s = spec(&[], "files", ("exclude", PatternSyntax::Regex));
         s.stubs = StubPolicy::PreferStub;
-        let selection = read_at(tmp.path(), &s).unwrap();
+        let selection = read_at(tmp.path(), &s, "").unwrap();
         assert!(!selection.checks("m.py", tmp.path()));
         assert!(selection.checks("m.pyi", tmp.path()) && selection.checks("n.py", tmp.path()));
     }
@@ -499,7 +490,7 @@ mod tests {
             "files",
             ("exclude", PatternSyntax::Regex),
         );
-        let (selection, why) = read_at(tmp.path(), &s).unwrap_err();
+        let (selection, why) = read_at(tmp.path(), &s, "").unwrap_err();
         assert!(why.starts_with("cannot read pyproject.toml:"), "{why}");
         assert!(selection.selects("a.py"));
     }

@@ -277,6 +277,12 @@ fn a_members_list_in_the_config_wins_and_a_wrong_one_is_a_usage_error() {
     let explained = repo.qg(&["explain", "mypy@packages/a", "--format", "json"]);
     let explained = explained.json();
     assert_eq!(explained["working_dir"], "packages/a", "{explained}");
+    // Where its files come from names the member's own config file.
+    let files_from = explained["files_from"].as_str().unwrap();
+    assert!(
+        files_from.contains("packages/a/pyproject.toml"),
+        "{explained}"
+    );
     common::assert_fits_schema("explain.json", &explained);
     repo.write(
         ".st3/quality.yaml",
