@@ -796,3 +796,33 @@ fn one_known_finding_is_counted_in_the_singular() {
         run.stdout
     );
 }
+
+/// `baseline write --gate X` keeps the other gates' entries, which the file
+/// holds sorted by path (gates interleaved): the count it prints is of the
+/// gates in the file, not of the runs of equal gate ids in its order.
+#[test]
+fn a_partial_rewrite_counts_each_gate_in_the_baseline_once() {
+    let bad = "import os\n\n\ndef f() -> int:\n    return  'x'\n";
+    let repo = GitRepo::new(&[
+        (
+            ".st3/quality.yaml",
+            "active_gates: [ruff_check, ruff_format, mypy]\n",
+        ),
+        ("a.py", bad),
+        ("b.py", bad),
+    ]);
+    let all = repo.qg(&["baseline", "write", "--no-progress"]);
+    all.assert_code(0);
+    assert!(
+        all.stdout.contains("6 known violations of 3 gates"),
+        "{}",
+        all.stdout
+    );
+    let one = repo.qg(&["baseline", "write", "--gate", "ruff_check", "--no-progress"]);
+    one.assert_code(0);
+    assert!(
+        one.stdout.contains("6 known violations of 3 gates"),
+        "{}",
+        one.stdout
+    );
+}

@@ -79,11 +79,13 @@ pub(crate) fn write_baseline(
         Some(repo) => repo.head()?.commit,
         None => None,
     };
-    let gates = {
-        let mut ids: Vec<&str> = entries.iter().map(|e| e.gate.as_str()).collect();
-        ids.dedup();
-        ids.len()
-    };
+    // Entries kept from the file come sorted by path, their gates
+    // interleaved: count distinct ids, not runs of equal ones.
+    let gates = entries
+        .iter()
+        .map(|e| e.gate.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let file = Baseline::new(baseline::file::header(commit, tools), entries);
     baseline::file::write(&workspace.root, &file)?;
     Ok(Written {
