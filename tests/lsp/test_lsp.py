@@ -469,6 +469,24 @@ async def test_a_save_during_a_run_cancels_it(client, project):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_opening_a_file_checks_that_file_alone(client, project):
+    await wait_until(lambda: progress_ended(client), "the first run")
+    # Changes the editor was not told of (no save, no watched-file event):
+    # an edited module, and a new one that is then opened.
+    (project / "app" / "geometry.py").write_text("import os\n" + GEOMETRY)
+    (project / "app" / "extra.py").write_text('"""Extra."""\n\nimport sys\n')
+    checks = lambda: [b.title for b in progress_begun(client) if "checking" in b.title]
+    before = len(checks())
+    open_file(client, project, "app/extra.py")
+    await wait_until(lambda: codes(client, project, "app/extra.py"), "the opened file's findings")
+    # Opening is looking at that file: no run of what changed comes with it
+    # (it would check the other edit and record a run the user never asked
+    # for).
+    assert checks()[before:] == ["qg: checking the opened file"], checks()
+    assert codes(client, project, "app/geometry.py") == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_a_save_while_an_opened_file_is_checked_leaves_its_findings_shown(client, project):
     open_file(client, project, "app/shapes.py")
     await wait_until(lambda: progress_ended(client), "the first run")
