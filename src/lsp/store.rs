@@ -148,3 +148,163 @@ impl Store {
         gone
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::outcome::GateResult;
+
+    fn gate(id: &str, status: &str, violations: serde_json::Value) -> GateResult {
+        serde_json::from_value(json!({
+            "id": id, "name": id, "status": status, "duration_ms": 1,
+            "files_checked": 1, "violations": violations, "fail_on": "warning",
+        }))
+        .unwrap()
+    }
+
+    fn finding(file: &str) -> serde_json::Value {
+        json!({"file": file, "line": 1, "message": "m", "severity": "error"})
+    }
+
+    fn report(root: &Path, gates: Vec<GateResult>, covered: &[(&str, &[&str])]) -> RunReport {
+        let scope = json!({"mode": "files", "requested": "files", "files_checked": 1});
+        RunReport {
+            root: root.to_path_buf(),
+            cwd: String::new(),
+            config_origin: String::new(),
+            scope: serde_json::from_value(scope).unwrap(),
+            gates,
+            warnings: Vec::new(),
+            total_ms: 1,
+            baseline: None,
+            since_last_run: None,
+            shard: None,
+            covered: covered
+                .iter()
+                .map(|(gate, files)| {
+                    (
+                        gate.to_string(),
+                        files.iter().map(|f| f.to_string()).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn project() -> (tempfile::TempDir, Config) {
+        let tmp = tempfile::tempdir().unwrap();
+        for file in ["a.py", "b.py", "c.py"] {
+            std::fs::write(tmp.path().join(file), "x = 1\n").unwrap();
+        }
+        let config = crate::config::load(tmp.path(), None).unwrap();
+        (tmp, config)
+    }
+
+    #[test]
+    fn a_verdict_replaces_the_files_it_covered_and_an_error_keeps_what_was_found() {
+        let (tmp, config) = project();
+        let root = tmp.path();
+        let mut store = Store::default();
+        let started = SystemTime::now() + Duration::from_secs(60);
+        let first = report(
+            root,
+            vec![
+                gate("mypy", "failed", json!([finding("a.py"), finding("b.py")])),
+                gate("pyright", "failed", json!([finding("c.py")])),
+            ],
+            &[("mypy", &["a.py", "b.py"]), ("pyright", &["c.py"])],
+        );
+        let touched = store.apply(root, &config, &first, started);
+        assert_eq!(touched, ["a.py", "b.py", "c.py"].map(String::from).into());
+        // mypy passes on a.py (covered, nothing found); pyright errors.
+        let second = report(
+            root,
+            vec![
+                gate("mypy", "passed", json!([])),
+                gate("pyright", "error", json!([])),
+            ],
+            &[("mypy", &["a.py"]), ("pyright", &["c.py"])],
+        );
+        let touched = store.apply(root, &config, &second, started);
+        assert_eq!(touched, ["a.py".to_string()].into());
+        let count = |file: &str, gate: &str| store.get(file).unwrap().gates[gate].violations.len();
+        assert_eq!(count("a.py", "mypy"), 0, "a clean file is cleared");
+        assert_eq!(
+            count("b.py", "mypy"),
+            1,
+            "a file the run did not cover keeps its findings"
+        );
+        assert_eq!(
+            count("c.py", "pyright"),
+            1,
+            "an errored gate's silence is no all-clear"
+        );
+    }
+
+    #[test]
+    fn findings_are_current_only_for_the_content_they_were_found_in() {
+        let (tmp, config) = project();
+        let root = tmp.path();
+        let mut store = Store::default();
+        let run = report(
+            root,
+            vec![gate(
+                "mypy",
+                "failed",
+                json!([finding("a.py"), finding("b.py")]),
+            )],
+            &[("mypy", &["a.py", "b.py"])],
+        );
+        // a.py, b.py unchanged since the run began: current.
+        store.apply(
+            root,
+            &config,
+            &run,
+            SystemTime::now() + Duration::from_secs(60),
+        );
+        assert!(store.current(root, "a.py").is_some());
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        assert!(store.current(root, "a.py").is_none(), "edited since");
+        assert!(store.current(root, "b.py").is_some());
+        // Changed while the run ran (it began before the file's time):
+        // the findings may be of either content, so none is current.
+        store.apply(root, &config, &run, SystemTime::UNIX_EPOCH);
+        assert!(store.current(root, "b.py").is_none());
+        assert!(store.get("b.py").is_some());
+        assert!(store.current(root, "never.py").is_none());
+    }
+
+    #[test]
+    fn deleted_files_are_pruned_and_the_store_survives_a_new_session() {
+        let (tmp, config) = project();
+        let root = tmp.path();
+        let mut store = Store::default();
+        let run = report(
+            root,
+            vec![gate(
+                "mypy",
+                "failed",
+                json!([finding("a.py"), finding("b.py")]),
+            )],
+            &[("mypy", &["a.py", "b.py"])],
+        );
+        store.apply(
+            root,
+            &config,
+            &run,
+            SystemTime::now() + Duration::from_secs(60),
+        );
+        std::fs::remove_file(root.join("b.py")).unwrap();
+        assert_eq!(store.prune(root), ["b.py"]);
+        assert!(store.get("b.py").is_none());
+        assert!(store.prune(root).is_empty());
+        store.save(root).unwrap();
+        let loaded = Store::load(root);
+        assert!(loaded.current(root, "a.py").is_some());
+        assert!(loaded.get("b.py").is_none());
+    }
+}
