@@ -199,6 +199,9 @@ def assert_progress_well_formed(client):
         assert all(isinstance(r, types.WorkDoneProgressReport) for r in middle), reports
         finished = [r.message.split()[0] for r in middle if r.message.endswith("done)")]
         assert finished and set(finished) <= {"ruff_format", "ruff_check", "mypy", "pyright"}, reports
+        # Counted as they finish: `(1 done)`, `(2 done)`, ...
+        done = [int(r.message.rsplit("(", 1)[1].split()[0]) for r in middle if r.message.endswith("done)")]
+        assert done == list(range(1, len(done) + 1)), reports
         # Each gate that finished was told as it started (`mypy on 2 files`).
         started = [r.message.split()[0] for r in middle if " on " in r.message and r.message.endswith(("file", "files"))]
         assert sorted(started) == sorted(finished), reports
