@@ -209,7 +209,7 @@ mod tests {
         let (tmp, config) = project();
         let root = tmp.path();
         let mut store = Store::default();
-        let started = SystemTime::now() + Duration::from_secs(60);
+        let started = started_after_the_writes();
         let first = report(
             root,
             vec![
@@ -245,27 +245,29 @@ mod tests {
         );
     }
 
+    /// A run whose mypy found one finding in each of a.py and b.py.
+    fn mypy_found_in_a_and_b(root: &Path) -> RunReport {
+        let found = json!([finding("a.py"), finding("b.py")]);
+        report(
+            root,
+            vec![gate("mypy", "failed", found)],
+            &[("mypy", &["a.py", "b.py"])],
+        )
+    }
+
+    /// A run's start after every file was written: they are unchanged since.
+    fn started_after_the_writes() -> SystemTime {
+        SystemTime::now() + Duration::from_secs(60)
+    }
+
     #[test]
     fn findings_are_current_only_for_the_content_they_were_found_in() {
         let (tmp, config) = project();
         let root = tmp.path();
         let mut store = Store::default();
-        let run = report(
-            root,
-            vec![gate(
-                "mypy",
-                "failed",
-                json!([finding("a.py"), finding("b.py")]),
-            )],
-            &[("mypy", &["a.py", "b.py"])],
-        );
+        let run = mypy_found_in_a_and_b(root);
         // a.py, b.py unchanged since the run began: current.
-        store.apply(
-            root,
-            &config,
-            &run,
-            SystemTime::now() + Duration::from_secs(60),
-        );
+        store.apply(root, &config, &run, started_after_the_writes());
         assert!(store.current(root, "a.py").is_some());
         std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
         assert!(store.current(root, "a.py").is_none(), "edited since");
@@ -283,21 +285,8 @@ mod tests {
         let (tmp, config) = project();
         let root = tmp.path();
         let mut store = Store::default();
-        let run = report(
-            root,
-            vec![gate(
-                "mypy",
-                "failed",
-                json!([finding("a.py"), finding("b.py")]),
-            )],
-            &[("mypy", &["a.py", "b.py"])],
-        );
-        store.apply(
-            root,
-            &config,
-            &run,
-            SystemTime::now() + Duration::from_secs(60),
-        );
+        let run = mypy_found_in_a_and_b(root);
+        store.apply(root, &config, &run, started_after_the_writes());
         std::fs::remove_file(root.join("b.py")).unwrap();
         assert_eq!(store.prune(root), ["b.py"]);
         assert!(store.get("b.py").is_none());
