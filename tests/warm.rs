@@ -1862,6 +1862,29 @@ fn a_tool_that_refuses_its_config_says_why_and_only_its_gate_answers_cold() {
     assert_nothing_left(dir);
 }
 
+/// mypy's note on its own config (`warn_unused_configs`: "unused
+/// section(s)") is no finding: a cold mypy exits 0 on it, dmypy 1. The
+/// daemon still starts, answers warm, and its answers equal cold runs' —
+/// the project's (tomli 2.2.1) mypy answered cold for good before.
+#[test]
+fn a_note_on_mypy_s_config_alone_is_a_clean_warm_answer() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write(
+        "pyproject.toml",
+        "[tool.mypy]\nwarn_unused_configs = true\n\n[[tool.mypy.overrides]]\nmodule = \"nowhere.*\"\nignore_errors = true\n",
+    );
+    let started = start(dir, &[]);
+    assert_eq!(started["ok"], true, "{started}");
+    assert_warm_equals_cold(dir, "a note on the config").assert_code(0);
+    project.write("app/util.py", "x: int = \"a\"\n");
+    let run = assert_warm_equals_cold(dir, "an error beside the note");
+    assert_eq!(findings_of(&run, "mypy").len(), 1, "{}", run.stdout);
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// Where the tool is known to be weaker — its config names `plugins`, for
 /// mypy's daemon — every warm answer is compared with a cold run, and so
 /// are the first answers after a start; the daemon's log says which and

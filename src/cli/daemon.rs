@@ -415,9 +415,17 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
             // the cold run's error (and a daemon that gave no answer
             // either is reported by the daemon itself).
             .find(|g| g.id == args.gate && !g.warm && g.status != GateStatus::Error)
-            .map(|g| match g.warnings.first() {
-                Some(why) => format!("the daemon gave no answer ({why})"),
-                None => "the daemon gave no answer".to_string(),
+            // Why it answered cold, not the gate's first warning: that can
+            // be a note of the tool's, printed warm and cold alike.
+            .map(|g| {
+                let why = g
+                    .warnings
+                    .iter()
+                    .find_map(|w| w.strip_prefix("answered cold: "));
+                match why {
+                    Some(why) => format!("the daemon gave no answer ({why})"),
+                    None => "the daemon gave no answer".to_string(),
+                }
             }),
         Err(e) => Some(format!("the run failed: {e}")),
     };

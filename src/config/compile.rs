@@ -628,23 +628,24 @@ impl Compiler<'_> {
                         "`command` needs `check`: the client command that checks the whole program once",
                     ));
                 };
-                let ignore_output = raw
-                    .ignore_output
-                    .as_deref()
-                    .map(|pattern| {
-                        regex::RegexBuilder::new(pattern)
-                            .multi_line(true)
-                            .build()
-                            .map_err(|e| {
-                                self.error(&key("ignore_output"), format!("invalid regex: {e}"))
-                            })
-                    })
-                    .transpose()?;
+                let lines = |name: &str, pattern: Option<&str>| {
+                    pattern
+                        .map(|pattern| {
+                            regex::RegexBuilder::new(pattern)
+                                .multi_line(true)
+                                .build()
+                                .map_err(|e| self.error(&key(name), format!("invalid regex: {e}")))
+                        })
+                        .transpose()
+                };
+                let ignore_output = lines("ignore_output", raw.ignore_output.as_deref())?;
+                let note_output = lines("note_output", raw.note_output.as_deref())?;
                 Protocol::Command(CommandSpec {
                     check,
                     stop: raw.stop.filter(|s| !s.is_empty()),
                     ready_file: raw.ready_file,
                     ignore_output,
+                    note_output,
                 })
             }
         };

@@ -383,6 +383,9 @@ pub(crate) struct CommandSpec {
     /// Output lines of the check that a cold run does not print and that
     /// are no finding: left out of the answer.
     pub(crate) ignore_output: Option<regex::Regex>,
+    /// Output lines that are the tool's notes, not findings: an answer of
+    /// nothing else is a clean run, whatever its exit code.
+    pub(crate) note_output: Option<regex::Regex>,
 }
 
 pub(crate) use super::schema::PositionEncoding;

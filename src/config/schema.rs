@@ -331,6 +331,13 @@ pub(crate) struct RawDaemon {
     /// does not and that are no finding (a summary): left out of the answer.
     #[serde(default)]
     pub(crate) ignore_output: Option<String>,
+    /// `command`: a regex of output lines that are the tool's notes on the
+    /// run, not findings (mypy's "unused section(s)" of its config): an
+    /// answer of such lines alone is a clean run, whatever the check's exit
+    /// code — as the cold run's (dmypy exits 1 on any output, mypy only on
+    /// an error).
+    #[serde(default)]
+    pub(crate) note_output: Option<String>,
     /// The cold run also reports the project modules its files import
     /// (mypy follows imports): a warm answer reports them too.
     #[serde(default)]

@@ -12,7 +12,7 @@ use super::context::Context;
 use super::program::Program;
 use super::tree::Process;
 use super::wire::{Bytes, CommandOutput, Reply};
-use crate::config::CommandSpec;
+use crate::config::{CommandSpec, Gate};
 use crate::process::{self, Termination};
 
 /// A running command daemon.
@@ -120,6 +120,7 @@ impl CommandDaemon {
         let stdout = read(&finished.stdout)
             .map(|out| self.without_ignored(out))
             .map_err(|e| format!("cannot read the output: {e}"))?;
+        let exit_code = exit_code.map(|code| self.cold_exit_code(ctx.gate, code, &stdout));
         let output = CommandOutput {
             argv,
             exit_code,
@@ -157,6 +158,23 @@ impl CommandDaemon {
         }
     }
 
+    /// The exit code a cold run gives for the check's `stdout`: a
+    /// violations code on the tool's notes alone (`note_output`) is a clean
+    /// run's. Empty output keeps its code: nothing says why it was given.
+    fn cold_exit_code(&self, gate: &Gate, code: i32, stdout: &Bytes) -> i32 {
+        let (Some(notes), Some(&clean)) = (&self.spec.note_output, gate.exit_codes_ok.first())
+        else {
+            return code;
+        };
+        if !gate.exit_codes_violations.contains(&code) {
+            return code;
+        }
+        match notes_alone(notes, &String::from_utf8_lossy(stdout.as_slice())) {
+            true => clean,
+            false => code,
+        }
+    }
+
     /// Whether the daemon still runs.
     pub(crate) fn running(&mut self) -> bool {
         self.process.running()
@@ -180,6 +198,12 @@ impl CommandDaemon {
     }
 }
 
+/// Whether `text` holds a note and nothing but notes (blank lines aside).
+fn notes_alone(notes: &regex::Regex, text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some() && lines.all(|l| notes.is_match(l))
+}
+
 /// Runs one client command the way the gate's tool runs.
 fn run(ctx: &Context<'_>, argv: &[String], timeout: Duration) -> Result<process::Finished, String> {
     let (program, env) = ctx.resolve(&argv[0])?;
@@ -201,5 +225,24 @@ fn describe(output: &CommandOutput) -> String {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(signal)) => format!("signal {signal}"),
         (None, None) => "a timeout".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::notes_alone;
+
+    #[test]
+    fn only_an_output_of_notes_alone_is_notes_alone() {
+        let notes = regex::Regex::new(r"^[^\s{].*: note: ").unwrap();
+        let note = "pyproject.toml: note: unused section(s): module = ['run']\n";
+        let finding = r#"{"file": "a.py", "line": 1, "severity": "error"}"#;
+        assert!(notes_alone(&notes, note));
+        assert!(notes_alone(&notes, &format!("\n{note}\n{note}")));
+        // Nothing says why an empty output exited with violations.
+        assert!(!notes_alone(&notes, ""));
+        assert!(!notes_alone(&notes, "\n \n"));
+        assert!(!notes_alone(&notes, &format!("{note}{finding}\n")));
+        assert!(!notes_alone(&notes, "mypy: error: something\n"));
     }
 }
