@@ -276,7 +276,9 @@ fn start_daemons(session: &Session) {
 struct Progress<'s> {
     session: &'s Session,
     token: Option<String>,
-    finished: AtomicUsize,
+    /// Gates finished so far. Counted and told under one lock: two gates
+    /// finishing at once would otherwise be told as "(2 done)", "(1 done)".
+    finished: std::sync::Mutex<usize>,
 }
 
 /// Tokens are unique in a session.
@@ -297,7 +299,7 @@ impl<'s> Progress<'s> {
         let progress = Progress {
             session,
             token,
-            finished: AtomicUsize::new(0),
+            finished: std::sync::Mutex::new(0),
         };
         progress
             .send(json!({"kind": "begin", "title": format!("qg: {title}"), "cancellable": false}));
@@ -322,7 +324,8 @@ impl Observer<GateResult> for Progress<'_> {
     }
 
     fn gate_finished(&self, result: &GateResult) {
-        let done = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut done = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        *done += 1;
         self.send(json!({
             "kind": "report",
             "message": format!("{} {} ({done} done)", result.id, result.status.as_str()),
