@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use common::repo::GitRepo;
 use common::shapes::{editable_venv, key_of, mypy_findings_in, pyright_findings_in, Key};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The workspace: a root project with its own file and mypy settings, and
 /// three members — `a` strict for mypy, `b` with its own mypy and pyright
@@ -161,6 +161,8 @@ fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
         )),
         "{own:?}"
     );
+    let reports = tempfile::tempdir().unwrap();
+    let report_to = |format: &str| format!("{format}={}", reports.path().join(format).display());
     let project = repo.qg(&[
         "run",
         "--scope",
@@ -168,6 +170,10 @@ fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
         "--no-daemon",
         "--format",
         "json",
+        "--report",
+        &report_to("sarif"),
+        "--report",
+        &report_to("junit"),
     ]);
     project.assert_code(1);
     let report = project.json();
@@ -190,6 +196,27 @@ fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
     assert_eq!(
         a["rerun_hint"], "cd packages/a && mypy src/a/core.py",
         "the hint reruns the member's own run: {a}"
+    );
+    // Each run says which member it is of, in every machine format.
+    assert_eq!(a["member"], json!({"dir": "packages/a", "of": "mypy"}));
+    assert!(project.gate("mypy").get("member").is_none());
+    common::assert_fits_schema("run-report.json", &report);
+    let render = |format: &str| std::fs::read_to_string(reports.path().join(format)).unwrap();
+    let sarif: Value = serde_json::from_str(&render("sarif")).unwrap();
+    let run = sarif["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"]["driver"]["name"] == "qg/mypy@packages/a")
+        .expect("a's mypy run in the SARIF");
+    assert_eq!(
+        run["properties"],
+        json!({"member": "packages/a", "runOf": "mypy"})
+    );
+    let junit = render("junit");
+    assert!(
+        junit.contains("<property name=\"member\" value=\"packages/a\"/>\n      <property name=\"run_of\" value=\"mypy\"/>"),
+        "{junit}"
     );
 
     // The TDD loop: agree to today's findings, then break b through a.

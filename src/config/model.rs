@@ -204,8 +204,9 @@ pub struct Gate {
     pub(crate) executes: Vec<String>,
 }
 
-/// The workspace member a gate runs for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The workspace member a gate runs for (also the `member` of its result
+/// in the JSON report).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct GateMember {
     /// The member's root-relative directory (`packages/a`).
     pub(crate) dir: String,

@@ -163,6 +163,10 @@ pub struct GateResult {
     pub(crate) tool_version: Option<String>,
     /// Wall time of the tool.
     pub duration_ms: u64,
+    /// The workspace member this run is of (its directory, the gate it is
+    /// a run of); none for a gate run at the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) member: Option<crate::config::GateMember>,
     /// Whether a live daemon answered (else the tool ran for this run).
     #[serde(default)]
     pub(crate) warm: bool,
@@ -255,6 +259,7 @@ impl GateResult {
             status,
             tool_version: None,
             duration_ms: 0,
+            member: gate.member.clone(),
             warm: false,
             files_checked: 0,
             violations: Vec::new(),

@@ -100,6 +100,15 @@ fn write_suite(
         counts.skipped,
         seconds(gate.duration_ms)
     )?;
+    // A workspace member's run: which member, and the gate it is a run of.
+    if let Some(member) = &gate.member {
+        writeln!(
+            out,
+            "    <properties>\n      <property name=\"member\" value=\"{}\"/>\n      <property name=\"run_of\" value=\"{}\"/>\n    </properties>",
+            attr(&member.dir),
+            attr(&member.of)
+        )?;
+    }
     if let Some(error) = &gate.error {
         writeln!(
             out,

@@ -97,13 +97,18 @@ fn run(
     if let Some(line) = &gate.tool_version {
         driver["version"] = json!(crate::tools::version::number(line));
     }
-    json!({
+    let mut run = json!({
         "tool": {"driver": driver},
         "automationDetails": {"id": format!("qg/{}/", gate.id)},
         "originalUriBaseIds": {ROOT_ID: {"uri": root_uri(report)}},
         "invocations": [invocation(gate, run_warnings)],
         "results": results,
-    })
+    });
+    // A workspace member's run: which member, and the gate it is a run of.
+    if let Some(member) = &gate.member {
+        run["properties"] = json!({"member": member.dir, "runOf": member.of});
+    }
+    run
 }
 
 /// What the findings of one rule say about it: qg knows a rule only by
