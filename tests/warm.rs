@@ -1951,13 +1951,33 @@ fn the_first_answers_after_a_start_are_compared() {
             .count()
     };
     for expected in [1, 2, 2, 2] {
-        fake_run(dir, &[]).assert_code(0);
+        let run = fake_run(dir, &[]);
+        run.assert_code(0);
+        assert!(run.gate("fake").get("verified").is_none(), "{}", run.stdout);
         assert_eq!(started(), expected, "{}", log());
         // One comparison at a time: the next answer's starts after it.
         eventually(Duration::from_secs(20), "the comparison", || {
             agreed() == expected
         });
     }
+    // --verify says that it compared, when the two agree too.
+    let verified = fake_run(dir, &["--verify"]);
+    verified.assert_code(0);
+    assert_eq!(
+        verified.gate("fake")["verified"],
+        true,
+        "{}",
+        verified.stdout
+    );
+    let told = fake_qg(
+        dir,
+        &["run", "--scope", "project", "--no-state", "--verify"],
+    );
+    assert!(
+        told.stdout.contains("ms, warm, equal to a cold run"),
+        "{}",
+        told.stdout
+    );
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }

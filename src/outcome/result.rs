@@ -170,6 +170,10 @@ pub struct GateResult {
     /// Whether a live daemon answered (else the tool ran for this run).
     #[serde(default)]
     pub(crate) warm: bool,
+    /// A warm answer this run compared with a cold run of the tool and
+    /// found equal (`--verify`, or a failing answer confirmed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) verified: bool,
     /// Files passed to the tool.
     pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
@@ -261,6 +265,7 @@ impl GateResult {
             duration_ms: 0,
             member: gate.member.clone(),
             warm: false,
+            verified: false,
             files_checked: 0,
             violations: Vec::new(),
             fix_hint: None,
@@ -326,6 +331,10 @@ pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) ->
 /// gates do unless their config says otherwise.
 fn matches_lines() -> bool {
     true
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -208,8 +208,10 @@ fn gate_detail(gate: &GateResult) -> String {
                 parts.push(format!("{known} known from the baseline"));
             }
             parts.push(format!("{} ms", gate.duration_ms));
-            if gate.warm {
-                parts.push("warm".into());
+            match (gate.warm, gate.verified) {
+                (true, true) => parts.push("warm, equal to a cold run".into()),
+                (true, false) => parts.push("warm".into()),
+                _ => {}
             }
             parts.join(", ")
         }
