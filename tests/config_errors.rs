@@ -58,6 +58,8 @@ fn cases() -> Vec<Case> {
              "gates.fake.parsing.strategy", "did you mean `text_violations`?"),
         case("invalid regex", BASE.replace(r"(?P<line>\d+)", r"(?P<line>\d+"), 12,
              "gates.fake.parsing.pattern", "invalid regex"),
+        case("min_version without a number", BASE.replace("    name: \"Fake\"", "    name: \"Fake\"\n    min_version: latest"), 6,
+             "gates.fake.min_version", "`latest` is no version number (write it as `1.11`)"),
         case("placeholder without group", BASE.replace("\"X1\"", "\"{kind}\""), 13,
              "gates.fake.parsing.defaults.code", "`{kind}` is not a named group"),
         case("empty command", BASE.replace("[\"bin/marker\"]", "[]"), 7,

@@ -205,11 +205,51 @@ fn doctor_names_the_missing_tool_and_its_fix() {
     );
 }
 
+/// mypy 1.10 stops at `--output=json` ("unrecognized arguments"): doctor
+/// says the installed mypy is older than the gate needs and how to
+/// upgrade it, and a run's error explains itself the same way.
+#[test]
+fn a_tool_older_than_its_gate_needs_is_named_with_its_upgrade() {
+    let project = init_fixture("scripts");
+    for tool in ["ruff", "pyright"] {
+        project.fake_tool(tool, &format!("echo '{tool} 9.9'"));
+    }
+    project.fake_tool(
+        "mypy",
+        "case \"$1\" in --version) echo 'mypy 1.10.1 (compiled: yes)' ;; \
+         *) echo 'mypy: error: unrecognized arguments: --output=json' >&2; exit 2 ;; esac",
+    );
+    let doctor = project.qg(&["doctor", "--format", "json"]);
+    doctor.assert_code(1);
+    let json = doctor.json();
+    let mypy = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mypy")
+        .unwrap();
+    assert_eq!(mypy["status"], "error", "{json}");
+    assert!(
+        mypy["detail"].as_str().unwrap().ends_with(
+            "bin/mypy: mypy 1.10.1 (compiled: yes) is older than 1.11, the oldest the gate's command works with"
+        ),
+        "{mypy}"
+    );
+    assert_eq!(mypy["fix"], "upgrade it: pip install 'mypy>=1.11'");
+    let run = project.qg(&["run", "--gate", "mypy", "--format", "json"]);
+    run.assert_code(2);
+    let warnings = run.gate("mypy")["warnings"].to_string();
+    assert!(
+        warnings.contains("mypy 1.10.1 (compiled: yes) is older than 1.11, the oldest the gate's command works with: upgrade it (pip install 'mypy>=1.11')"),
+        "{warnings}"
+    );
+}
+
 #[test]
 fn doctor_is_happy_when_everything_is_there_and_never_touches_state() {
     let project = init_fixture("scripts");
     for tool in ["ruff", "mypy", "pyright"] {
-        project.fake_tool(tool, &format!("echo '{tool} 1.0'"));
+        project.fake_tool(tool, &format!("echo '{tool} 9.9'"));
     }
     project.qg(&["doctor"]).assert_code(0);
     project.write(".st3/state.json", "{broken");
@@ -250,7 +290,7 @@ fn completions_are_generated() {
 fn doctor_names_a_path_the_tools_config_names_that_does_not_exist() {
     let project = init_fixture("scripts");
     for tool in ["ruff", "mypy", "pyright"] {
-        project.fake_tool(tool, &format!("echo '{tool} 1.0'"));
+        project.fake_tool(tool, &format!("echo '{tool} 9.9'"));
     }
     project.write(
         "pyproject.toml",

@@ -434,6 +434,14 @@ impl Compiler<'_> {
                 self.tool_config_file(&key(&format!("tool_config[{index}]")), file)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(min) = &raw.min_version {
+            if !min.starts_with(|c: char| c.is_ascii_digit()) {
+                return Err(self.error(
+                    &key("min_version"),
+                    format!("`{min}` is no version number (write it as `1.11`)"),
+                ));
+            }
+        }
         let inherited = selection.as_ref().map_or(&[][..], |s| &s.config[..]);
         let search_paths = raw
             .search_paths
@@ -467,6 +475,7 @@ impl Compiler<'_> {
             rerun_hint: raw.rerun_hint,
             install_hint: raw.install_hint,
             version_args: raw.version_args,
+            min_version: raw.min_version,
             unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
                 codes: u.codes,
                 advice: u.advice,

@@ -175,6 +175,8 @@ pub struct Gate {
     /// Arguments that make `command[0]` print its version (`["--version"]`),
     /// asked once per installed binary; none: the version is not reported.
     pub(crate) version_args: Option<Vec<String>>,
+    /// The oldest version of the tool the gate's command works with.
+    pub(crate) min_version: Option<String>,
     /// The codes by which the tool says an import cannot be resolved, and
     /// what to do when most findings are such: a type checker that cannot
     /// see the project's dependencies reports them by the hundred.

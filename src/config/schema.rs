@@ -187,6 +187,9 @@ pub(crate) struct RawGate {
     /// How the tool names its version (asked once per installed binary, cached in `.st3/tool-versions.json`).
     #[serde(default)]
     pub(crate) version_args: Option<Vec<String>>,
+    /// The oldest version of the tool the gate's command works with (`1.11`: mypy's `--output=json`); `qg doctor` and every run say when the installed one is older.
+    #[serde(default)]
+    pub(crate) min_version: Option<String>,
     /// The finding codes that mean "cannot find this import", and the advice shown with them.
     #[serde(default)]
     pub(crate) unresolved_imports: Option<RawUnresolvedImports>,

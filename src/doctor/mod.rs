@@ -16,6 +16,7 @@ use crate::members::MemberRuns;
 use crate::state::StateStore;
 use crate::tools::environment::{self, Origin};
 use crate::tools::resolve::ResolveError;
+use crate::tools::version;
 use crate::tools::Toolbox;
 use crate::workspace::Workspace;
 
@@ -216,8 +217,16 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                         .version_args
                         .clone()
                         .unwrap_or_else(|| vec!["--version".into()]);
-                    let version = crate::tools::version::ask(&tool, &args, &ctx)
-                        .unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
+                    let asked = crate::tools::version::ask(&tool, &args, &ctx);
+                    if let Some((line, min)) = asked.as_deref().zip(gate.min_version.as_deref()) {
+                        if let Some(why) = version::too_old(line, min) {
+                            let detail = format!("{}: {why}", tool.path.display());
+                            let upgrade = format!("upgrade it: {}", ctx.upgrade_hint(gate, min));
+                            return Check::new(id, Health::Error, detail, Some(upgrade));
+                        }
+                    }
+                    let version =
+                        asked.unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
                     let detail = format!("{} ({version})", tool.path.display());
                     Check::new(id, Health::Ok, detail, None)
                 }

@@ -176,6 +176,7 @@ pub(super) fn run_gates<'a>(
     }
     for (result, plan) in results.iter_mut().zip(&plans) {
         result.warnings.extend(plan.note.clone());
+        result.warnings.extend(too_old(plan.gate, result, tools));
     }
     if options.daemons != DaemonUse::Ignore {
         for (gate, why) in cold_standings(workspace, config, &plans, tools, &results) {
@@ -197,6 +198,21 @@ pub(super) fn run_gates<'a>(
         covered,
         shard: share,
     })
+}
+
+/// A tool older than its gate's command needs (`min_version`), and how to
+/// upgrade it: its error (mypy 1.10's "unrecognized arguments:
+/// --output=json") then explains itself.
+fn too_old(gate: &config::Gate, result: &GateResult, tools: &Toolbox<'_>) -> Option<String> {
+    let (line, min) = (
+        result.tool_version.as_deref()?,
+        gate.min_version.as_deref()?,
+    );
+    let why = version::too_old(line, min)?;
+    Some(format!(
+        "{why}: upgrade it ({})",
+        tools.upgrade_hint(gate, min)
+    ))
 }
 
 /// What each gate with a live daemon asks it: the files a cold run of the

@@ -84,6 +84,22 @@ impl Toolbox<'_> {
         Some(self.expand_hint(hint))
     }
 
+    /// The command that upgrades the gate's tool to at least `min`, as the
+    /// project's manager spells it (`.venv/bin/pip install 'mypy>=1.11'`):
+    /// its install hint with the version bound, which a plain install of
+    /// a package already there would not move.
+    pub(crate) fn upgrade_hint(&self, gate: &Gate, min: &str) -> String {
+        let package = gate
+            .install_hint
+            .as_deref()
+            .and_then(|hint| hint.strip_prefix("{install} "))
+            .map(|package| package.trim_matches('\''));
+        match package {
+            Some(package) => self.expand_hint(&format!("{{install}} '{package}>={min}'")),
+            None => format!("upgrade `{}` to {min} or later", gate.command[0]),
+        }
+    }
+
     /// The project's environment, and why it is the one.
     pub(crate) fn environment(&self) -> Option<environment::Environment> {
         self.found

@@ -124,9 +124,52 @@ pub(crate) fn number(line: &str) -> &str {
         .unwrap_or(line)
 }
 
+/// Why the tool's version `line` is too old for a gate needing `min`
+/// (`mypy 1.10.1 is older than 1.11, ...`); none when it is new enough or
+/// either has no number to compare.
+pub(crate) fn too_old(line: &str, min: &str) -> Option<String> {
+    let installed = parts(number(line))?;
+    let needed = parts(min)?;
+    (installed < needed).then(|| {
+        format!(
+            "{} is older than {min}, the oldest the gate's command works with",
+            line.trim()
+        )
+    })
+}
+
+/// `1.11.0rc1` → `[1, 11, 0]`: the leading numbers of each dotted part.
+fn parts(version: &str) -> Option<Vec<u64>> {
+    let numbers: Vec<u64> = version
+        .trim_start_matches('v')
+        .split('.')
+        .map_while(|part| {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect();
+    (!numbers.is_empty()).then_some(numbers)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_older_than_the_gate_needs_says_so() {
+        let old = too_old("mypy 1.10.1 (compiled: yes)", "1.11").unwrap();
+        assert_eq!(
+            old,
+            "mypy 1.10.1 (compiled: yes) is older than 1.11, the oldest the gate's command works with"
+        );
+        assert_eq!(too_old("mypy 1.11.0", "1.11"), None);
+        assert_eq!(too_old("mypy 1.19.1", "1.11"), None);
+        assert_eq!(too_old("mypy 2.0", "1.11"), None);
+        assert!(too_old("mypy 1.9.0", "1.11").is_some());
+        assert!(too_old("tool v0.9rc1", "1.0").is_some());
+        // Nothing to compare: never a complaint.
+        assert_eq!(too_old("no number here", "1.11"), None);
+    }
 
     #[test]
     fn version_numbers_are_found_in_version_lines() {
