@@ -463,3 +463,99 @@ fn a_glob_in_the_analyzers_src_names_every_matching_source_root() {
         "{explained}"
     );
 }
+
+/// A module whose importer sees its signatures, an attribute its
+/// `__init__` assigns, and the inferred return type of `guess`.
+const BOX: &str = "class Box:\n    def __init__(self) -> None:\n        self.size = 1\n\n    def grow(self) -> int:\n        return self.size + 1\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef guess(x: int):\n    return x\n";
+const USES_BOX: &str = "from pkg.a import Box, f, guess\n\n\ndef g() -> int:\n    return f(1) + Box().grow() + guess(2) + Box().size\n";
+
+/// With `interface_aware_importers`, an edit no importer can see (a body
+/// behind a return annotation) checks the file alone, also when the last
+/// green run checked it uncommitted; an inferred return type, an attribute
+/// a method assigns and a signature still add the importer. After each
+/// edit the run's verdict equals the project run's.
+#[test]
+fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[tool.qg]\nactive_gates = [\"mypy\", \"pyright\"]\ninterface_aware_importers = true\n",
+        ),
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", BOX),
+        ("pkg/b.py", USES_BOX),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    let body = BOX.replace(
+        "    return x\n\n\ndef guess",
+        "    return x * 2\n\n\ndef guess",
+    );
+    let edits = [
+        ("a body behind a return annotation", body.clone(), false),
+        (
+            "another, after a green run of the first",
+            body.replace("self.size + 1", "self.size + 2"),
+            false,
+        ),
+        (
+            "an inferred return type",
+            BOX.replace(
+                "def guess(x: int):\n    return x",
+                "def guess(x: int):\n    return str(x)",
+            ),
+            true,
+        ),
+        (
+            "an attribute a method assigns",
+            BOX.replace("self.size = 1", "self.size = \"1\""),
+            true,
+        ),
+        (
+            "a signature",
+            BOX.replace(
+                "def f(x: int) -> int:\n    return x",
+                "def f(x: int) -> str:\n    return str(x)",
+            ),
+            true,
+        ),
+    ];
+    for (what, a, importers) in edits {
+        repo.write("pkg/a.py", &a);
+        let files = repo.files();
+        assert_eq!(
+            lists_importer(&files, "pkg/b.py", "pkg/a.py"),
+            importers,
+            "{what}: {files}"
+        );
+        let body_only = files["body_only"] == serde_json::json!(["pkg/a.py"]);
+        assert_eq!(body_only, !importers, "{what}: {files}");
+        let run = repo.run();
+        let project = repo.qg(&[
+            "run",
+            "--scope",
+            "project",
+            "--no-state",
+            "--format",
+            "json",
+        ]);
+        for gate in ["mypy", "pyright"] {
+            assert_eq!(
+                violation_keys(&run.gate(gate)),
+                violation_keys(&project.gate(gate)),
+                "{what}: {gate} against the project run\n{}",
+                run.stdout
+            );
+        }
+        assert_eq!(
+            run.json()["overall_pass"],
+            !importers,
+            "{what}: {}",
+            run.stdout
+        );
+        if importers {
+            // Back to green: the importer, failing, is checked again.
+            repo.write("pkg/a.py", BOX);
+            assert_eq!(repo.run().json()["overall_pass"], true, "{what}: reverted");
+        }
+    }
+}

@@ -43,6 +43,12 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
             if let Some(why) = &scope.importers_unknown {
                 eprintln!("qg: importers unknown: {why}; the gates that check importers check the whole project");
             }
+            for file in &scope.body_only {
+                eprintln!(
+                    "qg: {}: body only: its interface is unchanged, importers not needed",
+                    crate::file_name::display(file)
+                );
+            }
             for (gate, why) in &scope.whole_project {
                 eprintln!("qg: gate {gate} checks its whole project scope: {why}");
             }

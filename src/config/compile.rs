@@ -76,6 +76,7 @@ impl Compiler<'_> {
             parent_branch: raw.parent_branch,
             artifact_logging,
             import_graph,
+            interface_aware_importers: raw.interface_aware_importers,
             members,
             gates,
         })

@@ -25,6 +25,9 @@ pub struct Config {
     pub(crate) artifact_logging: ArtifactLogging,
     /// The analyzer that finds the files importing a changed one.
     pub(crate) import_graph: Option<ImportGraph>,
+    /// Whether a changed module adds its importers only when its
+    /// interface changed (a body-only edit adds none).
+    pub(crate) interface_aware_importers: bool,
     /// The workspace members the config names (`members`), root-relative
     /// directories or globs of them; `None`: they are found (see `members`).
     pub(crate) members: Option<Vec<String>>,

@@ -15,6 +15,7 @@
 mod analyzer;
 pub(crate) mod cache;
 mod imports;
+pub(crate) mod interface;
 pub(crate) mod roots;
 mod unresolved;
 

@@ -4,6 +4,7 @@
 //! Reports render the value; the CLI only parses flags and picks a renderer.
 
 mod bases;
+mod body_only;
 mod compare;
 mod gates;
 mod new_baseline;

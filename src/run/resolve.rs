@@ -55,14 +55,12 @@ pub(crate) fn resolve_scope(
     let mut scope = scope::resolve(workspace, config, request, &baseline)?;
     let mut warnings = store.take_warnings();
     if scope.mode != ScopeMode::Project && gates.iter().any(|g| g.importers) {
-        add_importers(
-            workspace,
-            config,
-            &mut scope,
+        let known = ImportersContext {
             remember,
             tools,
-            &mut warnings,
-        );
+            state: state.as_ref(),
+        };
+        add_importers(workspace, config, &mut scope, &known, &mut warnings);
     }
     Ok(ResolvedScope {
         scope,
@@ -72,20 +70,30 @@ pub(crate) fn resolve_scope(
     })
 }
 
+/// What finding the importers needs besides the scope.
+struct ImportersContext<'t> {
+    /// Whether caches may be written.
+    remember: bool,
+    /// The run's tools.
+    tools: &'t Toolbox<'t>,
+    /// This branch's state (`auto`): which content of a file the last
+    /// green run checked, when it is not the base commit's.
+    state: Option<&'t crate::state::BranchState>,
+}
+
 /// Adds every project file that imports a changed or deleted file (reason
 /// `imports_changed`), or records why they cannot be known.
 fn add_importers(
     workspace: &Workspace,
     config: &Config,
     scope: &mut Scope,
-    remember: bool,
-    tools: &Toolbox<'_>,
+    known: &ImportersContext<'_>,
     warnings: &mut Vec<String>,
 ) {
     let Some(spec) = &config.import_graph else {
         return;
     };
-    let seeds: BTreeSet<String> = scope
+    let mut seeds: BTreeSet<String> = scope
         .files
         .iter()
         .filter(|f| {
@@ -95,6 +103,11 @@ fn add_importers(
         })
         .map(|f| f.path.clone())
         .collect();
+    if config.interface_aware_importers {
+        scope.body_only =
+            super::body_only::find(workspace, scope, &seeds, known.state, known.remember);
+        seeds.retain(|seed| !scope.body_only.contains(seed));
+    }
     let deleted = scope
         .diff
         .as_ref()
@@ -111,8 +124,8 @@ fn add_importers(
         deleted,
         in_scope: scope.paths().map(str::to_string).collect(),
         diff: scope.diff.as_ref(),
-        remember,
-        tools,
+        remember: known.remember,
+        tools: known.tools,
     };
     match graph::importers(&request) {
         Ok(importers) => {

@@ -37,6 +37,7 @@ pub(super) fn project_scope(
         fallback_reason,
         unmatched: Vec::new(),
         importers_unknown: None,
+        body_only: Vec::new(),
         whole_project: BTreeMap::new(),
         settings_now: Default::default(),
         diff: None,

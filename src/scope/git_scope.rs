@@ -202,6 +202,7 @@ impl GitScope<'_> {
             fallback_reason: None,
             unmatched: Vec::new(),
             importers_unknown: None,
+            body_only: Vec::new(),
             whole_project: BTreeMap::new(),
             settings_now: Default::default(),
             diff: None,

@@ -116,6 +116,11 @@ pub(crate) struct Scope {
     /// the gates that check importers then check the whole project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) importers_unknown: Option<String>,
+    /// Changed files whose interface equals their version in the scope's
+    /// base (`import_graph.interface_aware`): an edit no importer can see,
+    /// so their importers are not checked for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) body_only: Vec<String>,
     /// Gates that check their whole project scope on this partial scope,
     /// and why: their tool, or its settings, changed since the scope's base.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

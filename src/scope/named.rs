@@ -54,6 +54,7 @@ pub(super) fn explicit_scope(
         fallback_reason: None,
         unmatched,
         importers_unknown: None,
+        body_only: Vec::new(),
         whole_project: BTreeMap::new(),
         settings_now: Default::default(),
         diff: None,

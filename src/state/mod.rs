@@ -33,6 +33,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "findings.json"
         || name == "import-graph.json"
         || name == "import-names.json"
+        || name == "interfaces.json"
         || name == "lsp-findings.json"
         || name == "environment.json"
         || name.starts_with("daemons/")
