@@ -1105,6 +1105,34 @@ fn sampled_daemon(every: usize) -> String {
     format!("{COMMAND_DAEMON}      verify_every: {every}\n")
 }
 
+/// Stopping a daemon stops the comparison it started — the cold tool with
+/// it — before `qg daemon stop` returns. (The comparison's tool, in a
+/// process group of its own, outlived a kill of the comparison's group:
+/// orphaned, a hanging one ran on past its timeout.)
+#[test]
+fn a_daemon_stopped_mid_comparison_takes_the_comparison_with_it() {
+    let project = fake_project(&sampled_daemon(1));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // Green answers: the run itself confirms none of them.
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+    fake_start(dir);
+    // The next comparison's cold run hangs (until the gate's 3 s timeout).
+    project.write("cold.sh", "touch cold-started\nexec sleep 60\n");
+    fake_run(dir, &[]).assert_code(0);
+    eventually(Duration::from_secs(20), "the comparison's cold run", || {
+        dir.join("cold-started").exists()
+    });
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    let left = processes_under(dir);
+    assert!(
+        left.is_empty(),
+        "{left:?}\n{}",
+        std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap_or_default()
+    );
+}
+
 /// What `fake`'s daemon says about itself.
 fn fake_status(dir: &Path) -> Value {
     let run = fake_qg(dir, &["daemon", "status", "--format", "json"]);
@@ -1925,6 +1953,22 @@ fn a_weaker_configuration_has_every_warm_answer_compared() {
             .contains("its answers agreed with a cold run 4 times since it started"),
         "{}",
         doctor.stdout
+    );
+    // A run of some files is compared on those files, not the project's.
+    project.write(
+        "b.py", "y = 2
+",
+    );
+    fake_qg(dir, &["run", "a.py", "--no-state"]).assert_code(0);
+    eventually(
+        Duration::from_secs(20),
+        "the named file's comparison",
+        || {
+            log()
+                .matches("its answers for a run's 1 file equal a cold run's")
+                .count()
+                == 4
+        },
     );
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);

@@ -360,6 +360,9 @@ fn seconds(ms: u64) -> String {
 fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
     use crate::run::{self, DaemonUse, RunOptions};
     use crate::scope::{ScopeMode, ScopeRequest};
+    // Its tools run in process groups of their own: a daemon stopping it
+    // asks with SIGTERM, and this kills them before exiting.
+    super::interrupt::install();
     let cwd = current_dir()?;
     let cancel = crate::process::Cancel::default();
     if let Some(owner) = args.owner {

@@ -76,6 +76,18 @@ impl Tree {
         self.leader
     }
 
+    /// Asks the leader to stop (SIGTERM): a qg leader then kills the tools
+    /// it runs in process groups of their own, which a kill of its group
+    /// would orphan. On Windows the job's kill takes nested jobs with it:
+    /// nothing to ask.
+    pub(crate) fn terminate(&self) {
+        #[cfg(unix)]
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(self.leader as libc::pid_t, libc::SIGTERM);
+        }
+    }
+
     /// Kills every process of the tree.
     pub(crate) fn kill(&self) {
         #[cfg(unix)]

@@ -8,7 +8,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a self-check asked to stop may take to stop its tools.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 use super::slot::Slot;
 use crate::process::tree::{self, Tree};
@@ -89,9 +92,17 @@ impl Checker {
         !ended
     }
 
-    /// Stops the self-check under way, its tools with it.
+    /// Stops the self-check under way, its tools with it: asked first,
+    /// since its tools run in process groups of their own that only it
+    /// kills (a kill of its group alone left a cold mypy running on);
+    /// killed, tree and all, if it has not stopped within [`STOP_GRACE`].
     pub(crate) fn stop(&mut self) {
         if let Some((mut child, tree, _)) = self.running.take() {
+            tree.terminate();
+            let deadline = Instant::now() + STOP_GRACE;
+            while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             tree.kill();
             let _ = child.wait();
         }
