@@ -490,12 +490,14 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
         "    return x\n\n\ndef guess",
         "    return x * 2\n\n\ndef guess",
     );
-    let edits = [
-        ("a body behind a return annotation", body.clone(), false),
+    // Each edit: what it is, a.py after it, and the parts of a.py's
+    // interface it changes (none: the importer is not checked).
+    let edits: [(&str, String, &[&str]); 5] = [
+        ("a body behind a return annotation", body.clone(), &[]),
         (
             "another, after a green run of the first",
             body.replace("self.size + 1", "self.size + 2"),
-            false,
+            &[],
         ),
         (
             "an inferred return type",
@@ -503,12 +505,12 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
                 "def guess(x: int):\n    return x",
                 "def guess(x: int):\n    return str(x)",
             ),
-            true,
+            &["def guess"],
         ),
         (
             "an attribute a method assigns",
             BOX.replace("self.size = 1", "self.size = \"1\""),
-            true,
+            &["class Box"],
         ),
         (
             "a signature",
@@ -516,10 +518,11 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
                 "def f(x: int) -> int:\n    return x",
                 "def f(x: int) -> str:\n    return str(x)",
             ),
-            true,
+            &["def f"],
         ),
     ];
-    for (what, a, importers) in edits {
+    for (what, a, parts) in edits {
+        let importers = !parts.is_empty();
         repo.write("pkg/a.py", &a);
         let files = repo.files();
         assert_eq!(
@@ -529,6 +532,13 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
         );
         let body_only = files["body_only"] == serde_json::json!(["pkg/a.py"]);
         assert_eq!(body_only, !importers, "{what}: {files}");
+        if importers {
+            assert_eq!(
+                files["interface_changed"]["pkg/a.py"],
+                serde_json::json!(parts),
+                "{what}: {files}"
+            );
+        }
         let run = repo.run();
         let project = repo.qg(&[
             "run",

@@ -49,6 +49,13 @@ pub(super) fn command(args: FilesArgs) -> Result<i32, QgError> {
                     crate::file_name::display(file)
                 );
             }
+            for (file, parts) in &scope.interface_changed {
+                eprintln!(
+                    "qg: {}: its interface changed ({}): importers checked",
+                    crate::file_name::display(file),
+                    parts.join(", ")
+                );
+            }
             for (gate, why) in &scope.whole_project {
                 eprintln!("qg: gate {gate} checks its whole project scope: {why}");
             }

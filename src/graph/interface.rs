@@ -31,15 +31,15 @@
 pub(crate) const CACHE_FILE: &str = ".st3/interfaces.json";
 
 /// The rule behind the digests: another rule's are not reused.
-const RULE: &str = "qg-interface/v1";
+const RULE: &str = "qg-interface/v2";
 
 /// Blob id → the interface of that content (`None`: it does not parse).
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Interfaces {
     /// Which rule computed them ([`RULE`]).
     rule: String,
-    /// Blob id → digest.
-    blobs: std::collections::BTreeMap<String, Option<String>>,
+    /// Blob id → its interface.
+    blobs: std::collections::BTreeMap<String, Option<Interface>>,
     /// Whether something was added since loading.
     #[serde(skip)]
     added: bool,
@@ -65,18 +65,18 @@ impl Interfaces {
         &mut self,
         blob: &str,
         content: impl FnOnce() -> Option<Vec<u8>>,
-    ) -> Option<String> {
+    ) -> Option<Interface> {
         if let Some(known) = self.blobs.get(blob) {
             return known.clone();
         }
-        let found = digest(&content()?);
+        let found = read(&content()?);
         self.blobs.insert(blob.to_string(), found.clone());
         self.added = true;
         found
     }
 
     /// The interface of a blob seen before, if it was.
-    pub(crate) fn known(&self, blob: &str) -> Option<String> {
+    pub(crate) fn known(&self, blob: &str) -> Option<Interface> {
         self.blobs.get(blob).cloned().flatten()
     }
 
@@ -91,9 +91,37 @@ impl Interfaces {
     }
 }
 
-/// The interface of `source`, as a digest; `None` when it does not parse
-/// cleanly (then no two versions are known to be equal).
-pub(crate) fn digest(source: &[u8]) -> Option<String> {
+/// A module's interface: one digest of it all, and one of each part a
+/// message can name (`def f`, `class A`, `module level`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Interface {
+    /// Everything an importer sees, in order.
+    pub(crate) digest: String,
+    /// Part → its digest (a name defined twice: `def f`, `def f (2)`).
+    pub(crate) parts: std::collections::BTreeMap<String, String>,
+}
+
+impl Interface {
+    /// The parts that differ from `before`'s (added, removed or changed);
+    /// `statement order` when the parts are equal but not their order.
+    pub(crate) fn changed_since(&self, before: &Interface) -> Vec<String> {
+        let names: std::collections::BTreeSet<&String> =
+            self.parts.keys().chain(before.parts.keys()).collect();
+        let changed: Vec<String> = names
+            .into_iter()
+            .filter(|name| self.parts.get(*name) != before.parts.get(*name))
+            .cloned()
+            .collect();
+        match (changed.is_empty(), self.digest == before.digest) {
+            (true, false) => vec!["statement order".to_string()],
+            _ => changed,
+        }
+    }
+}
+
+/// The interface of `source`; `None` when it does not parse cleanly (then
+/// no two versions are known to be equal).
+pub(crate) fn read(source: &[u8]) -> Option<Interface> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
@@ -103,9 +131,49 @@ pub(crate) fn digest(source: &[u8]) -> Option<String> {
     if root.has_error() {
         return None;
     }
-    let mut out = String::new();
-    write_node(root, source, &mut out);
-    Some(crate::git::hash_blob(out.as_bytes()))
+    let mut whole = String::new();
+    let mut parts: std::collections::BTreeMap<String, String> = Default::default();
+    let mut cursor = root.walk();
+    for statement in root.children(&mut cursor) {
+        let mut text = String::new();
+        write_node(statement, source, &mut text);
+        whole.push_str(&text);
+        let mut name = part_name(statement, source);
+        let mut seen = 1;
+        while parts.contains_key(&name) && !name.starts_with("module level") {
+            seen += 1;
+            name = format!("{} ({seen})", part_name(statement, source));
+        }
+        parts.entry(name).or_default().push_str(&text);
+    }
+    let parts = parts
+        .into_iter()
+        .map(|(name, text)| (name, crate::git::hash_blob(text.as_bytes())))
+        .collect();
+    Some(Interface {
+        digest: crate::git::hash_blob(whole.as_bytes()),
+        parts,
+    })
+}
+
+/// How a message names a module-level statement: the function or class it
+/// defines, else `module level` (imports, assignments, `if` blocks).
+fn part_name(statement: tree_sitter::Node<'_>, source: &[u8]) -> String {
+    let definition = match statement.kind() {
+        "decorated_definition" => statement.child_by_field_name("definition"),
+        _ => Some(statement),
+    };
+    let named = |kind: &str| {
+        definition
+            .filter(|d| d.kind() == kind)
+            .and_then(|d| d.child_by_field_name("name"))
+            .map(|n| text(n, source).to_string())
+    };
+    match (named("function_definition"), named("class_definition")) {
+        (Some(name), _) => format!("def {name}"),
+        (_, Some(name)) => format!("class {name}"),
+        _ => "module level".to_string(),
+    }
 }
 
 /// Writes `node` as a nested form: its kind and, inside, its children
@@ -287,7 +355,11 @@ fn text<'s>(node: tree_sitter::Node<'_>, source: &'s [u8]) -> &'s str {
 
 #[cfg(test)]
 mod tests {
-    use super::digest;
+    use super::{read, Interface};
+
+    fn digest(source: &[u8]) -> Option<String> {
+        read(source).map(|interface| interface.digest)
+    }
 
     /// Whether `before` and `after` have one interface.
     fn same(before: &str, after: &str) -> bool {
@@ -439,5 +511,52 @@ mod tests {
         assert_eq!(digest(b"def f(:\n    pass\n"), None);
         assert_eq!(digest(b"def f() -> int:\n    return (\n"), None);
         assert!(digest(b"").is_some());
+    }
+}
+
+#[cfg(test)]
+mod parts {
+    use super::read;
+
+    fn changed(before: &str, after: &str) -> Vec<String> {
+        let (a, b) = (
+            read(before.as_bytes()).unwrap(),
+            read(after.as_bytes()).unwrap(),
+        );
+        b.changed_since(&a)
+    }
+
+    #[test]
+    fn a_change_is_named_by_the_definition_it_is_in() {
+        let module = "import a\n\ndef f(x: int) -> int:\n    return x\n\nclass A:\n    x = 1\n";
+        assert_eq!(changed(module, module), Vec::<String>::new());
+        assert_eq!(
+            changed(module, &module.replace("def f(x: int)", "def f(x: str)")),
+            ["def f"]
+        );
+        assert_eq!(
+            changed(module, &module.replace("x = 1", "x = 2")),
+            ["class A"]
+        );
+        assert_eq!(
+            changed(module, &module.replace("import a", "import b")),
+            ["module level"]
+        );
+        assert_eq!(
+            changed(module, &format!("{module}\ndef g() -> None:\n    pass\n")),
+            ["def g"]
+        );
+        // Redefined: each definition is a part of its own.
+        let twice = "def f() -> int:\n    return 1\n\ndef f() -> str:\n    return ''\n";
+        assert_eq!(
+            changed(
+                twice,
+                &twice.replace("-> str", "-> bytes").replace("''", "b''")
+            ),
+            ["def f (2)"]
+        );
+        // The same parts in another order.
+        let swapped = "class A:\n    x = 1\n\ndef f(x: int) -> int:\n    return x\nimport a\n";
+        assert_eq!(changed(module, swapped), ["statement order"]);
     }
 }

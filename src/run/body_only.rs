@@ -10,30 +10,39 @@
 //! a version qg never kept): it always adds its importers, as does a file
 //! that is new, untracked, named, or does not parse.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::graph::interface::Interfaces;
 use crate::scope::{Reason, Scope};
 use crate::state::BranchState;
 use crate::workspace::Workspace;
 
-/// The seeds whose interface equals the vouched-for content's. Caches the
-/// interfaces it read when `remember`.
+/// What comparing the changed files' interfaces found.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    /// The seeds whose interface equals the vouched-for content's.
+    pub(super) body_only: Vec<String>,
+    /// The others compared, and which parts of their interface changed.
+    pub(super) interface_changed: BTreeMap<String, Vec<String>>,
+}
+
+/// Compares each changed seed's interface with the vouched-for content's.
+/// Caches the interfaces it read when `remember`.
 pub(super) fn find(
     workspace: &Workspace,
     scope: &Scope,
     seeds: &BTreeSet<String>,
     state: Option<&BranchState>,
     remember: bool,
-) -> Vec<String> {
+) -> Found {
     let (Some(repo), Some(base)) = (&workspace.repo, &scope.baseline_sha) else {
-        return Vec::new();
+        return Found::default();
     };
     let mut interfaces = Interfaces::load(&workspace.root);
     let failing: BTreeSet<&String> = state
         .map(|s| s.failed_files.iter().collect())
         .unwrap_or_default();
-    let mut found = Vec::new();
+    let mut found = Found::default();
     for file in scope
         .files
         .iter()
@@ -58,8 +67,15 @@ pub(super) fn find(
                 blob.and_then(|blob| interfaces.of(&blob, || content))
             }
         };
-        if now.is_some() && now == then {
-            found.push(path.to_string());
+        match (now, then) {
+            (Some(now), Some(then)) if now.digest == then.digest => {
+                found.body_only.push(path.to_string());
+            }
+            (Some(now), Some(then)) => {
+                let parts = now.changed_since(&then);
+                found.interface_changed.insert(path.to_string(), parts);
+            }
+            _ => {}
         }
     }
     if remember {

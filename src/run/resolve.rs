@@ -104,9 +104,10 @@ fn add_importers(
         .map(|f| f.path.clone())
         .collect();
     if config.interface_aware_importers {
-        scope.body_only =
-            super::body_only::find(workspace, scope, &seeds, known.state, known.remember);
-        seeds.retain(|seed| !scope.body_only.contains(seed));
+        let found = super::body_only::find(workspace, scope, &seeds, known.state, known.remember);
+        seeds.retain(|seed| !found.body_only.contains(seed));
+        scope.body_only = found.body_only;
+        scope.interface_changed = found.interface_changed;
     }
     let deleted = scope
         .diff

@@ -38,6 +38,7 @@ pub(super) fn project_scope(
         unmatched: Vec::new(),
         importers_unknown: None,
         body_only: Vec::new(),
+        interface_changed: BTreeMap::new(),
         whole_project: BTreeMap::new(),
         settings_now: Default::default(),
         diff: None,

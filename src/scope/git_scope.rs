@@ -203,6 +203,7 @@ impl GitScope<'_> {
             unmatched: Vec::new(),
             importers_unknown: None,
             body_only: Vec::new(),
+            interface_changed: BTreeMap::new(),
             whole_project: BTreeMap::new(),
             settings_now: Default::default(),
             diff: None,

@@ -121,6 +121,11 @@ pub(crate) struct Scope {
     /// so their importers are not checked for them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) body_only: Vec<String>,
+    /// The other changed files compared so, and which parts of their
+    /// interface changed (`def f`, `class A`, `module level`): why their
+    /// importers are checked.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) interface_changed: BTreeMap<String, Vec<String>>,
     /// Gates that check their whole project scope on this partial scope,
     /// and why: their tool, or its settings, changed since the scope's base.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

@@ -55,6 +55,7 @@ pub(super) fn explicit_scope(
         unmatched,
         importers_unknown: None,
         body_only: Vec::new(),
+        interface_changed: BTreeMap::new(),
         whole_project: BTreeMap::new(),
         settings_now: Default::default(),
         diff: None,
