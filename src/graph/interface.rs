@@ -355,7 +355,7 @@ fn text<'s>(node: tree_sitter::Node<'_>, source: &'s [u8]) -> &'s str {
 
 #[cfg(test)]
 mod tests {
-    use super::{read, Interface};
+    use super::read;
 
     fn digest(source: &[u8]) -> Option<String> {
         read(source).map(|interface| interface.digest)
