@@ -569,3 +569,139 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
         }
     }
 }
+
+/// A module with one of each thing an importer can observe: a protocol
+/// method with a default body, an attribute `__init__` assigns, defaults,
+/// annotated and unannotated functions, an async generator, a constant.
+const LIB: &str = "from typing import AsyncIterator, Protocol\n\n\nclass Shape(Protocol):\n    def area(self) -> float:\n        return 0.0\n\n\nclass Box:\n    def __init__(self) -> None:\n        self.size = 1\n\n    def grow(self, by: int = 1) -> int:\n        return self.size + by\n\n\ndef scale(x: int) -> int:\n    return x * 2\n\n\ndef guess(x: int):\n    return x\n\n\nasync def ticks() -> AsyncIterator[int]:\n    yield 1\n\n\nLIMIT = 3\n";
+const USES_LIB: &str = "from lib import LIMIT, Box, Shape, guess, scale, ticks\n\n\nclass Lazy(Shape):\n    pass\n\n\ndef total() -> int:\n    box = Box()\n    return box.grow() + box.size + scale(LIMIT) + guess(2) + int(Lazy().area())\n\n\nasync def first() -> int:\n    async for t in ticks():\n        return t\n    return 0\n";
+
+/// The differential check of `interface_aware_importers` on each kind of
+/// edit the interface rule distinguishes: from green, the `auto` run that
+/// may leave the importer out finds exactly what `--scope project` finds
+/// (mypy and pyright), and the body-only edits are the ones that left it
+/// out.
+#[test]
+fn interface_aware_auto_finds_what_project_finds_after_each_kind_of_edit() {
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[tool.qg]\nactive_gates = [\"mypy\", \"pyright\"]\ninterface_aware_importers = true\n",
+        ),
+        ("lib.py", LIB),
+        ("use.py", USES_LIB),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true, "green to start");
+    let edit = |from: &str, to: &str| {
+        assert!(LIB.contains(from), "{from}");
+        LIB.replacen(from, to, 1)
+    };
+    // (what, lib.py after it, whether it is body-only)
+    let cases = [
+        ("a body", edit("return x * 2", "return x * 3"), true),
+        (
+            "a docstring",
+            edit("return x * 2", "\"\"\"Twice.\"\"\"\n    return x * 2"),
+            true,
+        ),
+        (
+            "a comment",
+            edit("LIMIT = 3", "# the limit\nLIMIT = 3"),
+            true,
+        ),
+        (
+            "a method body reading an attribute",
+            edit("return self.size + by", "return by + self.size"),
+            true,
+        ),
+        (
+            "an inferred return type",
+            edit(
+                "def guess(x: int):\n    return x",
+                "def guess(x: int):\n    return str(x)",
+            ),
+            false,
+        ),
+        (
+            "an attribute __init__ assigns",
+            edit("self.size = 1", "self.size = \"1\""),
+            false,
+        ),
+        ("a default removed", edit("by: int = 1", "by: int"), false),
+        (
+            "a protocol method made trivial",
+            edit("return 0.0", "..."),
+            false,
+        ),
+        (
+            "an async generator that no longer yields",
+            edit("    yield 1\n", "    return None\n"),
+            false,
+        ),
+        (
+            "a constant's type",
+            edit("LIMIT = 3", "LIMIT = \"3\""),
+            false,
+        ),
+        (
+            "a return annotation",
+            edit(
+                "def scale(x: int) -> int:\n    return x * 2",
+                "def scale(x: int) -> str:\n    return str(x)",
+            ),
+            false,
+        ),
+        (
+            "a syntax error in a body",
+            edit("return x * 2", "return x *"),
+            false,
+        ),
+    ];
+    let checkers = |run: &common::Run| -> Vec<(String, Value, Vec<_>)> {
+        ["mypy", "pyright"]
+            .iter()
+            .map(|gate| {
+                let g = run.gate(gate);
+                (gate.to_string(), g["status"].clone(), violation_keys(&g))
+            })
+            .collect()
+    };
+    for (what, lib, body_only) in cases {
+        repo.write("lib.py", &lib);
+        let files = repo.files();
+        assert_eq!(
+            files["body_only"] == serde_json::json!(["lib.py"]),
+            body_only,
+            "{what}: {files}"
+        );
+        assert_eq!(
+            lists_importer(&files, "use.py", "lib.py"),
+            !body_only,
+            "{what}: {files}"
+        );
+        let auto = repo.qg(&["run", "--no-state", "--format", "json"]);
+        let project = repo.qg(&[
+            "run",
+            "--scope",
+            "project",
+            "--no-state",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            checkers(&auto),
+            checkers(&project),
+            "{what}: auto against project\nauto: {}\nproject: {}",
+            auto.stdout,
+            project.stdout
+        );
+        if !body_only {
+            assert_ne!(
+                project.code, 0,
+                "{what} changes a verdict: {}",
+                project.stdout
+            );
+        }
+        repo.write("lib.py", LIB);
+    }
+}
