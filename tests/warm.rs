@@ -1166,6 +1166,17 @@ fn a_daemon_whose_first_answer_differs_from_a_cold_run_is_never_believed() {
         "{text}"
     );
     assert_eq!(fake_status(dir)["phase"], "untrusted");
+    // It will not answer again with this tool and config: the tool is
+    // stopped (a pyright server holds a GiB), the daemon stays to say why.
+    eventually(
+        Duration::from_secs(10),
+        "the untrusted tool stopped",
+        || {
+            !processes_under(dir)
+                .iter()
+                .any(|p| p.ends_with("sleep 600"))
+        },
+    );
     let doctor = fake_qg(dir, &["doctor"]);
     assert!(
         doctor
@@ -1979,10 +1990,13 @@ fn a_weaker_configuration_has_every_warm_answer_compared() {
 #[test]
 fn the_first_answers_after_a_start_are_compared() {
     let project = fake_project(&format!(
-        "{COMMAND_DAEMON}      verify_every: 0\n      verify_first: 2\n"
+        "{COMMAND_DAEMON}      verify_every: 0\n      verify_first: 2\n      verify_all_when: [plugins]\n    selection:\n      config: [{{file: pyproject.toml, section: tool.fake}}]\n"
     ));
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
+    // A config without the key the tool is weaker with: only the first
+    // answers are compared, not every one.
+    project.write("pyproject.toml", "[tool.fake]\nstrict = true\n");
     project.write("truth.jsonl", "");
     project.write("warm.sh", "exit 0\n");
     fake_start(dir);
