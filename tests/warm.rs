@@ -1133,6 +1133,35 @@ fn a_daemon_stopped_mid_comparison_takes_the_comparison_with_it() {
     );
 }
 
+/// A daemon started for an automatic context (an owner: `qg watch`, `qg
+/// lsp`) starts no tool of a repository not trusted as it is now — a pull
+/// may have changed the gate's command under a running watch.
+#[test]
+fn a_daemon_with_an_owner_starts_no_tool_of_an_untrusted_repository() {
+    let project = fake_project(&COMMAND_DAEMON.replace(
+        "touch '{daemon_dir}/ready'",
+        "touch control/ran; touch '{daemon_dir}/ready'",
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("control/.keep", "");
+    let log = dir.join("control/daemon.log");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["daemon", "serve", "--gate", "fake", "--owner"])
+        .arg(std::process::id().to_string())
+        .current_dir(dir)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    eventually(Duration::from_secs(20), "the refusal", || {
+        said().contains("not starting the tool: ")
+    });
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(!dir.join("control/ran").exists(), "{}", said());
+}
+
 /// What `fake`'s daemon says about itself.
 fn fake_status(dir: &Path) -> Value {
     let run = fake_qg(dir, &["daemon", "status", "--format", "json"]);
