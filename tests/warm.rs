@@ -1091,6 +1091,26 @@ fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
             "{fault}: {warnings}"
         );
     }
+    // In trouble again and again — each hang a one-shot token, so the
+    // restarted tool's first pass is fine: after 3 restarts within 10
+    // minutes the daemon gives up, says so, and runs are answered cold.
+    project.write(
+        "warm.sh",
+        "if [ -f control/hang ]; then rm control/hang; sleep 30; fi\ncat truth.jsonl\nexit 1\n",
+    );
+    let log = || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    for _ in 0..8 {
+        eventually(Duration::from_secs(30), "the restart done", || {
+            matches!(fake_status(dir)["phase"].as_str(), Some("ready" | "failed"))
+        });
+        if fake_status(dir)["phase"] == "failed" {
+            break;
+        }
+        project.write("control/hang", "");
+        fake_run(dir, &[]).assert_code(1);
+    }
+    assert_eq!(fake_status(dir)["phase"], "failed", "{}", log());
+    assert!(log().contains("not restarting the tool again"), "{}", log());
     Command::new(env!("CARGO_BIN_EXE_qg"))
         .args(["daemon", "stop"])
         .current_dir(dir)
