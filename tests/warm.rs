@@ -1111,6 +1111,13 @@ fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
     }
     assert_eq!(fake_status(dir)["phase"], "failed", "{}", log());
     assert!(log().contains("not restarting the tool again"), "{}", log());
+    // Three restarts first (the first for the hang above), not fewer.
+    assert_eq!(
+        log().matches("starting the tool (a check failed").count(),
+        3,
+        "{}",
+        log()
+    );
     Command::new(env!("CARGO_BIN_EXE_qg"))
         .args(["daemon", "stop"])
         .current_dir(dir)
