@@ -497,6 +497,88 @@ def tdd_importers(runs, tmp: Path):
     return rows
 
 
+def interface_aware(runs, tmp: Path):
+    """Issue 47: an edit to the module 20 others import — a body-only one
+    and a signature change — with and without `interface_aware_importers`,
+    cold and warm, against the slowest type checker alone on that module
+    (the floor)."""
+    root = tmp / "interface-aware"
+    generate_package(root, 300)
+    hub = root / "pkg" / "hub.py"
+    original = hub.read_text()
+    serial = iter(range(100_000))
+
+    def body_edit():
+        hub.write_text(original.replace("    return x\n", f"    return x + 0 * {next(serial)}\n"))
+
+    def signature_edit():
+        hub.write_text(original.replace("def hub(x: int)", f"def hub(x: int, y{next(serial)}: int = 0)"))
+
+    def series(edit, expected):
+        def step():
+            edit()
+            out = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+            assert out["overall_pass"] and out["scope"]["files_checked"] == expected, out["summary_line"]
+
+        return step
+
+    def configured(aware):
+        flag = "true" if aware else "false"
+        gates = ", ".join(f'"{g}"' for g in ("ruff_format", "ruff_check", "mypy", "pyright"))
+        (root / "pyproject.toml").write_text(f"[tool.qg]\nactive_gates = [{gates}]\ninterface_aware_importers = {flag}\n")
+        hub.write_text(original)
+        git_commit_all(root, f"interface_aware_importers = {flag}")
+        sh([QG, "run"], root, check=False)  # a new config: the whole project, green
+
+    checkers = [c for c in default_commands() if c[0] in ("mypy", "pyright")]
+    floor = medians({c[0]: cmd(c + ["pkg/hub.py"], root) for c in checkers}, runs, warmup=1)
+    slowest = max(floor, key=floor.get)
+    importers = HUB_IMPORTERS + 1
+    measured = {}
+    for aware in (False, True):
+        configured(aware)
+        for label, edit, expected in [
+            ("body", body_edit, 1 if aware else importers),
+            ("signature", signature_edit, importers),
+        ]:
+            hub.write_text(original)
+            sh([QG, "run"], root, check=False)
+            measured[(aware, label, "cold")] = medians({"qg": series(edit, expected)}, runs, warmup=1)["qg"]
+    sh([QG, "daemon", "start"], root, check=False)
+    try:
+        hub.write_text(original)
+        sh([QG, "run"], root, check=False)
+        measured[(True, "body", "warm")] = medians({"qg": series(body_edit, 1)}, runs, warmup=1)["qg"]
+    finally:
+        sh([QG, "daemon", "stop"], root, check=False)
+    hub.write_text(original)
+    rows = []
+    for label, what in [("body", "a body-only edit"), ("signature", "a signature change")]:
+        on, off = measured[(True, label, "cold")], measured[(False, label, "cold")]
+        r = on / floor[slowest]
+        goal = "<= 1.2x" if label == "body" else "(report)"
+        rows.append(
+            (
+                f"Interface-aware importers: `qg run` (auto, cold) after {what} to a module {HUB_IMPORTERS} others import, vs the slowest type checker alone on it",
+                f"on {sec(on)} ({1 if label == 'body' else importers} files), off {sec(off)} ({importers} files); {slowest} alone {sec(floor[slowest])}",
+                f"{r:.2f}x",
+                goal,
+                r <= 1.2 if label == "body" else True,
+            )
+        )
+    warm = measured[(True, "body", "warm")]
+    rows.append(
+        (
+            f"Interface-aware importers, warm: `qg run` after a body-only edit to a module {HUB_IMPORTERS} others import (daemons started)",
+            f"qg {sec(warm)}",
+            sec(warm),
+            "<= 0.5 s",
+            warm <= 0.5,
+        )
+    )
+    return rows
+
+
 def graph_cost(runs, tmp: Path):
     """Issue 11: the import graph's own cost on django (7k files), in the TDD
     loop: `qg files` (auto) after a one-line edit, with two gates that check
@@ -1565,6 +1647,7 @@ FIGURES = {
     "django": django_noop,
     "tdd": tdd_loop,
     "tdd-importers": tdd_importers,
+    "interface-aware": interface_aware,
     "graph": graph_cost,
     "roots": roots_cost,
     "workspace": workspace_cost,
