@@ -1091,13 +1091,29 @@ fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
             "{fault}: {warnings}"
         );
     }
-    // In trouble again and again — each hang a one-shot token, so the
-    // restarted tool's first pass is fine: after 3 restarts within 10
-    // minutes the daemon gives up, says so, and runs are answered cold.
+    Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args(["daemon", "stop"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_nothing_left(dir);
+}
+
+/// A daemon in trouble again and again — each check hanging, each restart's
+/// first pass fine — starts its tool again three times within 10 minutes,
+/// then gives up, says so, and runs are answered cold.
+#[test]
+fn a_daemon_in_trouble_again_and_again_gives_up_after_three_restarts() {
+    let project = fake_project(COMMAND_DAEMON);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // Each hang is a one-shot token: the check that finds it hangs past
+    // its deadline; the restarted tool's first pass does not.
     project.write(
         "warm.sh",
         "if [ -f control/hang ]; then rm control/hang; sleep 30; fi\ncat truth.jsonl\nexit 1\n",
     );
+    fake_start(dir);
     let log = || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
     for _ in 0..8 {
         eventually(Duration::from_secs(30), "the restart done", || {
@@ -1111,18 +1127,15 @@ fn a_command_daemon_that_crashes_hangs_or_answers_garbage_is_answered_cold() {
     }
     assert_eq!(fake_status(dir)["phase"], "failed", "{}", log());
     assert!(log().contains("not restarting the tool again"), "{}", log());
-    // Three restarts first (the first for the hang above), not fewer.
     assert_eq!(
         log().matches("starting the tool (a check failed").count(),
         3,
         "{}",
         log()
     );
-    Command::new(env!("CARGO_BIN_EXE_qg"))
-        .args(["daemon", "stop"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let cold = fake_run(dir, &[]);
+    assert_eq!(cold.gate("fake")["warm"], false, "{}", cold.stdout);
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
 

@@ -43,6 +43,9 @@ pub(crate) struct Interfaces {
     /// Whether something was added since loading.
     #[serde(skip)]
     added: bool,
+    /// The blobs this run asked about: what [`Interfaces::save`] keeps.
+    #[serde(skip)]
+    used: std::collections::BTreeSet<String>,
 }
 
 impl Interfaces {
@@ -66,6 +69,7 @@ impl Interfaces {
         blob: &str,
         content: impl FnOnce() -> Option<Vec<u8>>,
     ) -> Option<Interface> {
+        self.used.insert(blob.to_string());
         if let Some(known) = self.blobs.get(blob) {
             return known.clone();
         }
@@ -76,13 +80,22 @@ impl Interfaces {
     }
 
     /// The interface of a blob seen before, if it was.
-    pub(crate) fn known(&self, blob: &str) -> Option<Interface> {
+    pub(crate) fn known(&mut self, blob: &str) -> Option<Interface> {
+        self.used.insert(blob.to_string());
         self.blobs.get(blob).cloned().flatten()
     }
 
-    /// Writes what was added; unwritable, it is computed again next time.
-    pub(crate) fn save(&self, root: &std::path::Path) {
-        if !self.added {
+    /// Writes the interfaces this run used, and those `keep` names (the
+    /// contents the last green run checked uncommitted): the others can be
+    /// read again from git or the working tree, and a long TDD loop must
+    /// not grow the file by every content it ever saw. Unwritable, they
+    /// are computed again next time.
+    pub(crate) fn save(&mut self, root: &std::path::Path, keep: &dyn Fn(&str) -> bool) {
+        let before = self.blobs.len();
+        let used = std::mem::take(&mut self.used);
+        self.blobs
+            .retain(|blob, _| used.contains(blob) || keep(blob));
+        if !self.added && self.blobs.len() == before {
             return;
         }
         if let Ok(bytes) = serde_json::to_vec(self) {
@@ -558,5 +571,28 @@ mod parts {
         // The same parts in another order.
         let swapped = "class A:\n    x = 1\n\ndef f(x: int) -> int:\n    return x\nimport a\n";
         assert_eq!(changed(module, swapped), ["statement order"]);
+    }
+}
+
+#[cfg(test)]
+mod cache {
+    use super::Interfaces;
+
+    #[test]
+    fn the_cache_keeps_what_the_run_used_and_what_it_is_told_to() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".st3")).unwrap();
+        let mut first = Interfaces::load(dir.path());
+        for blob in ["a", "b", "c"] {
+            first.of(blob, || Some(format!("X = '{blob}'\n").into_bytes()));
+        }
+        first.save(dir.path(), &|_| false);
+        let mut second = Interfaces::load(dir.path());
+        assert!(second.known("a").is_some());
+        second.save(dir.path(), &|blob| blob == "c");
+        let mut third = Interfaces::load(dir.path());
+        assert!(third.known("a").is_some(), "used by the last run");
+        assert!(third.known("c").is_some(), "kept as told");
+        assert!(third.known("b").is_none(), "neither: dropped");
     }
 }

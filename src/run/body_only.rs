@@ -79,7 +79,17 @@ pub(super) fn find(
         }
     }
     if remember {
-        interfaces.save(&workspace.root);
+        // The contents the last green run checked uncommitted: the next
+        // edit of each compares with it, whether or not this run asked.
+        let clean: BTreeSet<&str> = state
+            .map(|s| {
+                s.clean_blobs
+                    .values()
+                    .map(|k| k.trim_end_matches("+x"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        interfaces.save(&workspace.root, &|blob| clean.contains(blob));
     }
     found
 }
