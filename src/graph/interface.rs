@@ -17,8 +17,8 @@
 //!   such methods of protocols and abstract classes as unimplemented) and
 //!   whether it yields (an `async def` that yields is an async generator);
 //! - bare string statements (docstrings);
-//! - comments, except type comments and the checkers' own (`# type:`,
-//!   `# pyright:`, `# mypy:`).
+//! - comments, except directives (`# NAME: …`, NAME a word: type comments
+//!   and every tool's own, whichever tools the config runs).
 //!
 //! A function without a return annotation keeps its body: its return type
 //! is inferred from it. A source the parser cannot read without error has
@@ -346,12 +346,18 @@ fn checker_comments(node: tree_sitter::Node<'_>, source: &[u8]) -> String {
         .join("\n")
 }
 
-/// Type comments and the checkers' own directives change what they see.
+/// A directive (`# type: …`, or any tool's `# NAME: …`) can change what a
+/// checker sees; which tools read which is the config's business, so every
+/// comment of that shape counts (a plain `# note: …` too: a wasted check,
+/// never a missed one).
 fn is_checker_comment(comment: &str) -> bool {
     let body = comment.trim_start_matches('#').trim_start();
-    ["type:", "pyright:", "mypy:"]
-        .iter()
-        .any(|prefix| body.starts_with(prefix))
+    body.split_once(':').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    })
 }
 
 /// A statement that is one plain string (a docstring, wherever it stands).
