@@ -464,6 +464,16 @@ fn a_glob_in_the_analyzers_src_names_every_matching_source_root() {
     );
 }
 
+/// A repository of `files` whose config runs the type checkers with
+/// `interface_aware_importers`, committed.
+fn interface_aware_repo(files: &[(&str, &str)]) -> GitRepo {
+    let config =
+        "[tool.qg]\nactive_gates = [\"mypy\", \"pyright\"]\ninterface_aware_importers = true\n";
+    let mut all = vec![("pyproject.toml", config)];
+    all.extend_from_slice(files);
+    GitRepo::new(&all)
+}
+
 /// A module whose importer sees its signatures, an attribute its
 /// `__init__` assigns, and the inferred return type of `guess`.
 const BOX: &str = "class Box:\n    def __init__(self) -> None:\n        self.size = 1\n\n    def grow(self) -> int:\n        return self.size + 1\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef guess(x: int):\n    return x\n";
@@ -476,11 +486,7 @@ const USES_BOX: &str = "from pkg.a import Box, f, guess\n\n\ndef g() -> int:\n  
 /// edit the run's verdict equals the project run's.
 #[test]
 fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
-    let repo = GitRepo::new(&[
-        (
-            "pyproject.toml",
-            "[tool.qg]\nactive_gates = [\"mypy\", \"pyright\"]\ninterface_aware_importers = true\n",
-        ),
+    let repo = interface_aware_repo(&[
         ("pkg/__init__.py", ""),
         ("pkg/a.py", BOX),
         ("pkg/b.py", USES_BOX),
@@ -583,14 +589,7 @@ const USES_LIB: &str = "from lib import LIMIT, Box, Shape, guess, scale, ticks\n
 /// out.
 #[test]
 fn interface_aware_auto_finds_what_project_finds_after_each_kind_of_edit() {
-    let repo = GitRepo::new(&[
-        (
-            "pyproject.toml",
-            "[tool.qg]\nactive_gates = [\"mypy\", \"pyright\"]\ninterface_aware_importers = true\n",
-        ),
-        ("lib.py", LIB),
-        ("use.py", USES_LIB),
-    ]);
+    let repo = interface_aware_repo(&[("lib.py", LIB), ("use.py", USES_LIB)]);
     assert_eq!(repo.run().json()["overall_pass"], true, "green to start");
     let edit = |from: &str, to: &str| {
         assert!(LIB.contains(from), "{from}");
