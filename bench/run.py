@@ -22,12 +22,15 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+# The ecosystem check's package: its sdist cache and unpacking are bench's too.
+sys.path.insert(0, str(HERE))
+from ecosystem import shell as ecosystem_shell
+
 VENV = HERE / ".venv"
 BIN = VENV / "bin"
 CACHE = HERE / "bench" / ".cache"
@@ -107,30 +110,9 @@ def sequence(commands, cwd):
 
 
 def sdist(spec: str, into: Path) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    name, version = spec.split("==")
-    archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
-    if not archives:
-        # Only the source is needed, whatever Python the package targets.
-        subprocess.run(
-            [
-                BIN / "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "--ignore-requires-python",
-                "-d",
-                CACHE,
-                spec,
-            ],
-            check=True,
-        )
-        archives = [p for p in CACHE.glob("*.tar.gz") if p.name.lower().startswith(f"{name}-{version}".lower())]
-    with tarfile.open(archives[0]) as tar:
-        tar.extractall(into, filter="data")
-    root = next(p for p in into.iterdir() if p.is_dir())
+    """The sdist of `spec` (downloaded once into bench/.cache, shared with
+    the ecosystem check) unpacked into `into` and committed."""
+    root = ecosystem_shell.unpack(ecosystem_shell.sdist(spec), into)
     git_commit_all(root)
     # Packed, as a clone is: reading thousands of loose objects is not what
     # users' repositories look like (and an auto gc must not start mid-run).
@@ -525,7 +507,9 @@ def interface_aware(runs, tmp: Path):
     def configured(aware):
         flag = "true" if aware else "false"
         gates = ", ".join(f'"{g}"' for g in ("ruff_format", "ruff_check", "mypy", "pyright"))
-        (root / "pyproject.toml").write_text(f"[tool.qg]\nactive_gates = [{gates}]\ninterface_aware_importers = {flag}\n")
+        (root / "pyproject.toml").write_text(
+            f"[tool.qg]\nactive_gates = [{gates}]\ninterface_aware_importers = {flag}\n"
+        )
         hub.write_text(original)
         git_commit_all(root, f"interface_aware_importers = {flag}")
         sh([QG, "run"], root, check=False)  # a new config: the whole project, green

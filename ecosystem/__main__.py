@@ -1,0 +1,66 @@
+"""python -m ecosystem [PROJECT...] [--edits N] [--sample] [--self-test] [--page-only]"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import corpus, loop, report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="scripts/ecosystem.sh", description=__doc__)
+    parser.add_argument("projects", nargs="*", help="projects of corpus.toml (default: all)")
+    parser.add_argument("--edits", type=int, default=5, help="seeded random edits per project (default 5)")
+    parser.add_argument("--sample", action="store_true", help="only the projects tagged `sample` (CI's run)")
+    parser.add_argument("--results", default=None, help="results file (default: ecosystem/results.json for a full run)")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check the harness: qg with every gate's importers off must show a difference on the (first) project",
+    )
+    parser.add_argument("--page-only", action="store_true", help="only write the book page from the results file")
+    args = parser.parse_args()
+    if args.page_only:
+        report.write_page(report.load(args.results))
+        return 0
+    projects = corpus.load(args.projects)
+    if args.sample:
+        projects = [p for p in projects if "sample" in p.tags]
+    if args.self_test:
+        return self_test(projects[0], args.edits)
+    full = not args.projects and not args.sample
+    started = time.time()
+    results = []
+    for project in projects:
+        log(f"== {project.name} ({project.sdist})")
+        results.append(loop.Check(project, log).run(args.edits))
+    run = report.Run(results, started, args.edits, full)
+    problems = report.summarize(run, projects, log)
+    report.save(run, args.results or (report.RESULTS if full else None))
+    if full:
+        report.write_page(report.load(None))
+    return 1 if problems else 0
+
+
+def self_test(project, edits: int) -> int:
+    """The harness must see a qg that misses an importer's new error."""
+    log(f"== self-test on {project.name}: every gate's importers off")
+    result = loop.Check(project, log, sabotage=True).run(edits)
+    found = report.differences(result)
+    for difference in found:
+        log(f"  caught: {difference}")
+    if any("missed" in d for d in found):
+        log("ecosystem: self-test passed: the harness caught the importers that were not checked")
+        return 0
+    log("ecosystem: SELF-TEST FAILED: qg without importers looked equal to the tools' own runs")
+    return 1
+
+
+def log(line: str):
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

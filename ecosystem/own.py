@@ -1,0 +1,68 @@
+"""The tools' own runs: each maintainers' command exactly as corpus.toml
+records it, from the project root in the project's virtualenv, with only
+the tool's machine-readable output format added (it changes how findings are
+printed, never which)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import findings, shell
+from .corpus import Project
+
+# corpus.toml's command keys, and the qg gate each is compared with.
+GATES = {"mypy": "mypy", "pyright": "pyright", "ruff": "ruff_check", "ruff_format": "ruff_format"}
+# (`--no-fix`: a project's `fix = true`, as blinker's, would make `ruff check`
+# rewrite the tree and report only what it could not fix.)
+OUTPUT = {
+    "mypy": ["--output=json"],
+    "pyright": ["--outputjson"],
+    "ruff": ["--output-format=json", "--no-fix"],
+    "ruff_format": ["--output-format=json"],
+}
+
+
+@dataclass
+class Verdict:
+    """Every gate's findings in one state of the tree, by the tools' own runs."""
+
+    findings: list = field(default_factory=list)
+    # gate → why its run cannot be compared (a crash, a blocking error).
+    errors: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def argv(key: str, command: str) -> list[str]:
+    """The maintainers' command with the output format added after the tool's
+    own words (`ruff check --output-format=json src`)."""
+    words = shlex.split(command)
+    at = 2 if words[0] == "ruff" else 1
+    return words[:at] + OUTPUT[key] + words[at:]
+
+
+def run(project: Project) -> Verdict:
+    verdict = Verdict()
+    for key, command in project.commands.items():
+        gate = GATES[key]
+        ran = shell.run(argv(key, command), project.root, project.env())
+        verdict.seconds += ran.seconds
+        parsed = _parse(key, gate, ran.stdout, project.root)
+        if ran.code not in (0, 1) or (ran.code == 1 and not parsed):
+            verdict.errors[gate] = f"`{command}` exited {ran.code}: {_tail(ran)}"
+        verdict.findings += parsed
+    return verdict
+
+
+def _parse(key: str, gate: str, stdout: str, root: Path):
+    if key == "mypy":
+        return findings.mypy(stdout, root, gate)
+    if key == "pyright":
+        return findings.pyright(stdout, root, gate)
+    return findings.ruff(stdout, root, gate)
+
+
+def _tail(ran: shell.Ran) -> str:
+    text = (ran.stderr.strip() or ran.stdout.strip()).splitlines()
+    return " | ".join(text[-3:])[:400]
