@@ -43,21 +43,87 @@ class Project:
     notes: str = ""
     # The TDD loop's package directory, when the harness cannot find it.
     package: str = ""
+    # How the environment is made: "venv" (a `.venv` by uv, with `install`)
+    # or the project's manager, as its maintainers make it: "uv" (`uv
+    # sync`), "poetry" (`poetry install`, the environment outside the tree),
+    # "pdm" (`pdm install`), "hatch" (`hatch env create`, outside the tree).
+    setup: str = "venv"
+    # A workspace assembled from related sdists: `sdist` and each of these
+    # ({sdist, sha256}) unpacked under packages/, under a uv workspace root;
+    # the commands run in every member, as `cd member && mypy` does.
+    members: list = field(default_factory=list)
+    # Variables the maintainers' runs set (tox's set_env), for every run.
+    environment: dict = field(default_factory=dict)
+    # The TDD loop: "full", "scripted" (no random edits) or "none".
+    loop: str = "full"
     extra: dict = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
         return WORK / self.name / "project"
 
+    def member_dirs(self) -> list[Path]:
+        """Where the commands run: each member of a workspace, else the root."""
+        if not self.members:
+            return [self.root]
+        return sorted(p for p in (self.root / "packages").iterdir() if p.is_dir())
+
+    @property
+    def home(self) -> Path:
+        """Everything of this project's: the tree, and its manager's files."""
+        return WORK / self.name
+
     @property
     def venv(self) -> Path:
+        """The environment the maintainers' tools run in (found by asking
+        the manager, for one that keeps it outside the tree)."""
+        marker = self.home / "setup.json"
+        if marker.exists():
+            return Path(json.loads(marker.read_text()).get("venv", self.root / ".venv"))
         return self.root / ".venv"
 
     def env(self) -> dict:
-        return shell.env_with_venv(self.venv)
+        """A shell with the maintainers' environment activated: how their
+        own commands run."""
+        return shell.env_with_venv(self.venv) | manager_env(self) | self.environment
+
+    def qg_env(self) -> dict:
+        """A shell as a user's is when they type `qg`: no environment
+        activated, so qg finds it as it finds a user's (`.venv`, else the
+        manager's), with the managers on PATH."""
+        env = shell.env_with_venv(self.venv) | manager_env(self) | self.environment
+        env.pop("VIRTUAL_ENV")
+        env["PATH"] = f"{managers_bin()}:{env['PATH'].split(':', 1)[1]}"
+        return env
+
+
+def manager_env(project: Project) -> dict:
+    """Where the managers keep what they make for this project: inside its
+    home, so a set-up is removed with it and no two projects share one."""
+    home = project.home
+    return {
+        "POETRY_VIRTUALENVS_PATH": str(home / "poetry-envs"),
+        "POETRY_VIRTUALENVS_IN_PROJECT": "false",
+        "HATCH_DATA_DIR": str(home / "hatch-data"),
+        "HATCH_CACHE_DIR": str(home / "hatch-cache"),
+        "PDM_IGNORE_ACTIVE_VENV": "1",
+    }
+
+
+def managers_bin() -> Path:
+    """A directory holding only the package managers (from qg's .venv), for
+    PATH: the managers without qg's own pinned tools beside them."""
+    directory = WORK / "managers-bin"
+    directory.mkdir(parents=True, exist_ok=True)
+    for manager in ("uv", "poetry", "pdm", "hatch"):
+        link = directory / manager
+        if not link.exists():
+            link.symlink_to(shell.BIN / manager)
+    return directory
 
 
 KNOWN = {f for f in Project.__dataclass_fields__ if f != "extra"}
+SETUPS = ("venv", "uv", "poetry", "pdm", "hatch")
 
 
 def load(names: list[str] | None = None) -> list[Project]:
@@ -67,7 +133,12 @@ def load(names: list[str] | None = None) -> list[Project]:
     for entry in data["project"]:
         known = {k: v for k, v in entry.items() if k in KNOWN}
         extra = {k: v for k, v in entry.items() if k not in KNOWN}
-        projects.append(Project(**known, extra=extra))
+        project = Project(**known, extra=extra)
+        if project.loop not in ("full", "scripted", "none"):
+            raise SystemExit(f"ecosystem: {project.name}: loop {project.loop!r} is none of full, scripted, none")
+        if project.setup not in SETUPS:
+            raise SystemExit(f"ecosystem: {project.name}: setup {project.setup!r} is none of {', '.join(SETUPS)}")
+        projects.append(project)
     if not names:
         return projects
     by_name = {p.name: p for p in projects}
@@ -80,30 +151,48 @@ def load(names: list[str] | None = None) -> list[Project]:
 def setup(project: Project, log) -> str:
     """Sets the project up (or reuses a set-up that matches the manifest
     entry) and returns the commit of its pristine tree."""
-    marker = WORK / project.name / "setup.json"
+    marker = project.home / "setup.json"
     wanted = _fingerprint(project)
     if marker.exists() and json.loads(marker.read_text()).get("fingerprint") == wanted and project.root.exists():
         commit = json.loads(marker.read_text())["commit"]
         _reset(project.root, commit)
         return commit
-    shutil.rmtree(WORK / project.name, ignore_errors=True)
-    archive = shell.sdist(project.sdist, project.sha256)
-    top = shell.unpack(archive, WORK / project.name / "unpacked")
-    top.rename(project.root)
-    shutil.rmtree(WORK / project.name / "unpacked")
-    shell.git(project.root, "init", "-q", "-b", "main") if not (project.root / ".git").exists() else None
+    shutil.rmtree(project.home, ignore_errors=True)
+    if project.members:
+        _assemble_workspace(project)
+    else:
+        _unpack(project.sdist, project.sha256, project.root)
+    if not (project.root / ".git").exists():
+        shell.git(project.root, "init", "-q", "-b", "main")
     (project.root / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (project.root / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
     commit = shell.commit_all(project.root, f"{project.sdist} as published")
     log(f"{project.name}: installing the tools and {' '.join(project.install) or 'nothing else'}")
-    _install(project)
-    marker.write_text(json.dumps({"fingerprint": wanted, "commit": commit}))
+    venv = _install(project)
+    marker.write_text(json.dumps({"fingerprint": wanted, "commit": commit, "venv": str(venv)}))
     return commit
+
+
+def _unpack(spec: str, sha256: str, into: Path):
+    """The sdist's top directory, moved to `into`."""
+    staging = into.parent / f"unpacked-{into.name}"
+    shell.unpack(shell.sdist(spec, sha256), staging).rename(into)
+    shutil.rmtree(staging)
+
+
+def _assemble_workspace(project: Project):
+    """A uv workspace (a virtual root: no project of its own) whose members
+    are the sdists, each under packages/ as published."""
+    packages = project.root / "packages"
+    packages.mkdir(parents=True)
+    for member in [{"sdist": project.sdist, "sha256": project.sha256}, *project.members]:
+        _unpack(member["sdist"], member["sha256"], packages / member["sdist"].split("==")[0])
+    (project.root / "pyproject.toml").write_text('[tool.uv.workspace]\nmembers = ["packages/*"]\n')
 
 
 def _fingerprint(project: Project) -> str:
     tools = (shell.HERE / "requirements-tools.txt").read_text()
-    text = json.dumps([project.sdist, project.sha256, project.install, tools])
+    text = json.dumps([project.sdist, project.sha256, project.install, project.setup, project.members, tools])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -119,15 +208,38 @@ def _reset(root: Path, commit: str):
     shutil.rmtree(root / ".st3", ignore_errors=True)
 
 
-def _install(project: Project):
-    """The project's own virtualenv: uv makes it (seconds, from its cache);
-    what the maintainers' environment installs first, then the tools at qg's
-    pins (over any version their requirements pin)."""
+def _install(project: Project) -> Path:
+    """Makes the project's environment as its maintainers would, adds what
+    `install` lists, then the tools at qg's pins (over any version their
+    requirements pin); returns the environment."""
     uv = shell.BIN / "uv"
-    root = project.root
-    shell.must([uv, "venv", "--quiet", "--python", sys.executable, project.venv], root)
-    python = ["--python", project.venv / "bin" / "python"]
+    root, env = project.root, project.qg_env()
+    if project.setup == "venv":
+        shell.must([uv, "venv", "--quiet", "--python", sys.executable, root / ".venv"], root)
+    elif project.setup == "uv":
+        # Every dependency group: the typing one is seldom the default.
+        shell.must([uv, "sync", "--quiet", "--all-groups", "--python", sys.executable], root, env, timeout=1200)
+    elif project.setup == "poetry":
+        shell.must(["poetry", "env", "use", sys.executable], root, env)
+        shell.must(["poetry", "install", "--no-interaction", "--quiet"], root, env, timeout=1200)
+    elif project.setup == "pdm":
+        shell.must(["pdm", "use", "-f", sys.executable], root, env)
+        shell.must(["pdm", "install", "--quiet"], root, env, timeout=1200)
+    elif project.setup == "hatch":
+        shell.must(["hatch", "env", "create"], root, env, timeout=1200)
+    venv = _environment(project, env)
+    python = ["--python", venv / "bin" / "python"]
     if project.install:
-        shell.must([uv, "pip", "install", "--quiet", *python, *project.install], root, timeout=1200)
+        shell.must([uv, "pip", "install", "--quiet", *python, *project.install], root, env, timeout=1200)
     pins = shell.HERE / "requirements-tools.txt"
-    shell.must([uv, "pip", "install", "--quiet", *python, "-c", pins, *TOOLS], root, timeout=1200)
+    shell.must([uv, "pip", "install", "--quiet", *python, "-c", pins, *TOOLS], root, env, timeout=1200)
+    return venv
+
+
+def _environment(project: Project, env: dict) -> Path:
+    """Where the environment is: `.venv`, or where the manager says."""
+    if project.setup == "poetry":
+        return Path(shell.must(["poetry", "env", "info", "--path"], project.root, env).strip())
+    if project.setup == "hatch":
+        return Path(shell.must(["hatch", "env", "find", "default"], project.root, env).strip())
+    return project.root / ".venv"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import shell
@@ -32,6 +32,9 @@ class Edit:
 
     kind: str
     what: str
+    # Files the edit moved (old → new): their findings move with them, as
+    # qg's baseline follows a renamed file.
+    renamed: dict = field(default_factory=dict)
 
 
 class Source:
@@ -170,7 +173,7 @@ def test_renamed(src: Source) -> Edit | None:
     old = tests[len(tests) // 2]
     new = old[: -len(".py")] + "_renamed.py"
     shell.git(src.root, "mv", old, new)
-    return Edit("test-renamed", f"{old} renamed {Path(new).name}")
+    return Edit("test-renamed", f"{old} renamed {Path(new).name}", {old: new})
 
 
 SCRIPTED = [return_type, param_removed, module_added, body_only, test_renamed]

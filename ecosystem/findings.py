@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 # Severities that decide a verdict (qg's gates fail on warnings); notes and
@@ -98,6 +98,11 @@ def qg(report: dict, new_only: bool) -> list[Finding]:
                 Finding(name, item.get("file", ""), item.get("line") or 0, item.get("code", ""), item["message"])
             )
     return found
+
+
+def moved_files(found: list[Finding], renamed: dict) -> list[Finding]:
+    """The findings with each renamed file's new name."""
+    return [replace(f, file=renamed.get(f.file, f.file)) for f in found]
 
 
 def difference(after: list[Finding], before: list[Finding]) -> Counter:

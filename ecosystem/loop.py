@@ -86,6 +86,11 @@ class Check:
         self.result["steps"].append(row)
         verdict = "ok" if row["cold"]["ok"] and row["warm"]["ok"] else "DIFFERENT"
         self.log(f"  {kind}: {what}: expected {row['expected']} new, {verdict}")
+        for label in ("cold", "warm"):
+            outcome = row[label]
+            for what_kind in ("missing", "extra", "errors"):
+                for item in outcome[what_kind][:5]:
+                    self.log(f"    {label} {what_kind}: {item}")
 
     def edit_and_check(self, kind: str, apply):
         """Applies an edit, checks it, reverts it, and checks the revert."""
@@ -95,7 +100,8 @@ class Check:
             self.result["steps"].append({"kind": kind, "what": "no place for this edit", "skipped": True})
             return None
         after = self.own_verdict()
-        self.step(edit.kind, edit.what, findings.difference(after.findings, self.base.findings), after.seconds)
+        before = findings.moved_files(self.base.findings, edit.renamed)
+        self.step(edit.kind, edit.what, findings.difference(after.findings, before), after.seconds)
         return edit
 
     def revert(self, label: str):
@@ -138,7 +144,8 @@ class Check:
         green, ran = qgrun.report(project, "--scope", "project")
         self.result["green_after_baseline"] = green.get("overall_pass", False)
         self._warm_parity()
-        self._loop(random_edits)
+        if project.loop != "none":
+            self._loop(random_edits if project.loop == "full" else 0)
 
     def _warm_parity(self):
         project, times = self.project, self.result["times"]
@@ -150,6 +157,11 @@ class Check:
         times["qg_warm"] = round(ran.seconds, 2)
         self.parity("warm", self.base, warm, ran.seconds)
         self.result["parity"]["warm"]["answered_warm"] = [g["id"] for g in warm.get("gates", []) if g.get("warm")]
+        # qg's own check of its warm answers: each warm gate also cold, a
+        # difference a gate error.
+        verified, ran = qgrun.report(project, "--scope", "project", "--no-state", "--no-baseline", "--verify")
+        times["qg_verify"] = round(ran.seconds, 2)
+        self.parity("verify", self.base, verified, ran.seconds)
 
     def _loop(self, random_edits: int):
         project = self.project

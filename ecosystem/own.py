@@ -46,18 +46,19 @@ def run(project: Project) -> Verdict:
     verdict = Verdict()
     for key, command in project.commands.items():
         gate = GATES[key]
-        ran = shell.run(argv(key, command), project.root, project.env())
-        verdict.seconds += ran.seconds
-        parsed = _parse(key, gate, ran.stdout, project.root)
-        if ran.code not in (0, 1) or (ran.code == 1 and not parsed):
-            verdict.errors[gate] = f"`{command}` exited {ran.code}: {_tail(ran)}"
-        verdict.findings += parsed
+        for directory in project.member_dirs():
+            ran = shell.run(argv(key, command), directory, project.env())
+            verdict.seconds += ran.seconds
+            parsed = _parse(key, gate, ran.stdout, project.root, directory)
+            if ran.code not in (0, 1) or (ran.code == 1 and not parsed):
+                verdict.errors[gate] = f"`{command}` in {directory.name} exited {ran.code}: {_tail(ran)}"
+            verdict.findings += parsed
     return verdict
 
 
-def _parse(key: str, gate: str, stdout: str, root: Path):
+def _parse(key: str, gate: str, stdout: str, root: Path, cwd: Path):
     if key == "mypy":
-        return findings.mypy(stdout, root, gate)
+        return findings.mypy(stdout, root, gate, cwd)
     if key == "pyright":
         return findings.pyright(stdout, root, gate)
     return findings.ruff(stdout, root, gate)

@@ -17,7 +17,7 @@ QG = Path(os.environ.get("QG_BIN", shell.HERE / "target" / "release" / "qg"))
 
 
 def qg(project: Project, *args, timeout=1800) -> shell.Ran:
-    return shell.run([QG, *args], project.root, project.env(), timeout)
+    return shell.run([QG, *args], project.root, project.qg_env(), timeout)
 
 
 def report(project: Project, *args) -> tuple[dict, shell.Ran]:
@@ -43,19 +43,46 @@ def init(project: Project, sabotage: bool = False):
     gates = [GATES[key] for key in project.commands]
     text = re.sub(r"(?m)^active_gates: .*$", f"active_gates: {json.dumps(gates)}", text, count=1)
     for key, command in project.commands.items():
-        text = _tell_gate(text, GATES[key], shlex.split(command))
+        words = shlex.split(command)
+        if project.members:
+            # A workspace's commands run in each member: their paths are the
+            # member's, which qg's own per-member runs already take.
+            tool = words[:2] if words[0] == "ruff" else words[:1]
+            words = tool + split_command(words[len(tool) :])[0]
+        text = _tell_gate(text, GATES[key], words)
     if sabotage:
         text = text.replace("importers: true", "importers: false")
     path.write_text(text)
+
+
+# Options whose value is the next word (`--platform linux`), and those that
+# name what to check instead of paths (`-p rich`: the package's directory).
+VALUED = {"--platform", "--python-version", "--config-file", "--cache-dir", "--exclude", "--extend-exclude", "--select"}
+TARGETS = {"-p", "--package", "-m", "--module"}
+
+
+def split_command(words: list[str]) -> tuple[list[str], list[str]]:
+    """A maintainers' command (without the tool's own words) as its options
+    and the paths it checks."""
+    options, paths = [], []
+    words = iter(words)
+    for word in words:
+        if word in TARGETS:
+            paths.append(next(words).replace(".", "/"))
+        elif word in VALUED:
+            options += [word, next(words)]
+        elif word.startswith("-"):
+            options.append(word)
+        else:
+            paths.append(word)
+    return options, paths
 
 
 def _tell_gate(text: str, gate: str, words: list[str]) -> str:
     """Rewrites one gate's section of a `qg init` config: the command's
     options join the gate's command; its paths become the gate's whole-project
     arguments and the files it is given on partial scopes."""
-    words = words[2:] if words[0] == "ruff" else words[1:]
-    options = [w for w in words if w.startswith("-")]
-    paths = [w for w in words if not w.startswith("-")]
+    options, paths = split_command(words[2:] if words[0] == "ruff" else words[1:])
     start = re.search(rf"(?m)^  {re.escape(gate)}:\n", text)
     if start is None:
         raise RuntimeError(f"qg init wrote no gate {gate}")

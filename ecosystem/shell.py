@@ -81,6 +81,7 @@ def env_with_venv(venv: Path) -> dict:
     env.pop("NO_COLOR", None)
     env.pop("PYTHONPATH", None)
     env.pop("MYPYPATH", None)
+    env.pop("UV_PROJECT_ENVIRONMENT", None)
     return env
 
 
