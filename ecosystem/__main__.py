@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
-from . import corpus, loop, report
+from . import corpus, differential, loop, report
 
 
 def main() -> int:
@@ -20,6 +21,12 @@ def main() -> int:
         action="store_true",
         help="check the harness: qg with every gate's importers off must show a difference on the (first) project",
     )
+    parser.add_argument(
+        "--differential",
+        type=int,
+        metavar="N",
+        help="N generated edits per project, each checked with interface-aware importers off and on (same verdict)",
+    )
     parser.add_argument("--page-only", action="store_true", help="only write the book page from the results file")
     args = parser.parse_args()
     if args.page_only:
@@ -28,6 +35,8 @@ def main() -> int:
     projects = corpus.load(args.projects)
     if args.sample:
         projects = [p for p in projects if "sample" in p.tags]
+    if args.differential:
+        return differential_check(projects, args.differential)
     if args.self_test:
         return self_test(projects[0], args.edits)
     full = not args.projects and not args.sample
@@ -56,6 +65,20 @@ def self_test(project, edits: int) -> int:
         return 0
     log("ecosystem: SELF-TEST FAILED: qg without importers looked equal to the tools' own runs")
     return 1
+
+
+def differential_check(projects, count: int) -> int:
+    """Interface-aware importers against the full walk; writes
+    ecosystem/differential.json."""
+    tallies = []
+    for project in projects:
+        log(f"== {project.name}: {count} edits, interface-aware importers off and on")
+        tallies.append(differential.run(project, count, log))
+    (report.RESULTS.parent / "differential.json").write_text(json.dumps(tallies, indent=1) + "\n")
+    differences = sum(len(t["differences"]) for t in tallies)
+    edits = sum(t["edits"] for t in tallies)
+    log(f"ecosystem: {edits} edits on {len(tallies)} projects, {differences} verdicts differed")
+    return 1 if differences else 0
 
 
 def log(line: str):

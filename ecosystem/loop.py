@@ -77,6 +77,9 @@ class Check:
                 "ok": bool(report) and not missing and not extra and not errors,
                 "seconds": round(ran.seconds, 2),
                 "files": report.get("scope", {}).get("files_checked"),
+                # `project` where auto fell back (a weaker check, and a
+                # sign that the state was not what the loop expects).
+                "mode": report.get("scope", {}).get("mode"),
                 "missing": [_show(k) for k in sorted(missing.elements())][:10],
                 "extra": [_show(k) for k in sorted(extra.elements())][:10],
                 "errors": errors + ([] if report else [f"no report: exit {ran.code}: {ran.stderr.strip()[-300:]}"]),
@@ -141,8 +144,15 @@ class Check:
         if baseline.code not in (0, 1):
             raise RuntimeError(f"qg baseline write exited {baseline.code}: {baseline.stderr.strip()[-300:]}")
         shell.commit_all(project.root, "qg baseline")
-        green, ran = qgrun.report(project, "--scope", "project")
+        # An auto run, green now that the baseline holds every finding: the
+        # state's baseline commit moves only after auto runs, and the loop's
+        # auto runs compare with it.
+        green, ran = qgrun.report(project, "--no-daemon")
         self.result["green_after_baseline"] = green.get("overall_pass", False)
+        if not self.result["green_after_baseline"]:
+            raise RuntimeError(
+                f"qg is not green with the baseline written: {green.get('summary_line', ran.stderr[-300:])}"
+            )
         self._warm_parity()
         if project.loop != "none":
             self._loop(random_edits if project.loop == "full" else 0)

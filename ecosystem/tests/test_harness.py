@@ -49,7 +49,10 @@ def test_a_gate_without_a_scope_gets_one_for_the_command_s_paths():
 
 def test_a_package_named_by_its_module_is_checked_as_its_directory():
     assert qgrun.split_command(["-p", "rich.abc", "--no-incremental"]) == (["--no-incremental"], ["rich/abc"])
-    assert qgrun.split_command(["--extend-exclude", "tests/*.ipynb", "."]) == (["--extend-exclude", "tests/*.ipynb"], ["."])
+    assert qgrun.split_command(["--extend-exclude", "tests/*.ipynb", "."]) == (
+        ["--extend-exclude", "tests/*.ipynb"],
+        ["."],
+    )
 
 
 def test_the_output_format_goes_after_the_tool_s_own_words():
@@ -79,8 +82,22 @@ def test_qg_s_known_findings_are_not_new_and_notes_never_count():
                 "id": "mypy@packages/a",
                 "member": {"dir": "packages/a", "of": "mypy"},
                 "violations": [
-                    {"file": "a.py", "line": 1, "code": "c", "message": "m", "severity": "error", "baseline_state": "new"},
-                    {"file": "a.py", "line": 2, "code": "c", "message": "k", "severity": "error", "baseline_state": "unchanged"},
+                    {
+                        "file": "a.py",
+                        "line": 1,
+                        "code": "c",
+                        "message": "m",
+                        "severity": "error",
+                        "baseline_state": "new",
+                    },
+                    {
+                        "file": "a.py",
+                        "line": 2,
+                        "code": "c",
+                        "message": "k",
+                        "severity": "error",
+                        "baseline_state": "unchanged",
+                    },
                     {"file": "a.py", "line": 3, "code": "", "message": "n", "severity": "info"},
                 ],
             }
