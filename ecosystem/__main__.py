@@ -73,8 +73,16 @@ def differential_check(projects, count: int) -> int:
     tallies = []
     for project in projects:
         log(f"== {project.name}: {count} edits, interface-aware importers off and on")
-        tallies.append(differential.run(project, count, log))
-    (report.RESULTS.parent / "differential.json").write_text(json.dumps(tallies, indent=1) + "\n")
+        try:
+            tallies.append(differential.run(project, count, log))
+        except Exception as failed:  # noqa: BLE001 - recorded; the next project goes on
+            log(f"{project.name}: FAILED: {failed}")
+            tallies.append({"name": project.name, "edits": 0, "failure": str(failed), "differences": [str(failed)]})
+    # Merged by project into the last runs' file: one project can be run again alone.
+    path = report.RESULTS.parent / "differential.json"
+    kept = json.loads(path.read_text()) if path.exists() else []
+    names = {t["name"] for t in tallies}
+    path.write_text(json.dumps([t for t in kept if t["name"] not in names] + tallies, indent=1) + "\n")
     differences = sum(len(t["differences"]) for t in tallies)
     edits = sum(t["edits"] for t in tallies)
     log(f"ecosystem: {edits} edits on {len(tallies)} projects, {differences} verdicts differed")

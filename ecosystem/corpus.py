@@ -45,13 +45,20 @@ class Project:
     package: str = ""
     # How the environment is made: "venv" (a `.venv` by uv, with `install`)
     # or the project's manager, as its maintainers make it: "uv" (`uv
-    # sync`), "poetry" (`poetry install`, the environment outside the tree),
-    # "pdm" (`pdm install`), "hatch" (`hatch env create`, outside the tree).
+    # sync`),
+    # "pdm" (`pdm install`), "hatch" (`hatch env create`, outside the tree);
+    # "poetry" (`poetry env use`: Poetry's environment, outside the tree,
+    # filled by uv with `install`).
     setup: str = "venv"
     # A workspace assembled from related sdists: `sdist` and each of these
     # ({sdist, sha256}) unpacked under packages/, under a uv workspace root;
     # the commands run in every member, as `cd member && mypy` does.
     members: list = field(default_factory=list)
+    # Files the project's config names but its sdist leaves out (mypy's
+    # `files = [..., "examples"]`): created empty, so the maintainers'
+    # command runs as in their repository instead of stopping at "Cannot
+    # read file".
+    missing: list = field(default_factory=list)
     # Variables the maintainers' runs set (tox's set_env), for every run.
     environment: dict = field(default_factory=dict)
     # The TDD loop: "full", "scripted" (no random edits) or "none".
@@ -167,6 +174,11 @@ def setup(project: Project, log) -> str:
     (project.root / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (project.root / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
     commit = shell.commit_all(project.root, f"{project.sdist} as published")
+    if project.missing:
+        for path in project.missing:
+            (project.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (project.root / path).touch()
+        commit = shell.commit_all(project.root, "what the config names and the sdist leaves out, empty")
     log(f"{project.name}: installing the tools and {' '.join(project.install) or 'nothing else'}")
     venv = _install(project)
     marker.write_text(json.dumps({"fingerprint": wanted, "commit": commit, "venv": str(venv)}))
@@ -192,7 +204,9 @@ def _assemble_workspace(project: Project):
 
 def _fingerprint(project: Project) -> str:
     tools = (shell.HERE / "requirements-tools.txt").read_text()
-    text = json.dumps([project.sdist, project.sha256, project.install, project.setup, project.members, tools])
+    text = json.dumps(
+        [project.sdist, project.sha256, project.install, project.setup, project.members, project.missing, tools]
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -220,8 +234,10 @@ def _install(project: Project) -> Path:
         # Every dependency group: the typing one is seldom the default.
         shell.must([uv, "sync", "--quiet", "--all-groups", "--python", sys.executable], root, env, timeout=1200)
     elif project.setup == "poetry":
+        # Poetry makes the environment (outside the tree, where qg must find
+        # it); uv fills it: Poetry's resolver reads PyPI's JSON API, which
+        # these machines cannot reach ("Package crashtest (0.4.1) not found").
         shell.must(["poetry", "env", "use", sys.executable], root, env)
-        shell.must(["poetry", "install", "--no-interaction", "--quiet"], root, env, timeout=1200)
     elif project.setup == "pdm":
         shell.must(["pdm", "use", "-f", sys.executable], root, env)
         shell.must(["pdm", "install", "--quiet"], root, env, timeout=1200)

@@ -27,7 +27,9 @@ def run(project: Project, count: int, log) -> dict:
     config = project.root / ".st3" / "quality.yaml"
     (project.root / ON).write_text(config.read_text() + "\ninterface_aware_importers: true\n")
     shell.commit_all(project.root, "qg init, and the same with interface-aware importers")
-    qgrun.qg(project, "baseline", "write")
+    written = qgrun.qg(project, "baseline", "write")
+    if written.code not in (0, 1):
+        raise RuntimeError(f"qg baseline write exited {written.code}: {written.stderr.strip()[-300:]}")
     shell.commit_all(project.root, "qg baseline")
     # Green (the baseline holds every finding): the state's baseline moves
     # to HEAD, so each edit's auto scope is that edit alone. The state
@@ -35,7 +37,11 @@ def run(project: Project, count: int, log) -> dict:
     # runs, as if each ran in a checkout of its own.
     states = {}
     for label, args in (("off", []), ("on", ["--config", ON])):
-        qgrun.qg(project, "run", "--no-daemon", *args)
+        green, ran = qgrun.report(project, "--no-daemon", *args)
+        if not green.get("overall_pass"):
+            raise RuntimeError(
+                f"{label}: not green with the baseline written: {green.get('summary_line') or ran.stderr[-300:]}"
+            )
         states[label] = (project.root / STATE).read_bytes()
     rng = random.Random(f"qg-differential/{project.name}")
     tally = {

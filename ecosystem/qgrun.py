@@ -89,6 +89,10 @@ def _tell_gate(text: str, gate: str, words: list[str]) -> str:
     end = re.search(r"(?m)^  \S", text[start.end() :])
     stop = start.end() + end.start() if end else len(text)
     section = text[start.start() : stop]
+    command = re.search(r"(?m)^      command: (\[.*\])$", section)
+    # An option the gate's command has already (`--no-fix`) is not repeated:
+    # ruff refuses a flag given twice.
+    options = [o for o in options if not command or json.dumps(o) not in command.group(1)]
     if options:
         section = re.sub(
             r"(?m)^(      command: \[.*?)\]$",

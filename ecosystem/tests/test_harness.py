@@ -47,6 +47,12 @@ def test_a_gate_without_a_scope_gets_one_for_the_command_s_paths():
     assert '    scope: {include_globs: ["pkg/**", "x.py"]}' in text
 
 
+def test_an_option_the_gate_has_already_is_not_repeated():
+    config = CONFIG.replace('"--output-format=json"]', '"--output-format=json", "--no-fix"]')
+    text = qgrun._tell_gate(config, "ruff_check", ["ruff", "check", "--no-fix", "--preview", "."])
+    assert 'command: ["ruff", "check", "--output-format=json", "--no-fix", "--preview"]' in text
+
+
 def test_a_package_named_by_its_module_is_checked_as_its_directory():
     assert qgrun.split_command(["-p", "rich.abc", "--no-incremental"]) == (["--no-incremental"], ["rich/abc"])
     assert qgrun.split_command(["--extend-exclude", "tests/*.ipynb", "."]) == (
