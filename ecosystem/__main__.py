@@ -1,4 +1,4 @@
-"""python -m ecosystem [PROJECT...] [--edits N] [--sample] [--self-test] [--page-only]"""
+"""python -m ecosystem [PROJECT...] [--edits N] [--sample] [--update] [--self-test] [--differential N] [--page-only]"""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ def main() -> int:
         metavar="N",
         help="N generated edits per project, each checked with interface-aware importers off and on (same verdict)",
     )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="put the named projects' results into ecosystem/results.json (replacing theirs) and rewrite the page",
+    )
     parser.add_argument("--page-only", action="store_true", help="only write the book page from the results file")
     args = parser.parse_args()
     if args.page_only:
@@ -47,8 +52,11 @@ def main() -> int:
         results.append(loop.Check(project, log).run(args.edits))
     run = report.Run(results, started, args.edits, full)
     problems = report.summarize(run, projects, log)
-    report.save(run, args.results or (report.RESULTS if full else None))
-    if full:
+    if args.update:
+        report.update(run)
+    else:
+        report.save(run, args.results or (report.RESULTS if full else None))
+    if full or args.update:
         report.write_page(report.load(None))
     return 1 if problems else 0
 

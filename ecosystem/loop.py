@@ -64,17 +64,31 @@ class Check:
             }
         self.result["parity"][label] = {"gates": per_gate, "seconds": round(seconds, 2)}
 
-    def step(self, kind: str, what: str, expected: Counter, own_seconds: float | None):
-        """qg's auto scope cold, then warm, against the expected new findings."""
+    def step(self, kind: str, what: str, after: own.Verdict | None, renamed: dict | None = None):
+        """qg's auto scope cold, then warm, against the tools' own verdict
+        `after` the edit (None: the tree is as committed, nothing new). A gate
+        whose own run stopped (a plugin crashing on the edited code) must
+        error in qg too; its findings are not compared."""
+        errored = set(after.errors) if after else set()
+        expected = Counter()
+        if after:
+            before = findings.moved_files(self.base.findings, renamed or {})
+            expected = findings.difference([f for f in after.findings if f.gate not in errored], before)
         cold, cold_ran = qgrun.report(self.project, "--scope", "auto", "--no-daemon", "--no-state")
         warm, warm_ran = qgrun.report(self.project, "--scope", "auto")
-        row = {"kind": kind, "what": what, "expected": sum(expected.values()), "own_seconds": own_seconds}
+        row = {
+            "kind": kind,
+            "what": what,
+            "expected": sum(expected.values()),
+            "own_errors": sorted(errored),
+            "own_seconds": after.seconds if after else None,
+        }
         for label, report, ran in (("cold", cold, cold_ran), ("warm", warm, warm_ran)):
-            got = Counter(f.moved() for f in findings.qg(report, new_only=True))
+            got = Counter(f.moved() for f in findings.qg(report, new_only=True) if f.gate not in errored)
             missing, extra = expected - got, got - expected
-            errors = [g["id"] for g in report.get("gates", []) if g["status"] == "error"]
+            errors = {_gate_of(g) for g in report.get("gates", []) if g["status"] == "error"}
             row[label] = {
-                "ok": bool(report) and not missing and not extra and not errors,
+                "ok": bool(report) and not missing and not extra and errors == errored,
                 "seconds": round(ran.seconds, 2),
                 "files": report.get("scope", {}).get("files_checked"),
                 # `project` where auto fell back (a weaker check, and a
@@ -82,7 +96,9 @@ class Check:
                 "mode": report.get("scope", {}).get("mode"),
                 "missing": [_show(k) for k in sorted(missing.elements())][:10],
                 "extra": [_show(k) for k in sorted(extra.elements())][:10],
-                "errors": errors + ([] if report else [f"no report: exit {ran.code}: {ran.stderr.strip()[-300:]}"]),
+                "errors": [f"{gate} errored, its own run did not" for gate in sorted(errors - errored)]
+                + [f"{gate}'s own run stopped, qg's did not" for gate in sorted(errored - errors)]
+                + ([] if report else [f"no report: exit {ran.code}: {ran.stderr.strip()[-300:]}"]),
             }
             if label == "warm":
                 row["warm"]["answered_warm"] = [g["id"] for g in report.get("gates", []) if g.get("warm")]
@@ -102,15 +118,13 @@ class Check:
         if edit is None:
             self.result["steps"].append({"kind": kind, "what": "no place for this edit", "skipped": True})
             return None
-        after = self.own_verdict()
-        before = findings.moved_files(self.base.findings, edit.renamed)
-        self.step(edit.kind, edit.what, findings.difference(after.findings, before), after.seconds)
+        self.step(edit.kind, edit.what, self.own_verdict(), edit.renamed)
         return edit
 
     def revert(self, label: str):
         shell.git(self.project.root, "reset", "-q", "--hard", "HEAD")
         shell.git(self.project.root, "clean", "-q", "-fd")
-        self.step("revert", label, Counter(), None)
+        self.step("revert", label, None)
 
     # ------------------------------------------------------------ phases
 
@@ -196,12 +210,9 @@ class Check:
             return
         expected = self.result["steps"][-1]["expected"]
         shell.git(root, "stash", "-q")
-        self.step("stash", "the edit stashed", Counter(), None)
+        self.step("stash", "the edit stashed", None)
         shell.git(root, "stash", "pop", "-q")
-        after = self.own_verdict()
-        self.step(
-            "stash", f"the edit popped ({expected} new)", findings.difference(after.findings, self.base.findings), None
-        )
+        self.step("stash", f"the edit popped ({expected} new)", self.own_verdict())
         self.revert("stash")
 
     def _branch(self):
@@ -214,16 +225,15 @@ class Check:
             shell.git(root, "branch", "-q", "-D", "eco-side")
             return
         shell.commit_all(root, "a side branch's edit")
-        after = self.own_verdict()
-        self.step(
-            "branch",
-            f"on a new branch: {edit.what}",
-            findings.difference(after.findings, self.base.findings),
-            after.seconds,
-        )
+        self.step("branch", f"on a new branch: {edit.what}", self.own_verdict())
         shell.git(root, "checkout", "-q", "main")
-        self.step("branch", "back on main", Counter(), None)
+        self.step("branch", "back on main", None)
         shell.git(root, "branch", "-q", "-D", "eco-side")
+
+
+def _gate_of(gate: dict) -> str:
+    """The gate a result is a run of (a workspace member's run: its gate)."""
+    return (gate.get("member") or {}).get("of", gate["id"])
 
 
 def _status(report: dict, gate: str) -> str:

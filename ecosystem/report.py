@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import shell
+from . import corpus, shell
 from .corpus import Project
 from .qgrun import QG
 
@@ -85,13 +85,34 @@ def summarize(run: Run, projects: list[Project], log) -> int:
     return unexplained
 
 
-def save(run: Run, path):
-    if path is None:
-        return
+def _stamp(run: Run) -> tuple[str, str]:
+    """The qg commit and version a run checked; each result records them."""
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=shell.HERE, capture_output=True, text=True, check=False
     ).stdout.strip()
     version = subprocess.run([str(QG), "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    for result in run.results:
+        result["run"] = {"date": time.strftime("%Y-%m-%d", time.gmtime(run.started)), "commit": commit}
+    return commit, version
+
+
+def update(run: Run):
+    """The named projects' results replace theirs in the last full run's file."""
+    _stamp(run)
+    data = load(None)
+    names = {r["name"] for r in run.results}
+    kept = [r for r in data["projects"] if r["name"] not in names]
+    order = [p.name for p in corpus.load(None)]
+    data["projects"] = sorted(
+        kept + run.results, key=lambda r: order.index(r["name"]) if r["name"] in order else len(order)
+    )
+    RESULTS.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def save(run: Run, path):
+    if path is None:
+        return
+    commit, version = _stamp(run)
     data = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(run.started)),
         "commit": commit,
@@ -149,6 +170,14 @@ def write_page(data: dict):
     ]
     for result in data["projects"]:
         lines.append(_row(result))
+    later = [r for r in data["projects"] if r.get("run", {}).get("commit") not in (None, data["commit"])]
+    if later:
+        lines += [
+            "",
+            "Checked again after the full run (`--update`), with the commit each names: "
+            + ", ".join(f"{r['name']} (`{r['run']['commit']}`)" for r in later)
+            + ".",
+        ]
     lines += ["", "## Differences", ""]
     any_difference = False
     for result in data["projects"]:
