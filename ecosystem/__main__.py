@@ -32,6 +32,11 @@ def main() -> int:
         action="store_true",
         help="put the named projects' results into ecosystem/results.json (replacing theirs) and rewrite the page",
     )
+    parser.add_argument(
+        "--interface-aware",
+        action="store_true",
+        help="run qg with interface_aware_importers: true (its loop is then checked against the tools' own runs)",
+    )
     parser.add_argument("--page-only", action="store_true", help="only write the book page from the results file")
     args = parser.parse_args()
     if args.page_only:
@@ -49,7 +54,7 @@ def main() -> int:
     results = []
     for project in projects:
         log(f"== {project.name} ({project.sdist})")
-        results.append(loop.Check(project, log).run(args.edits))
+        results.append(loop.Check(project, log, interface_aware=args.interface_aware).run(args.edits))
     run = report.Run(results, started, args.edits, full)
     problems = report.summarize(run, projects, log)
     if args.update:

@@ -15,9 +15,10 @@ from .corpus import Project
 class Check:
     """Everything one project's check found, ready for the results file."""
 
-    def __init__(self, project: Project, log, sabotage: bool = False):
+    def __init__(self, project: Project, log, sabotage: bool = False, interface_aware: bool = False):
         self.project = project
         self.sabotage = sabotage
+        self.interface_aware = interface_aware
         self.log = log
         self.result = {
             "name": project.name,
@@ -26,6 +27,7 @@ class Check:
             "tags": project.tags,
             "source": project.source,
             "commands": project.commands,
+            "interface_aware": interface_aware,
             "parity": {},
             "steps": [],
             "leftovers": [],
@@ -146,7 +148,7 @@ class Check:
         started = time.perf_counter()
         corpus.setup(project, self.log)
         times["setup"] = round(time.perf_counter() - started, 1)
-        qgrun.init(project, self.sabotage)
+        qgrun.init(project, self.sabotage, self.interface_aware)
         shell.commit_all(project.root, "qg init, told the maintainers' commands")
         self.base = self.own_verdict()
         times["own"] = round(self.base.seconds, 2)

@@ -30,7 +30,7 @@ def report(project: Project, *args) -> tuple[dict, shell.Ran]:
         return {}, ran
 
 
-def init(project: Project, sabotage: bool = False):
+def init(project: Project, sabotage: bool = False, interface_aware: bool = False):
     """`qg init`, then the maintainers' choices qg cannot read from a config:
     the gates they run, and the paths and options of each command.
     `sabotage` turns every gate's importers off: a qg that misses what an
@@ -52,6 +52,8 @@ def init(project: Project, sabotage: bool = False):
         text = _tell_gate(text, GATES[key], words)
     if sabotage:
         text = text.replace("importers: true", "importers: false")
+    if interface_aware:
+        text += "\ninterface_aware_importers: true\n"
     path.write_text(text)
 
 
