@@ -39,7 +39,8 @@ def argv(key: str, command: str) -> list[str]:
     own words (`ruff check --output-format=json src`)."""
     words = shlex.split(command)
     at = 2 if words[0] == "ruff" else 1
-    return words[:at] + OUTPUT[key] + words[at:]
+    # Not a flag the command has already: ruff refuses one given twice.
+    return words[:at] + [flag for flag in OUTPUT[key] if flag not in words] + words[at:]
 
 
 def run(project: Project) -> Verdict:
@@ -50,7 +51,10 @@ def run(project: Project) -> Verdict:
             ran = shell.run(argv(key, command), directory, project.env())
             verdict.seconds += ran.seconds
             parsed = _parse(key, gate, ran.stdout, project.root, directory)
-            if ran.code not in (0, 1) or (ran.code == 1 and not parsed):
+            # Exit 1 with findings, or with notes alone (mypy 2.4 exits 1 on
+            # an annotation-unchecked note): a verdict. Exit 1 with nothing
+            # printed, or any other code: the run stopped.
+            if ran.code not in (0, 1) or (ran.code == 1 and not ran.stdout.strip()):
                 verdict.errors[gate] = f"`{command}` in {directory.name} exited {ran.code}: {_tail(ran)}"
             verdict.findings += parsed
     return verdict

@@ -64,6 +64,7 @@ def test_a_package_named_by_its_module_is_checked_as_its_directory():
 def test_the_output_format_goes_after_the_tool_s_own_words():
     assert own.argv("ruff", "ruff check src") == ["ruff", "check", "--output-format=json", "--no-fix", "src"]
     assert own.argv("mypy", "mypy --strict src") == ["mypy", "--output=json", "--strict", "src"]
+    assert own.argv("ruff", "ruff check --no-fix .") == ["ruff", "check", "--output-format=json", "--no-fix", "."]
 
 
 def test_new_findings_are_counted_without_lines_and_as_a_multiset():
