@@ -56,12 +56,17 @@ def differences(result: dict) -> list[str]:
 
 
 def explained(project: Project | None, difference: str) -> str | None:
-    """The cause corpus.toml gives a difference (`explained` entries match by
-    substring), or None."""
-    for entry in project.extra.get("explained", []) if project else []:
-        if entry["match"] in difference:
-            return entry["cause"]
-    return None
+    """The cause corpus.toml gives a difference, or None: every item of it
+    (`missed ...; invented ...`) must match an `explained` entry (by
+    substring), so one explained finding cannot cover another beside it."""
+    entries = project.extra.get("explained", []) if project else []
+    causes = []
+    for item in difference.split("): ", 1)[-1].split("; "):
+        cause = next((e["cause"] for e in entries if e["match"] in item), None)
+        if cause is None:
+            return None
+        causes.append(cause)
+    return " / ".join(dict.fromkeys(causes))
 
 
 def summarize(run: Run, projects: list[Project], log) -> int:

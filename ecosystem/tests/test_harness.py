@@ -150,3 +150,23 @@ def test_random_edits_are_seeded(package: Path):
         (package / "pkg/use.py").write_text("from pkg.core import value\n\nprint(value(1))\n")
         made.append(edits.random_edit(edits.Source(package), random.Random("seed")).what)
     assert made[0] == made[1]
+
+
+def test_an_explanation_covers_only_the_findings_it_names():
+    from ecosystem import corpus, report
+
+    project = corpus.Project(
+        name="p",
+        sdist="p==1",
+        sha256="",
+        manager="pip",
+        tags=[],
+        install=[],
+        source="",
+        commands={},
+        extra={"explained": [{"match": "invented mypy: a.py: known", "cause": "upstream"}]},
+    )
+    assert report.explained(project, "cold revert (x): invented mypy: a.py: known [c]") == "upstream"
+    assert (
+        report.explained(project, "cold revert (x): invented mypy: a.py: known [c]; missed mypy: b.py: m [c]") is None
+    )
