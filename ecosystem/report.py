@@ -141,7 +141,13 @@ def _cores() -> int:
 
 
 def write_page(data: dict):
-    """docs/src/ecosystem.md, from the results file."""
+    """docs/src/ecosystem.md, from the results file, each difference judged
+    by the manifest as it is now (an explanation added since counts)."""
+    by_name = {p.name: p for p in corpus.load(None)}
+    for result in data["projects"]:
+        result["differences"] = [
+            {"what": what, "cause": explained(by_name.get(result["name"]), what)} for what in differences(result)
+        ]
     lines = [
         "<!-- Generated from ecosystem/results.json by `scripts/ecosystem.sh`; do not edit. -->",
         "",
