@@ -457,6 +457,7 @@ impl Compiler<'_> {
             working_dir,
             pass_files: exec.pass_files,
             batchable: exec.batchable,
+            whole_second_mtimes: exec.whole_second_mtimes,
             project_wide: exec.project_wide,
             runs_per_member: exec.runs_per_member,
             member: None,

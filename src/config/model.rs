@@ -140,6 +140,9 @@ pub struct Gate {
     /// The member directories (root-relative) inside the gate's own that
     /// their own runs check: never this gate's (also excluded by `scope`).
     pub(crate) left_to_members: Vec<String>,
+    /// The tool's cache trusts a file's size and whole-second mtime: a cold
+    /// run waits out the second of the newest write to a project file.
+    pub(crate) whole_second_mtimes: bool,
     /// Extra environment variables for the tool.
     pub(crate) env: BTreeMap<String, String>,
     /// Exit codes meaning "ran fine".

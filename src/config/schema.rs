@@ -592,6 +592,9 @@ pub(crate) struct RawExecution {
     /// The tool reads one config per run, from the directory it runs in (mypy, pyright): in a workspace, every member holding the tool's own config (`selection.config`) gets a run of its own there, with its own settings and file selection, and the enclosing project's run leaves its files out. A tool that finds the nearest config for each file itself (ruff) keeps one run.
     #[serde(default)]
     pub(crate) runs_per_member: bool,
+    /// The tool's cache takes a file whose size and mtime in whole seconds are unchanged for unchanged (mypy): a cold run starts only after the second of the newest write to a project file, so no later edit that keeps a file's size can look unchanged to it.
+    #[serde(default)]
+    pub(crate) whole_second_mtimes: bool,
     /// Extra environment variables.
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,

@@ -134,6 +134,12 @@ pub(super) fn run_gates<'a>(
             threads.spawn(|| refresh_import_graph(cwd, config, &running, &ctx.tools));
         }
         let verdicts = Verdicts { tools: &ctx.tools };
+        let answered_warm = |id: &str| ctx.warm.as_ref().is_some_and(|w| w.plans.contains_key(id));
+        let every_file = || match listing {
+            Some(listing) => listing.to_vec(),
+            None => scope::project_files(workspace, config).unwrap_or_default(),
+        };
+        super::settle::after_last_write(&workspace.root, &plans, every_file, answered_warm);
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
         if let Some(warm) = &ctx.warm {
             let (purpose, answered) = match verifying {

@@ -10,6 +10,7 @@ mod gates;
 mod new_baseline;
 mod record;
 mod resolve;
+mod settle;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
