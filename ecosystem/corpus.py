@@ -22,6 +22,10 @@ WORK = Path(os.environ.get("QG_ECOSYSTEM_DIR", "/tmp/qg-ecosystem"))
 # The tools every project is checked with: qg's own pins, so a difference is
 # qg's, never a version's (a project pinning another mypy is noted, not used).
 TOOLS = ["ruff", "mypy", "pyright[nodejs]"]
+# The interpreter every environment is made from: the one qg's .venv was made
+# from, never that .venv itself (a manager told to use a virtualenv's python
+# installs into that virtualenv: PDM put two projects into qg's own .venv).
+PYTHON = getattr(sys, "_base_executable", sys.executable)
 # What a project's run leaves in its tree that no commit should pick up.
 IGNORED = [".venv/", "*.egg-info/", "build/", ".mypy_cache/", ".ruff_cache/", "__pycache__/", ".dmypy.json"]
 
@@ -229,17 +233,19 @@ def _install(project: Project) -> Path:
     uv = shell.BIN / "uv"
     root, env = project.root, project.qg_env()
     if project.setup == "venv":
-        shell.must([uv, "venv", "--quiet", "--python", sys.executable, root / ".venv"], root)
+        shell.must([uv, "venv", "--quiet", "--python", PYTHON, root / ".venv"], root)
     elif project.setup == "uv":
         # Every dependency group: the typing one is seldom the default.
-        shell.must([uv, "sync", "--quiet", "--all-groups", "--python", sys.executable], root, env, timeout=1200)
+        shell.must([uv, "sync", "--quiet", "--all-groups", "--python", PYTHON], root, env, timeout=1200)
     elif project.setup == "poetry":
         # Poetry makes the environment (outside the tree, where qg must find
         # it); uv fills it: Poetry's resolver reads PyPI's JSON API, which
         # these machines cannot reach ("Package crashtest (0.4.1) not found").
-        shell.must(["poetry", "env", "use", sys.executable], root, env)
+        shell.must(["poetry", "env", "use", PYTHON], root, env)
     elif project.setup == "pdm":
-        shell.must(["pdm", "use", "-f", sys.executable], root, env)
+        # PDM's in-project .venv, made first so `pdm use` cannot pick another.
+        shell.must([uv, "venv", "--quiet", "--python", PYTHON, root / ".venv"], root)
+        shell.must(["pdm", "use", "-f", root / ".venv" / "bin" / "python"], root, env)
         shell.must(["pdm", "install", "--quiet"], root, env, timeout=1200)
     elif project.setup == "hatch":
         shell.must(["hatch", "env", "create"], root, env, timeout=1200)
