@@ -203,7 +203,11 @@ def _assemble_workspace(project: Project):
     packages.mkdir(parents=True)
     for member in [{"sdist": project.sdist, "sha256": project.sha256}, *project.members]:
         _unpack(member["sdist"], member["sha256"], packages / member["sdist"].split("==")[0])
-    (project.root / "pyproject.toml").write_text('[tool.uv.workspace]\nmembers = ["packages/*"]\n')
+    # uv needs every member that another depends on named as a source.
+    names = [m["sdist"].split("==")[0] for m in [{"sdist": project.sdist}, *project.members]]
+    sources = "".join(f'"{name}" = {{ workspace = true }}\n' for name in names)
+    text = f'[tool.uv.workspace]\nmembers = ["packages/*"]\n\n[tool.uv.sources]\n{sources}'
+    (project.root / "pyproject.toml").write_text(text)
 
 
 def _fingerprint(project: Project) -> str:

@@ -53,8 +53,11 @@ class Check:
             gate = own.GATES[gate]
             theirs = [f for f in reference.findings if f.gate == gate]
             mine = [f for f in ours if f.gate == gate]
-            only_own, only_qg = findings.same(theirs, mine)
             status = _status(report, gate)
+            # Both stopped: there is no verdict to compare, only the stop.
+            if status == "error" and gate in reference.errors:
+                theirs = mine = []
+            only_own, only_qg = findings.same(theirs, mine)
             per_gate[gate] = {
                 "own": len(theirs),
                 "qg": len(mine),
