@@ -106,8 +106,9 @@ def update(run: Run):
     _stamp(run)
     data = load(None)
     names = {r["name"] for r in run.results}
-    kept = [r for r in data["projects"] if r["name"] not in names]
     order = [p.name for p in corpus.load(None)]
+    # A project no longer in the manifest leaves the results with it.
+    kept = [r for r in data["projects"] if r["name"] not in names and r["name"] in order]
     data["projects"] = sorted(
         kept + run.results, key=lambda r: order.index(r["name"]) if r["name"] in order else len(order)
     )
@@ -174,7 +175,8 @@ def write_page(data: dict):
         "",
         "Times: the whole project by the maintainers' commands, by qg cold and by qg",
         "warm; then the median edit of the loop (the tools' own whole runs, qg's auto",
-        "scope cold and warm).",
+        "scope cold and warm). qg's cold run comes right after the maintainers' and",
+        "reads the caches it left (mypy's), as a developer's next run would.",
         "",
         "| project | shape | manager | gates: own = qg cold, warm | loop steps | project: own / cold / warm | an edit: own / cold / warm |",
         "|---|---|---|---|---|---|---|",
