@@ -460,7 +460,16 @@ async def test_a_save_during_a_run_cancels_it(client, project):
     Answers(client, "Trust")
     use_slow_gate(project)
     open_file(client, project, "app/shapes.py")
-    await wait_until(lambda: progress_ended(client), "the first run")
+    # Every check the opening made has ended, the look at the opened file
+    # too: a look still queued would read the slow edit below from disk and
+    # run 60 s, and a save cancels no look (a fresh-clone CI run, loaded,
+    # saw it start after the first check's end).
+    idle = lambda: len(progress_ended(client)) == len(progress_begun(client)) > 0  # noqa: E731
+    await wait_until(idle, "the opening's checks")
+    # The look follows the first check's end in the same breath: a second
+    # later it has begun, if there is one, and is waited for.
+    await asyncio.sleep(1)
+    await wait_until(idle, "the opening's look at the file")
     save(client, project, "app/shapes.py", SHAPES + "SLOW = 1\n")
     await wait_until(lambda: len(progress_begun(client)) >= 2, "the slow run")
     started = time.monotonic()
