@@ -464,7 +464,9 @@ async def test_a_save_during_a_run_cancels_it(client, project):
     # too: a look still queued would read the slow edit below from disk and
     # run 60 s, and a save cancels no look (a fresh-clone CI run, loaded,
     # saw it start after the first check's end).
-    idle = lambda: len(progress_ended(client)) == len(progress_begun(client)) > 0  # noqa: E731
+    def idle():
+        return len(progress_ended(client)) == len(progress_begun(client)) > 0
+
     await wait_until(idle, "the opening's checks")
     # The look follows the first check's end in the same breath: a second
     # later it has begun, if there is one, and is waited for.
