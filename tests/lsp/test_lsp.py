@@ -414,9 +414,12 @@ async def test_a_look_that_found_findings_is_redone_when_a_revert_leaves_nothing
 # A gate that sleeps a minute on a file holding SLOW and reports each line
 # holding BAD: a run it sleeps in can only end early by being cancelled.
 SLOW_GATE = """\
-import json, sys, time
+import json, pathlib, sys, time
 files = [f for f in sys.argv[1:] if f.endswith(".py")]
 if any("SLOW" in open(f).read() for f in files):
+    # Beside the script: the test waits for it, not for a progress that
+    # may belong to another check.
+    (pathlib.Path(__file__).parent / "slow_gate.sleeping").touch()
     time.sleep(60)
 print(json.dumps([
     {"file": f, "line": n, "code": "BAD", "message": "bad line"}
@@ -473,7 +476,11 @@ async def test_a_save_during_a_run_cancels_it(client, project):
     await asyncio.sleep(1)
     await wait_until(idle, "the opening's look at the file")
     save(client, project, "app/shapes.py", SHAPES + "SLOW = 1\n")
-    await wait_until(lambda: len(progress_begun(client)) >= 2, "the slow run")
+    # The gate is asleep on the slow edit: a run is under way that only a
+    # cancellation can end early (a fresh-clone CI run, loaded, once saw a
+    # check queued by the opening begin first, which the test took for it).
+    sleeping = project.parent / "slow_gate.sleeping"
+    await wait_until(sleeping.exists, "the slow run")
     started = time.monotonic()
     save(client, project, "app/shapes.py", SHAPES + "BAD = 1\n", version=3)
     await wait_until(lambda: codes(client, project, "app/shapes.py"), "the last save's finding")
