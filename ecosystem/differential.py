@@ -103,12 +103,7 @@ def generate(src: edits.Source, rng: random.Random) -> edits.Edit | None:
     """One edit, of a kind drawn by weight; another kind where it finds no place."""
     kinds = [_body_return] * 3 + [_body_line] * 2 + [_self_attribute, _default, _unannotated_return]
     kinds += [lambda s, r: edits.random_edit(s, r)] * 2
-    rng.shuffle(kinds)
-    for kind in kinds:
-        edit = kind(src, rng)
-        if edit:
-            return edit
-    return None
+    return edits.first_edit(kinds, src, rng)
 
 
 def _functions(src: edits.Source, annotated: bool | None):
@@ -125,58 +120,71 @@ def _functions(src: edits.Source, annotated: bool | None):
             yield file, index, list(range(index + 1, end)), body
 
 
-def _pick_line(src, rng, annotated, pattern):
+# A statement that goes on to the next line: rewriting its first line alone
+# would break the syntax.
+CONTINUED = ("(", ",", "[", "{", "\\")
+
+
+def _rewrite_statement(src, rng, kind, annotated, pattern, rewrite):
+    """One body line of a function (annotated or not, or either: None)
+    matching `pattern`, drawn at random, replaced by what `rewrite(old, rng)`
+    returns — `(new statement, what it became)`, or None to give up."""
     candidates = [
         (file, at, body)
         for file, _, lines, body in _functions(src, annotated)
         for at in lines
         if re.match(pattern, src.lines(file)[at][body:]) and src.lines(file)[at].startswith(" " * body)
     ]
-    return rng.choice(candidates) if candidates else None
+    if not candidates:
+        return None
+    file, at, body = rng.choice(candidates)
+    lines = src.lines(file)
+    old = lines[at].strip()
+    rewritten = rewrite(old, rng)
+    if rewritten is None:
+        return None
+    statement, became = rewritten
+    lines[at] = " " * body + statement
+    src.write(file, lines)
+    return edits.Edit(kind, f"{file}:{at + 1}: `{old[:60]}` became {became}")
 
 
 def _body_return(src, rng):
     """An annotated function returns something else: its body only."""
-    picked = _pick_line(src, rng, True, r"return \S")
-    if not picked:
-        return None
-    file, at, body = picked
-    lines = src.lines(file)
-    old = lines[at].strip()
-    lines[at] = " " * body + rng.choice(["return None", "return 0", 'return ""', "return []"])
-    src.write(file, lines)
-    return edits.Edit("body-return", f"{file}:{at + 1}: `{old[:60]}` became `{lines[at].strip()}`")
+
+    def rewrite(old, rng):
+        new = rng.choice(["return None", "return 0", 'return ""', "return []"])
+        return new, f"`{new}`"
+
+    return _rewrite_statement(src, rng, "body-return", True, r"return \S", rewrite)
 
 
 def _body_line(src, rng):
     """A statement of an annotated function's body deleted (a `pass` kept in its place)."""
-    picked = _pick_line(src, rng, True, r"[a-z_][\w.]*\s*(=|\()")
-    if not picked:
-        return None
-    file, at, body = picked
-    lines = src.lines(file)
-    old = lines[at].strip()
-    if old.endswith(("(", ",", "[", "{", "\\")):
-        return None
-    lines[at] = " " * body + "pass"
-    src.write(file, lines)
-    return edits.Edit("body-line", f"{file}:{at + 1}: `{old[:60]}` became `pass`")
+
+    def rewrite(old, rng):
+        return None if old.endswith(CONTINUED) else ("pass", "`pass`")
+
+    return _rewrite_statement(src, rng, "body-line", True, r"[a-z_][\w.]*\s*(=|\()", rewrite)
 
 
 def _self_attribute(src, rng):
     """A `self.x = ...` given another type: an interface change in a body."""
-    picked = _pick_line(src, rng, None, r"self\.\w+\s*=\s*\S")
-    if not picked:
-        return None
-    file, at, body = picked
-    lines = src.lines(file)
-    old = lines[at].strip()
-    if old.endswith(("(", ",", "[", "{", "\\")):
-        return None
-    name = old.split("=", 1)[0].strip()
-    lines[at] = " " * body + f'{name} = "qg-differential"'
-    src.write(file, lines)
-    return edits.Edit("self-attribute", f"{file}:{at + 1}: `{old[:60]}` became a str")
+
+    def rewrite(old, rng):
+        name = old.split("=", 1)[0].strip()
+        return None if old.endswith(CONTINUED) else (f'{name} = "qg-differential"', "a str")
+
+    return _rewrite_statement(src, rng, "self-attribute", None, r"self\.\w+\s*=\s*\S", rewrite)
+
+
+def _unannotated_return(src, rng):
+    """An unannotated function returns something else: its inferred type changes."""
+
+    def rewrite(old, rng):
+        return "return b'qg-differential'", "a bytes return"
+
+    return _rewrite_statement(src, rng, "unannotated-return", False, r"return \S", rewrite)
 
 
 def _default(src, rng):
@@ -194,16 +202,3 @@ def _default(src, rng):
     lines[index] = re.sub(r"=\s*(None|True|False|\d+|'[^']*'|\"[^\"]*\")(\s*[,)])", r"= b'x'\2", old, count=1)
     src.write(file, lines)
     return edits.Edit("default", f"{file}:{index + 1}: a default became b'x'")
-
-
-def _unannotated_return(src, rng):
-    """An unannotated function returns something else: its inferred type changes."""
-    picked = _pick_line(src, rng, False, r"return \S")
-    if not picked:
-        return None
-    file, at, body = picked
-    lines = src.lines(file)
-    old = lines[at].strip()
-    lines[at] = " " * body + "return b'qg-differential'"
-    src.write(file, lines)
-    return edits.Edit("unannotated-return", f"{file}:{at + 1}: `{old[:60]}` became a bytes return")

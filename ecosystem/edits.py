@@ -182,7 +182,11 @@ SCRIPTED = [return_type, param_removed, module_added, body_only, test_renamed]
 def random_edit(src: Source, rng: random.Random) -> Edit | None:
     """One seeded type-changing edit: an annotation changed, an import
     deleted, or a module-level name renamed at its definition."""
-    kinds = [_change_annotation, _delete_import, _rename_symbol]
+    return first_edit([_change_annotation, _delete_import, _rename_symbol], src, rng)
+
+
+def first_edit(kinds: list, src: Source, rng: random.Random) -> Edit | None:
+    """The first of `kinds`, in a seeded shuffle, that finds a place to edit."""
     rng.shuffle(kinds)
     for kind in kinds:
         edit = kind(src, rng)

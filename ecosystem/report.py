@@ -4,6 +4,7 @@ book's "Ecosystem check" page generated from it."""
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -136,8 +137,6 @@ def load(path) -> dict:
 
 
 def _cores() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 
