@@ -576,6 +576,69 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
     }
 }
 
+/// `--verify` runs a check that left out importers again with every
+/// importer. Fault injection: an interface cache that lies (a signature
+/// change's interface stored under the committed content's blob) makes qg
+/// take the change for a body-only edit and leave the broken importer out —
+/// a plain run is green, the silent green the lie makes — and `--verify`
+/// turns each type checker into a `skipped_importers` error naming the
+/// importer's finding. An honest body-only edit verifies equal.
+#[test]
+fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
+    let repo = interface_aware_repo(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", BOX),
+        ("pkg/b.py", USES_BOX),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    let verify = || repo.qg(&["run", "--verify", "--no-state", "--format", "json"]);
+    let body = BOX.replace(
+        "    return x\n\n\ndef guess",
+        "    return x * 2\n\n\ndef guess",
+    );
+    repo.write("pkg/a.py", &body);
+    assert_eq!(repo.files()["body_only"], serde_json::json!(["pkg/a.py"]));
+    let honest = verify();
+    assert_eq!(honest.json()["overall_pass"], true, "{}", honest.stdout);
+
+    let signature = BOX.replace(
+        "def f(x: int) -> int:\n    return x",
+        "def f(x: int) -> str:\n    return str(x)",
+    );
+    repo.write("pkg/a.py", &signature);
+    assert!(lists_importer(&repo.files(), "pkg/b.py", "pkg/a.py"));
+    let committed = common::git(repo.path(), &["rev-parse", "HEAD:pkg/a.py"]);
+    let changed = common::git(repo.path(), &["hash-object", "pkg/a.py"]);
+    let cache_file = repo.path().join(".st3/interfaces.json");
+    let mut cache: Value = serde_json::from_str(&fs::read_to_string(&cache_file).unwrap()).unwrap();
+    let lie = cache["blobs"][changed.trim()].clone();
+    assert!(
+        lie.is_object(),
+        "the changed content's interface is cached: {cache}"
+    );
+    cache["blobs"][committed.trim()] = lie;
+    fs::write(&cache_file, cache.to_string()).unwrap();
+    assert_eq!(repo.files()["body_only"], serde_json::json!(["pkg/a.py"]));
+    let fooled = repo.qg(&["run", "--no-state", "--format", "json"]);
+    assert_eq!(fooled.json()["overall_pass"], true, "{}", fooled.stdout);
+
+    let caught = verify();
+    assert_eq!(caught.json()["overall_pass"], false, "{}", caught.stdout);
+    for gate in ["mypy", "pyright"] {
+        let result = caught.gate(gate);
+        assert_eq!(result["status"], "error", "{gate}: {result}");
+        assert_eq!(
+            result["error"]["kind"], "skipped_importers",
+            "{gate}: {result}"
+        );
+        let message = result["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("only the full walk: pkg/b.py:"),
+            "{gate}: {message}"
+        );
+    }
+}
+
 /// A module with one of each thing an importer can observe: a protocol
 /// method with a default body, an attribute `__init__` assigns, defaults,
 /// annotated and unannotated functions, an async generator, a constant.

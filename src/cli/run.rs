@@ -45,8 +45,10 @@ pub(super) struct RunArgs {
     /// Run every tool cold, even where a live daemon could answer.
     #[arg(long, conflicts_with = "verify")]
     no_daemon: bool,
-    /// Answer each warm gate both warm and cold; a difference is a gate
-    /// error showing both (and the daemon starts its tool again).
+    /// Answer each warm gate both warm and cold, and run a check that left
+    /// out importers (`interface_aware_importers`) again with every
+    /// importer; a difference is a gate error showing both (and the daemon
+    /// starts its tool again).
     #[arg(long)]
     verify: bool,
 }

@@ -47,11 +47,14 @@ pub(crate) enum ErrorKind {
     /// It stopped before checking anything (`success.stopped`: mypy's
     /// blocking errors).
     Stopped,
+    /// Under `--verify`, the importers `interface_aware_importers` left
+    /// out change its verdict: the full walk's run differs.
+    SkippedImporters,
 }
 
 impl ErrorKind {
     /// Every kind, for reading a name back.
-    const ALL: [ErrorKind; 11] = [
+    const ALL: [ErrorKind; 12] = [
         ErrorKind::NotFound,
         ErrorKind::NotExecutable,
         ErrorKind::SpawnFailed,
@@ -63,6 +66,7 @@ impl ErrorKind {
         ErrorKind::CouldNotCheck,
         ErrorKind::WarmDrift,
         ErrorKind::Stopped,
+        ErrorKind::SkippedImporters,
     ];
 
     /// The snake_case name used in JSON and every other format.
@@ -79,6 +83,7 @@ impl ErrorKind {
             ErrorKind::CouldNotCheck => "could_not_check",
             ErrorKind::WarmDrift => "warm_drift",
             ErrorKind::Stopped => "stopped",
+            ErrorKind::SkippedImporters => "skipped_importers",
         }
     }
 }
@@ -317,6 +322,7 @@ pub(super) fn short_for(kind: ErrorKind, exit_code: Option<i32>, gate: &Gate) ->
         ErrorKind::CouldNotCheck => "could not check a file".to_string(),
         ErrorKind::WarmDrift => "its warm answer differs from a cold run".to_string(),
         ErrorKind::Stopped => "stopped before checking anything".to_string(),
+        ErrorKind::SkippedImporters => "the importers it left out change its verdict".to_string(),
         ErrorKind::NoViolationsParsed => {
             format!("exit code {code} but no violations could be parsed")
         }

@@ -6,6 +6,7 @@
 mod bases;
 mod body_only;
 mod compare;
+mod full_walk;
 mod gates;
 mod new_baseline;
 mod record;
@@ -200,6 +201,14 @@ pub fn run(
         &covered,
         &mut warnings,
     )?;
+    if full_walk::wanted(options, &config, &resolved.scope) {
+        let project = gates::Project {
+            workspace: &workspace,
+            config: &config,
+            tools: &tools,
+        };
+        full_walk::compare(project, &gates, options, &mut results)?;
+    }
     let mut scope = ReportScope::from(&resolved.scope);
     scope.files_checked = files_checked(&resolved.scope, &covered);
     let shard = shard.map(|share| {
