@@ -50,12 +50,12 @@ def main() -> int:
     if args.self_test:
         return self_test(projects[0], args.edits)
     full = not args.projects and not args.sample
-    started = time.time()
+    started, commit = time.time(), report.head_commit()
     results = []
     for project in projects:
         log(f"== {project.name} ({project.sdist})")
         results.append(loop.Check(project, log, interface_aware=args.interface_aware).run(args.edits))
-    run = report.Run(results, started, args.edits, full)
+    run = report.Run(results, started, args.edits, full, commit)
     problems = report.summarize(run, projects, log)
     if args.update:
         report.update(run)

@@ -26,6 +26,9 @@ class Run:
     started: float
     edits: int
     full: bool
+    # The qg commit when the run began: the qg it checked was built from it
+    # (commits made while a long run goes on are not what it checked).
+    commit: str
 
 
 def differences(result: dict) -> list[str]:
@@ -91,11 +94,16 @@ def summarize(run: Run, projects: list[Project], log) -> int:
     return unexplained
 
 
-def _stamp(run: Run) -> tuple[str, str]:
-    """The qg commit and version a run checked; each result records them."""
-    commit = subprocess.run(
+def head_commit() -> str:
+    """qg's commit now, short."""
+    return subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=shell.HERE, capture_output=True, text=True, check=False
     ).stdout.strip()
+
+
+def _stamp(run: Run) -> tuple[str, str]:
+    """The qg commit and version a run checked; each result records them."""
+    commit = run.commit
     version = subprocess.run([str(QG), "--version"], capture_output=True, text=True, check=False).stdout.strip()
     for result in run.results:
         result["run"] = {"date": time.strftime("%Y-%m-%d", time.gmtime(run.started)), "commit": commit}
