@@ -20,9 +20,7 @@ say() { printf '\033[1mtry.sh:\033[0m %s\n' "$*" >&2; }
 install_qg() {
   if command -v cargo >/dev/null 2>&1; then
     say "installing qg with cargo (cargo install --locked --path $repo)"
-    # CI sets QG_TRY_CARGO_PROFILE=dev (and the target directory) to reuse
-    # the build its tests made; a user gets the release build.
-    cargo install --quiet --locked ${QG_TRY_CARGO_PROFILE:+--profile "$QG_TRY_CARGO_PROFILE"} --path "$repo"
+    cargo install --quiet --locked --path "$repo"
     qg=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/qg
   else
     local venv=${XDG_DATA_HOME:-$HOME/.local/share}/qg/venv

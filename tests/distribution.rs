@@ -1,13 +1,9 @@
 //! qg as Python developers install it: a binary wheel built by maturin that
 //! puts `qg` on PATH in a fresh virtualenv with no Rust, and the
 //! pre-commit/prek hooks of `.pre-commit-hooks.yaml`, run by prek on a
-//! fixture repository with staged files. Both build qg with the profile and
-//! in the target directory of the tests' own build, unstripped: the
-//! dependencies are not compiled a second time (a release build of them
-//! took about 180 s of CI's CPU), only qg itself.
-//!
-//! The build links `qg` in that directory anew (cargo replaces the file):
-//! same sources, the same binary in all but the dev-dependencies' features.
+//! fixture repository with staged files. Both build qg in release mode into
+//! their own target directory (`target/dist`), shared so the second build
+//! reuses the first.
 // Unix: these tests drive `sh` scripts and the Linux tools; the Windows
 // binary has tests/windows.rs.
 #![cfg(unix)]
@@ -46,38 +42,16 @@ fn staged_fixture(dir: &Path) {
     common::git(dir, &["add", "pkg/lint.py"]);
 }
 
-/// The target directory and cargo profile the tests' own `qg` was built
-/// with (`target/debug/qg`: `target`, `dev`).
-fn tests_build() -> (PathBuf, String) {
-    let profile_dir = Path::new(env!("CARGO_BIN_EXE_qg")).parent().unwrap();
-    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
-        "debug" => "dev".to_string(),
-        other => other.to_string(),
-    };
-    (profile_dir.parent().unwrap().to_path_buf(), profile)
-}
-
-/// maturin's build, from the command line or as a PEP 517 backend (pip's,
-/// uv's), on the tests' own build.
-fn on_the_tests_build(command: &mut Command) -> &mut Command {
-    let (target, profile) = tests_build();
-    command
-        .env("CARGO_TARGET_DIR", target)
-        .env("MATURIN_PEP517_ARGS", format!("--profile {profile}"))
-        .env("MATURIN_STRIP", "false")
-}
-
 #[test]
 fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
+    let target = repo_dir().join("target/dist");
     let work = tempfile::tempdir().unwrap();
     let wheels = work.path().join("wheels");
-    let (_, profile) = tests_build();
-    run(on_the_tests_build(
-        Command::new(venv_bin("maturin"))
-            .args(["build", "--profile", &profile, "--out"])
-            .arg(&wheels)
-            .current_dir(repo_dir()),
-    ));
+    run(Command::new(venv_bin("maturin"))
+        .args(["build", "--release", "--out"])
+        .arg(&wheels)
+        .current_dir(repo_dir())
+        .env("CARGO_TARGET_DIR", &target));
     let wheel = std::fs::read_dir(&wheels)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -112,7 +86,7 @@ fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
     for hook in ["qg-system", "qg"] {
         let repo = tempfile::tempdir().unwrap();
         staged_fixture(repo.path());
-        let out = on_the_tests_build(&mut Command::new(venv_bin("prek")))
+        let out = Command::new(venv_bin("prek"))
             .args(["try-repo"])
             .arg(repo_dir())
             .arg(hook)
@@ -130,6 +104,7 @@ fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
             // A cache of its own, as on a fresh machine: nothing prek set up
             // before (hook environments, a downloaded installer) is reused.
             .env("PREK_HOME", work.path().join("prek-home"))
+            .env("CARGO_TARGET_DIR", &target)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
