@@ -563,6 +563,126 @@ def interface_aware(runs, tmp: Path):
     return rows
 
 
+def configure_interface_aware(root: Path, aware: bool):
+    """rich with the default gates and `interface_aware_importers` on or
+    off, its findings baselined, committed, and a green auto run."""
+    gates = ", ".join(f'"{g}"' for g in ("ruff_format", "ruff_check", "mypy", "pyright"))
+    pyproject = (root / "pyproject.toml").read_text().split("\n[tool.qg]")[0]
+    (root / "pyproject.toml").write_text(
+        f"{pyproject}\n[tool.qg]\nactive_gates = [{gates}]\ninterface_aware_importers = {str(aware).lower()}\n"
+    )
+    sh([QG, "baseline", "write"], root, check=False)
+    git_commit_all(root, f"interface_aware_importers = {aware}")
+    sh([QG, "run"], root, check=False)  # a new config: the whole project, green
+
+
+def body_only_place(root: Path):
+    """In the most imported modules (the ecosystem check's count; `root` is
+    configured with interface-aware importers, green), the first
+    annotated function whose body qg reads as hidden from importers (a
+    function declaring a `global` or assigning `self.` attributes is not):
+    (module, the line index its body edit goes before, its `def` line)."""
+    from ecosystem import edits as ecosystem_edits
+
+    source = ecosystem_edits.Source(root, "rich")
+    for module in source.most_imported()[:10]:
+        lines = source.lines(module)
+        for index, match in source.defs(module):
+            if not match.group("returns"):
+                continue
+            indent = " " * (len(match.group("indent")) + 4)
+            ret = None
+            for i in range(index + 1, min(index + 80, len(lines))):
+                if lines[i].strip() and not lines[i].startswith(indent):
+                    break  # the function ended without a return at its top level
+                if lines[i].startswith(indent + "return"):
+                    ret = i
+                    break
+            if ret is None:
+                continue
+            edited = list(lines)
+            edited.insert(ret, f"{indent}_ = 0")
+            (root / module).write_text("\n".join(edited))
+            files = json.loads(sh([QG, "files", "--format", "json"], root, capture=True))
+            sh(["git", "checkout", "--", module], root)
+            if module in files.get("body_only", []):
+                return module, ret, index
+    raise AssertionError("no body-only place in rich's most imported modules")
+
+
+def interface_aware_real(runs, tmp: Path):
+    """Issue 47 on a real project: in rich's most imported modules, a
+    body-only edit (`_ = N` before a return; `body_only_place`) and a
+    signature change of the same function (a defaulted parameter added),
+    with `interface_aware_importers` on and off, cold, beside the slowest
+    type checker alone on the module. rich's findings are baselined first."""
+    root = sdist(RICH, tmp / "rich-interface")
+    configure_interface_aware(root, True)
+    module, at, define = body_only_place(root)
+    path = root / module
+    original = path.read_text().split("\n")
+    body_indent = original[at][: len(original[at]) - len(original[at].lstrip())]
+    serial = iter(range(100_000))
+
+    def body_edit():
+        lines = list(original)
+        # A statement no linter minds and no importer sees (`pass` is PIE790).
+        lines.insert(at, f"{body_indent}_ = {next(serial)}")
+        path.write_text("\n".join(lines))
+
+    def signature_edit():
+        lines = list(original)
+        head, _, tail = lines[define].rpartition(")")
+        comma = "" if head.endswith("(") else ", "
+        lines[define] = f"{head}{comma}_qg{next(serial)}: int = 0){tail}"
+        path.write_text("\n".join(lines))
+
+    def configured(aware):
+        path.write_text("\n".join(original))
+        configure_interface_aware(root, aware)
+
+    files_checked = {}
+
+    def series(edit, key):
+        def step():
+            edit()
+            out = json.loads(sh([QG, "run", "--format", "json"], root, capture=True, check=False))
+            # Not asserted green: mypy's verdict on part of rich differs from
+            # its whole-project one (`has-type` in box.py), which the baseline
+            # was written from; the figure is the time and the files checked.
+            files_checked[key] = out["scope"]["files_checked"]
+
+        return step
+
+    checkers = [c for c in default_commands() if c[0] in ("mypy", "pyright")]
+    floor = medians({c[0]: cmd(c + [module], root) for c in checkers}, runs, warmup=1)
+    slowest = max(floor, key=floor.get)
+    measured = {}
+    for aware in (False, True):
+        configured(aware)
+        for label, edit in (("body", body_edit), ("signature", signature_edit)):
+            path.write_text("\n".join(original))
+            sh([QG, "run"], root, check=False)
+            measured[(aware, label)] = medians({"qg": series(edit, (aware, label))}, runs, warmup=1)["qg"]
+    path.write_text("\n".join(original))
+    rows = []
+    for label, what in (("body", "a body-only edit"), ("signature", "a signature change")):
+        on, off = measured[(True, label)], measured[(False, label)]
+        ratio = on / floor[slowest]
+        rows.append(
+            (
+                f"Interface-aware importers on a real project: `qg run` (auto, cold) after {what} to rich's most imported module ({module}), vs the slowest type checker alone on it",
+                f"on {sec(on)} ({files_checked[(True, label)]} files), off {sec(off)} ({files_checked[(False, label)]} files); {slowest} alone {sec(floor[slowest])}",
+                f"{ratio:.2f}x",
+                # The 1.2x goal is the benchmark project's (interface-aware):
+                # here the files mypy failed on in the run before join in.
+                "(report)",
+                True,
+            )
+        )
+    return rows
+
+
 def graph_cost(runs, tmp: Path):
     """Issue 11: the import graph's own cost on django (7k files), in the TDD
     loop: `qg files` (auto) after a one-line edit, with two gates that check
@@ -1632,6 +1752,7 @@ FIGURES = {
     "tdd": tdd_loop,
     "tdd-importers": tdd_importers,
     "interface-aware": interface_aware,
+    "interface-aware-real": interface_aware_real,
     "graph": graph_cost,
     "roots": roots_cost,
     "workspace": workspace_cost,
