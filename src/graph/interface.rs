@@ -432,9 +432,16 @@ mod tests {
             // A type comment, a checker's directive.
             "def f(x: int) -> int:  # type: ignore[override]\n    return x\n",
             "# mypy: disallow-untyped-defs\ndef f(x: int) -> int:\n    return x\n",
+            // A directive inside a hidden body.
+            "def f(x: int) -> int:\n    \"\"\"Doc.\"\"\"\n    return x + 1  # type: ignore[operator]\n",
         ] {
             assert!(!same(TYPED, after), "{after}");
         }
+        // A plain comment there does not count.
+        assert!(same(
+            TYPED,
+            "def f(x: int) -> int:\n    \"\"\"Doc.\"\"\"\n    return x + 1  # one more\n"
+        ));
     }
 
     #[test]
@@ -483,6 +490,11 @@ mod tests {
         assert!(!same(
             trivial,
             "class P(Protocol):\n    def m(self) -> int:\n        return 1\n"
+        ));
+        // One expression is not `...`: a call makes the body implemented.
+        assert!(!same(
+            trivial,
+            "class P(Protocol):\n    def m(self) -> int:\n        print(1)\n"
         ));
         let coroutine = "async def g() -> AsyncIterator[int]:\n    return None\n";
         assert!(!same(
@@ -564,6 +576,13 @@ mod parts {
         assert_eq!(
             changed(module, &format!("{module}\ndef g() -> None:\n    pass\n")),
             ["def g"]
+        );
+        // A decorated definition is named by what it defines.
+        let decorated =
+            "import functools\n\n@functools.cache\ndef f(x: int) -> int:\n    return x\n";
+        assert_eq!(
+            changed(decorated, &decorated.replace("x: int)", "x: str)")),
+            ["def f"]
         );
         // Redefined: each definition is a part of its own.
         let twice = "def f() -> int:\n    return 1\n\ndef f() -> str:\n    return ''\n";
