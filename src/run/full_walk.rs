@@ -22,9 +22,10 @@ pub(super) fn wanted(options: &RunOptions, config: &config::Config, scope: &Scop
         && options.shard.is_none()
 }
 
-/// Runs the gates again with every importer (cold, recording nothing,
-/// measured against the baseline without changing it) and judges each of
-/// `results` against its full-walk run.
+/// Runs the gates that check importers again with every importer (cold,
+/// recording nothing, measured against the baseline without changing it)
+/// and judges each of `results` against its full-walk run. The other gates
+/// are left out: the importers never enter their files.
 pub(super) fn compare(
     project: gates::Project<'_>,
     gates: &[&config::Gate],
@@ -36,6 +37,10 @@ pub(super) fn compare(
         config,
         tools,
     } = project;
+    let gates: Vec<&config::Gate> = gates.iter().copied().filter(|g| g.importers).collect();
+    if gates.is_empty() {
+        return Ok(());
+    }
     let mut full_config = config.clone();
     full_config.interface_aware_importers = false;
     let options = RunOptions {
@@ -44,15 +49,22 @@ pub(super) fn compare(
         report_covered: false,
         ..options.clone()
     };
-    let resolved = resolve_scope(workspace, &full_config, &options.scope, gates, false, tools)?;
-    let listing = gates::project_listing(workspace, &full_config, gates, &resolved.scope)?;
+    let resolved = resolve_scope(
+        workspace,
+        &full_config,
+        &options.scope,
+        &gates,
+        false,
+        tools,
+    )?;
+    let listing = gates::project_listing(workspace, &full_config, &gates, &resolved.scope)?;
     let runs = gates::run_gates(
         gates::Project {
             workspace,
             config: &full_config,
             tools,
         },
-        gates,
+        &gates,
         &resolved.scope,
         listing.as_deref(),
         &options,
@@ -68,14 +80,11 @@ pub(super) fn compare(
         &runs.covered,
         &mut Vec::new(),
     )?;
-    for result in results.iter_mut() {
-        let Some(full) = full.iter().find(|f| f.id == result.id) else {
-            continue;
-        };
-        let Some(gate) = config.gates.get(&result.id) else {
-            continue;
-        };
-        judge(gate, result, full.clone());
+    for full in full {
+        let result = results.iter_mut().find(|r| r.id == full.id);
+        if let Some((result, gate)) = result.zip(config.gates.get(&full.id)) {
+            judge(gate, result, full);
+        }
     }
     Ok(())
 }
