@@ -479,6 +479,18 @@ fn interface_aware_repo(files: &[(&str, &str)]) -> GitRepo {
 const BOX: &str = "class Box:\n    def __init__(self) -> None:\n        self.size = 1\n\n    def grow(self) -> int:\n        return self.size + 1\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef guess(x: int):\n    return x\n";
 const USES_BOX: &str = "from pkg.a import Box, f, guess\n\n\ndef g() -> int:\n    return f(1) + Box().grow() + guess(2) + Box().size\n";
 
+/// `pkg/a.py` holds [`BOX`], `pkg/b.py` imports it ([`USES_BOX`]), with
+/// interface-aware importers; after a green run.
+fn green_box_repo() -> GitRepo {
+    let repo = interface_aware_repo(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", BOX),
+        ("pkg/b.py", USES_BOX),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo
+}
+
 /// With `interface_aware_importers`, an edit no importer can see (a body
 /// behind a return annotation) checks the file alone, also when the last
 /// green run checked it uncommitted; an inferred return type, an attribute
@@ -486,12 +498,7 @@ const USES_BOX: &str = "from pkg.a import Box, f, guess\n\n\ndef g() -> int:\n  
 /// edit the run's verdict equals the project run's.
 #[test]
 fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
-    let repo = interface_aware_repo(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/a.py", BOX),
-        ("pkg/b.py", USES_BOX),
-    ]);
-    assert_eq!(repo.run().json()["overall_pass"], true);
+    let repo = green_box_repo();
     let body = BOX.replace(
         "    return x\n\n\ndef guess",
         "    return x * 2\n\n\ndef guess",
@@ -585,12 +592,7 @@ fn with_interface_aware_importers_a_body_only_edit_checks_the_file_alone() {
 /// importer's finding. An honest body-only edit verifies equal.
 #[test]
 fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
-    let repo = interface_aware_repo(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/a.py", BOX),
-        ("pkg/b.py", USES_BOX),
-    ]);
-    assert_eq!(repo.run().json()["overall_pass"], true);
+    let repo = green_box_repo();
     let verify = || repo.qg(&["run", "--verify", "--no-state", "--format", "json"]);
     let body = BOX.replace(
         "    return x\n\n\ndef guess",
