@@ -465,3 +465,180 @@ fn a_directory_the_project_s_own_run_leaves_out_is_no_member_for_its_config_alon
         doctor.stdout
     );
 }
+
+/// A member inside a member, with mypy and pyright configs of its own:
+/// `packages/a/plugins/p`, whose hook imports `a`.
+const NESTED: &[(&str, &str)] = &[
+    (
+        "packages/a/plugins/p/pyproject.toml",
+        "[project]\nname = \"p\"\nversion = \"0\"\n\n\
+         [tool.mypy]\nwarn_return_any = true\n\n\
+         [tool.pyright]\ntypeCheckingMode = \"strict\"\n",
+    ),
+    ("packages/a/plugins/p/p/__init__.py", ""),
+    (
+        "packages/a/plugins/p/p/hook.py",
+        "from a.core import typed\n\n\ndef hook() -> int:\n    return typed(2)\n\n\ndef helper(x):\n    return x\n",
+    ),
+];
+
+/// The nested workspace's own verdict: every file by the innermost
+/// member's own run of each tool that configures it, the root's for the rest.
+fn nested_own_verdict(repo: &GitRepo) -> BTreeSet<Key> {
+    let owned_by = |member: &str, inner: &[&str]| {
+        let inner: Vec<String> = inner.iter().map(|m| format!("{m}/")).collect();
+        let member = match member {
+            "" => String::new(),
+            dir => format!("{dir}/"),
+        };
+        move |key: &Key| {
+            key.0.starts_with(member.as_str())
+                && !inner.iter().any(|m| key.0.starts_with(m.as_str()))
+        }
+    };
+    let (a, b, p) = ("packages/a", "packages/b", "packages/a/plugins/p");
+    let mut found = BTreeSet::new();
+    let mut from = |keys: Vec<Key>, keep: &dyn Fn(&Key) -> bool| {
+        found.extend(keys.into_iter().filter(|k| keep(k)));
+    };
+    from(mypy_findings_in(repo, "", &["."]), &owned_by("", &[a, b]));
+    from(mypy_findings_in(repo, a, &["."]), &owned_by(a, &[p]));
+    from(mypy_findings_in(repo, p, &["."]), &owned_by(p, &[]));
+    from(mypy_findings_in(repo, b, &["."]), &owned_by(b, &[]));
+    from(pyright_findings_in(repo, ""), &owned_by("", &[b, p]));
+    from(pyright_findings_in(repo, b), &owned_by(b, &[]));
+    from(pyright_findings_in(repo, p), &owned_by(p, &[]));
+    found
+}
+
+/// Nested members, and the TDD loop across members: a signature change in
+/// `a` breaks `b` and the member nested in `a`; the revert, a stash and its
+/// pop, and a switch to a branch holding the break each give the tools'
+/// own difference from the baseline — cold, then warm.
+#[test]
+fn nested_members_and_the_tdd_loop_across_members_equal_the_tools_own_runs_cold_and_warm() {
+    let mut files = FILES.to_vec();
+    files.extend_from_slice(NESTED);
+    let mut repo = GitRepo::new(&files);
+    let venv = editable_venv(repo.path(), "packages/a/src", "_a.pth");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    for (name, src) in [
+        ("b", "packages/b/src"),
+        ("c", "packages/c/src"),
+        ("p", "packages/a/plugins/p"),
+    ] {
+        let src = repo.path().join(src);
+        std::fs::write(
+            site.join(format!("_{name}.pth")),
+            format!("{}\n", src.display()),
+        )
+        .unwrap();
+    }
+    repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
+
+    let own = nested_own_verdict(&repo);
+    let project = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-daemon",
+        "--format",
+        "json",
+    ]);
+    project.assert_code(1);
+    assert_eq!(findings(&project.json(), false), own, "{}", project.stdout);
+    let ids = gate_ids(&project.json());
+    for id in ["mypy@packages/a/plugins/p", "pyright@packages/a/plugins/p"] {
+        assert!(ids.contains(&id.to_string()), "no gate {id}: {ids:?}");
+    }
+    // p's settings matter: its strict pyright flags `helper` (a's strict
+    // mypy would too, were the file a's: the equality above says it is not).
+    let hook = "packages/a/plugins/p/p/hook.py";
+    assert!(own.iter().any(|k| k.0 == hook), "{own:?}");
+
+    repo.qg(&["baseline", "write"]).assert_code(0);
+    repo.commit("baseline");
+    let core = "packages/a/src/a/core.py";
+    let original = std::fs::read_to_string(repo.path().join(core)).unwrap();
+    let broken_text = original.replace(
+        "def typed(x: int) -> int:\n    return x\n",
+        "def typed(x: int) -> str:\n    return str(x)\n",
+    );
+    repo.write(core, &broken_text);
+    let broken: BTreeSet<Key> = nested_own_verdict(&repo)
+        .difference(&own)
+        .cloned()
+        .collect();
+    for file in ["packages/b/src/b/use.py", "packages/a/plugins/p/p/hook.py"] {
+        assert!(
+            broken.iter().any(|k| k.0 == file),
+            "{file} breaks: {broken:?}"
+        );
+    }
+    repo.git(&["checkout", "-q", "-b", "broken"]);
+    repo.commit("the break");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["checkout", "--", core]);
+    let empty = BTreeSet::new();
+
+    // Each step: what it does to the tree, and the tools' own difference.
+    let play = |extra: &[&str], how: &str| {
+        let run = |step: &str, expected: &BTreeSet<Key>| {
+            let args = [&["run", "--format", "json"][..], extra].concat();
+            let report = repo.qg(&args);
+            report.assert_code(if expected.is_empty() { 0 } else { 1 });
+            assert_eq!(
+                &findings(&report.json(), true),
+                expected,
+                "{how}, {step}: {}",
+                report.stdout
+            );
+            report.json()
+        };
+        run("green", &empty);
+        repo.write(core, &broken_text);
+        let red = run("a's signature changed", &broken);
+        run("stashed", &{
+            repo.git(&["stash", "-q"]);
+            empty.clone()
+        });
+        run("popped", &{
+            repo.git(&["stash", "pop", "-q"]);
+            broken.clone()
+        });
+        run("reverted", &{
+            repo.git(&["checkout", "--", core]);
+            empty.clone()
+        });
+        run("on the branch with the break", &{
+            repo.git(&["checkout", "-q", "broken"]);
+            broken.clone()
+        });
+        run("back on main", &{
+            repo.git(&["checkout", "-q", "main"]);
+            empty.clone()
+        });
+        red
+    };
+    play(&["--no-daemon"], "cold");
+    let _daemons = Daemons(&repo);
+    repo.qg(&["daemon", "start"]).assert_code(0);
+    let red = play(&[], "warm");
+    let warm = common::warm_gate_ids(&red);
+    for id in [
+        "mypy@packages/a/plugins/p",
+        "pyright@packages/a/plugins/p",
+        "mypy@packages/b",
+    ] {
+        assert!(
+            warm.contains(&id.to_string()),
+            "{id} answered warm: {warm:?}"
+        );
+    }
+}

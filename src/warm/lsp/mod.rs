@@ -103,6 +103,7 @@ impl Server {
         for file in &opened {
             self.open(&ctx.ws.root, file)?;
         }
+        self.reread_outside(ctx, &changes)?;
         let pulled = self.pull(ctx, report, deadline);
         for file in &opened {
             let uri = file_uri(&ctx.ws.root, file);
@@ -162,6 +163,34 @@ impl Server {
                 "workspace/didChangeWatchedFiles",
                 json!({"changes": changes}),
             )
+            .map_err(|e| format!("cannot write to the language server: {e}"))
+    }
+
+    /// Makes the server analyse afresh when a file outside the gate's
+    /// working directory changed (a workspace member's server, whose folder
+    /// is the member, and `a`'s module that `b` imports through an editable
+    /// install): to the server that file is a library's, whose change it
+    /// takes in only after a delay (two seconds in pyright), so a pull right
+    /// after would answer from the old text. A changed configuration makes
+    /// it read every file again before it answers.
+    fn reread_outside(
+        &self,
+        ctx: &Context<'_>,
+        changes: &super::snapshot::Changes,
+    ) -> Result<(), String> {
+        let Some(dir) = &ctx.gate.working_dir else {
+            return Ok(());
+        };
+        let inside = format!("{}/", crate::paths::to_slash(dir));
+        let outside = [&changes.changed, &changes.created, &changes.deleted]
+            .into_iter()
+            .flatten()
+            .any(|f| !f.starts_with(&inside));
+        if !outside {
+            return Ok(());
+        }
+        self.rpc
+            .notify("workspace/didChangeConfiguration", json!({"settings": {}}))
             .map_err(|e| format!("cannot write to the language server: {e}"))
     }
 
@@ -278,11 +307,13 @@ fn report_items(reply: Value) -> Result<Vec<Diagnostic>, String> {
     serde_json::from_value(items).map_err(|e| format!("unreadable diagnostics ({e})"))
 }
 
-/// The `initialize` request: the project as the one workspace folder, and
-/// only the client capabilities qg uses (so servers leave out greyed-out
-/// hints, code lenses and the like).
+/// The `initialize` request: the gate's working directory (the project,
+/// or a workspace member, whose config the server then reads as the
+/// member's own `cd packages/a && pyright` does) as the one workspace
+/// folder, and only the client capabilities qg uses (so servers leave out
+/// greyed-out hints, code lenses and the like).
 fn initialize_params(ctx: &Context<'_>, spec: &LspSpec) -> Value {
-    let root = &ctx.ws.root;
+    let root = &ctx.cwd();
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -335,7 +366,7 @@ fn encoding_name(encoding: PositionEncoding) -> &'static str {
 /// progress; its error and warning messages go to the daemon's log.
 fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
     let settings = spec.settings.clone();
-    let folder = json!([{"uri": dir_uri(&ctx.ws.root), "name": "project"}]);
+    let folder = json!([{"uri": dir_uri(&ctx.cwd()), "name": "project"}]);
     let log = ctx.log.named("language server");
     Box::new(move |incoming| match incoming {
         Incoming::Request("workspace/configuration", params) => {
