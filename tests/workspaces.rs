@@ -389,6 +389,84 @@ fn a_member_with_a_virtualenv_of_its_own_runs_its_tools_from_it() {
     );
 }
 
+/// A Poetry member set up on its own, its environment outside the tree:
+/// `cd packages/b && poetry run mypy` runs the mypy Poetry keeps for b, and
+/// so does b's run in qg. (A stand-in `poetry` answers `env info --path`.)
+#[test]
+fn a_member_whose_manager_keeps_its_environment_elsewhere_runs_its_tools_from_there() {
+    let mut repo = workspace();
+    repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
+    let b = std::fs::read_to_string(repo.path().join("packages/b/pyproject.toml")).unwrap();
+    repo.write(
+        "packages/b/pyproject.toml",
+        &format!("{b}\n[tool.poetry]\npackage-mode = false\n"),
+    );
+    let outside = tempfile::tempdir().unwrap();
+    let kept = outside.path().join("b-py3.11");
+    let mark = outside.path().join("b-mypy-ran");
+    let workspace_mypy = repo.path().join(".venv/bin/mypy");
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &std::path::Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(kept.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    executable(
+        &kept.join("bin/mypy"),
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
+            mark.display(),
+            workspace_mypy.display()
+        ),
+    );
+    let managers = outside.path().join("bin");
+    executable(
+        &managers.join("poetry"),
+        &format!(
+            "#!/bin/sh\n[ \"$*\" = 'env info --path' ] && [ \"$(basename \"$PWD\")\" = b ] && echo '{}' && exit 0\nexit 1\n",
+            kept.display()
+        ),
+    );
+    let path = format!("{}:{}", managers.display(), std::env::var("PATH").unwrap());
+    repo.set_env("PATH", &path);
+    let doctor = repo.qg(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("tools: the environment poetry keeps for it (`poetry env info --path`)"),
+        "{}",
+        doctor.stdout
+    );
+    let run = repo.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-daemon",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(1);
+    assert!(
+        mark.exists(),
+        "b's mypy ran from Poetry's environment: {}",
+        run.stdout
+    );
+    assert_eq!(
+        run.gate("mypy@packages/b")["status"],
+        "passed",
+        "{}",
+        run.stdout
+    );
+    // Remembered in the workspace's .st3, beside the root's answer.
+    let remembered = std::fs::read_to_string(repo.path().join(".st3/environment.json")).unwrap();
+    assert!(
+        remembered.contains(&kept.display().to_string()),
+        "{remembered}"
+    );
+}
+
 #[test]
 fn at_most_max_daemons_start_and_the_rest_are_answered_cold() {
     let repo = workspace();

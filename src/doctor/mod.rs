@@ -134,12 +134,18 @@ fn member_checks(workspace: &Workspace, members: &[MemberRuns]) -> Vec<Check> {
                 false => format!("its own runs: {}", own.join(", ")),
             };
             let member_dir = workspace.root.join(crate::file_name::to_path(&member.dir));
-            let tools = match crate::tools::own_virtualenv(&member_dir) {
-                Some(venv) => format!(
-                    "tools: its own {} first, then the project's",
-                    venv.file_name().unwrap_or_default().to_string_lossy()
+            let path_var = std::env::var_os("PATH");
+            let own =
+                crate::tools::member_environment(&member_dir, &workspace.root, path_var.as_ref());
+            let tools = match own.map(|e| e.origin) {
+                Some(Origin::Manager { detected, asked }) => format!(
+                    "tools: the environment {} keeps for it (`{asked}`) first, then the project's",
+                    detected.manager.program()
                 ),
-                None => "tools and environment: the project's".to_string(),
+                Some(Origin::InProject(name)) => {
+                    format!("tools: its own {name} first, then the project's")
+                }
+                _ => "tools and environment: the project's".to_string(),
             };
             let detail = format!(
                 "{} (found by {}): {runs}; {tools}",

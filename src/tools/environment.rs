@@ -253,7 +253,7 @@ pub(crate) fn find_all(
     );
     add(root.join("venv").join(VENV_BIN), Origin::InProject("venv"));
     if found.is_empty() {
-        if let Some(env) = detect(root).and_then(|d| manager_environment(root, d, path_var)) {
+        if let Some(env) = detect(root).and_then(|d| manager_environment(root, root, d, path_var)) {
             found.push(env);
         }
     }
@@ -269,9 +269,25 @@ pub(crate) fn find(
     find_all(root, virtual_env, path_var).into_iter().next()
 }
 
-/// What the manager says the project's environment is: remembered while
+/// The environment a package manager keeps for a workspace member of its
+/// own (`cd packages/b && poetry env info --path`): what the member's own
+/// `poetry run mypy` runs in. Remembered in the workspace's `.st3` beside the
+/// root's answer. None for uv, whose members share the workspace's
+/// environment.
+pub(crate) fn member_manager_environment(
+    member: &Path,
+    root: &Path,
+    path_var: Option<&OsString>,
+) -> Option<Environment> {
+    let detected = detect(member).filter(|d| d.manager != Manager::Uv)?;
+    manager_environment(member, root, detected, path_var)
+}
+
+/// What the manager says the environment of the project in `project` is
+/// (the root, or a workspace member): remembered, in `root`'s `.st3`, while
 /// the manager and the files that mark the project are unchanged.
 fn manager_environment(
+    project: &Path,
     root: &Path,
     detected: Detected,
     path_var: Option<&OsString>,
@@ -280,21 +296,21 @@ fn manager_environment(
         // uv's project environment is `.venv` unless this says otherwise.
         Manager::Uv => {
             let named = std::env::var_os("UV_PROJECT_ENVIRONMENT")?;
-            ("UV_PROJECT_ENVIRONMENT".to_string(), root.join(named))
+            ("UV_PROJECT_ENVIRONMENT".to_string(), project.join(named))
         }
         manager => {
             let program = program_on_path(manager.program(), path_var)?;
             let args = ask_args(manager);
             let asked = format!("{} {}", manager.program(), args.join(" "));
-            let key = cache_key(root, &detected, &program);
-            let dir = remembered(root, &key).unwrap_or_else(|| {
-                let dir = ask(&program, &args, root, manager)
+            let key = cache_key(project, &detected, &program);
+            let dir = remembered(root, project, &key).unwrap_or_else(|| {
+                let dir = ask(&program, &args, project, manager)
                     .filter(|dir| dir.join("pyvenv.cfg").is_file());
                 let watched = match dir {
                     Some(_) => None,
-                    None => environments_dir(&program, manager, root),
+                    None => environments_dir(&program, manager, project),
                 };
-                remember(root, &key, dir.as_deref(), watched);
+                remember(root, project, &key, dir.as_deref(), watched);
                 dir
             })?;
             (asked, dir)
@@ -388,9 +404,18 @@ fn stamp(path: &Path) -> String {
     format!("{}:{mtime}", meta.len())
 }
 
-/// `.st3/environment.json`.
+/// `.st3/environment.json`: the managers' answers, one per project (the
+/// root, and each workspace member asked for its own).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct RememberedFile {
+    projects: Vec<Remembered>,
+}
+
+/// One project's answer.
 #[derive(Debug, Serialize, Deserialize)]
 struct Remembered {
+    /// The project's directory (the key holds it too, with its stamps).
+    project: PathBuf,
     key: String,
     /// `None`: the manager has no environment for the project.
     environment: Option<PathBuf>,
@@ -402,7 +427,7 @@ struct Remembered {
 
 /// One answer given to this process.
 struct Answer {
-    root: PathBuf,
+    project: PathBuf,
     key: String,
     environment: Option<PathBuf>,
     at: std::time::Instant,
@@ -417,30 +442,30 @@ static ANSWERS: std::sync::Mutex<Vec<Answer>> = std::sync::Mutex::new(Vec::new()
 /// How long this process trusts an answer it was given.
 const ANSWER_LIFE: Duration = Duration::from_secs(30);
 
-/// The manager's answer for this key, from this process or `.st3`; `None`
-/// when it must be asked.
-fn remembered(root: &Path, key: &str) -> Option<Option<PathBuf>> {
+/// The manager's answer for this project and key, from this process or
+/// `root`'s `.st3`; `None` when it must be asked.
+fn remembered(root: &Path, project: &Path, key: &str) -> Option<Option<PathBuf>> {
     let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
     answers.retain(|a| a.at.elapsed() < ANSWER_LIFE);
     let known = answers
         .iter()
-        .find(|a| a.root == root && a.key == key)
+        .find(|a| a.project == project && a.key == key)
         .map(|a| a.environment.clone());
     drop(answers);
     known.or_else(|| {
         // Kept for this process too: every gate resolves its tool.
-        let on_disk = read_cache(root, key)?;
-        remember_here(root, key, on_disk.as_deref());
+        let on_disk = read_cache(root, project, key)?;
+        remember_here(project, key, on_disk.as_deref());
         Some(on_disk)
     })
 }
 
-fn remember_here(root: &Path, key: &str, environment: Option<&Path>) {
+fn remember_here(project: &Path, key: &str, environment: Option<&Path>) {
     ANSWERS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(Answer {
-            root: root.to_path_buf(),
+            project: project.to_path_buf(),
             key: key.to_string(),
             environment: environment.map(Path::to_path_buf),
             at: std::time::Instant::now(),
@@ -450,12 +475,11 @@ fn remember_here(root: &Path, key: &str, environment: Option<&Path>) {
 /// The answer `.st3` holds for this key: an environment that still
 /// exists, or "none" while the manager's environments directory is as it
 /// was.
-fn read_cache(root: &Path, key: &str) -> Option<Option<PathBuf>> {
-    let bytes = std::fs::read(root.join(CACHE_FILE)).ok()?;
-    let remembered: Remembered = serde_json::from_slice(&bytes).ok()?;
-    if remembered.key != key {
-        return None;
-    }
+fn read_cache(root: &Path, project: &Path, key: &str) -> Option<Option<PathBuf>> {
+    let remembered = read_file(root)
+        .projects
+        .into_iter()
+        .find(|r| r.project == project && r.key == key)?;
     match (remembered.environment, remembered.watched) {
         (Some(dir), _) => dir.join("pyvenv.cfg").is_file().then_some(Some(dir)),
         (None, Some((watched, was))) => (stamp(&watched) == was).then_some(None),
@@ -478,8 +502,14 @@ fn environments_dir(program: &Path, manager: Manager, root: &Path) -> Option<Pat
 /// down with the stamp of the manager's environments directory, as
 /// `poetry install` makes an environment there without touching what the
 /// key stamps; without one it is not written down.
-fn remember(root: &Path, key: &str, environment: Option<&Path>, watched: Option<PathBuf>) {
-    remember_here(root, key, environment);
+fn remember(
+    root: &Path,
+    project: &Path,
+    key: &str,
+    environment: Option<&Path>,
+    watched: Option<PathBuf>,
+) {
+    remember_here(project, key, environment);
     let watched = watched.map(|dir| {
         let was = stamp(&dir);
         (dir, was)
@@ -487,17 +517,30 @@ fn remember(root: &Path, key: &str, environment: Option<&Path>, watched: Option<
     if environment.is_none() && watched.is_none() {
         return;
     }
-    let remembered = Remembered {
+    let path = root.join(CACHE_FILE);
+    if !path.parent().is_some_and(Path::is_dir) {
+        return;
+    }
+    let mut file = read_file(root);
+    file.projects.retain(|r| r.project != project);
+    file.projects.push(Remembered {
+        project: project.to_path_buf(),
         key: key.to_string(),
         environment: environment.map(Path::to_path_buf),
         watched,
-    };
-    let path = root.join(CACHE_FILE);
-    if path.parent().is_some_and(Path::is_dir) {
-        if let Ok(bytes) = serde_json::to_vec_pretty(&remembered) {
-            let _ = crate::atomic_file::write_cache(&path, &bytes);
-        }
+    });
+    if let Ok(bytes) = serde_json::to_vec_pretty(&file) {
+        let _ = crate::atomic_file::write_cache(&path, &bytes);
     }
+}
+
+/// What `root`'s `.st3/environment.json` holds (nothing when it is missing
+/// or unreadable: each manager is asked again).
+fn read_file(root: &Path) -> RememberedFile {
+    std::fs::read(root.join(CACHE_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
 }
 
 /// The commands a hint's `{install}` and `{install_project}` stand for, as

@@ -208,11 +208,13 @@ impl Toolbox<'_> {
         }
     }
 
-    /// The member's own virtualenv (`.venv`, else `venv`, in its
-    /// directory), for a gate that is a workspace member's run.
+    /// The member's own virtualenv, for a gate that is a workspace
+    /// member's run ([`member_environment`]).
     pub(crate) fn member_virtualenv(&self, gate: &Gate) -> Option<std::path::PathBuf> {
         gate.member.as_ref()?;
-        own_virtualenv(&gate.config_dir(self.root))
+        let dir = gate.config_dir(self.root);
+        let own = member_environment(&dir, self.root, self.path_var.as_ref())?;
+        own.bin.parent().map(Path::to_path_buf)
     }
 
     /// Where `program` resolves: the project's virtualenv, then PATH.
@@ -242,12 +244,23 @@ impl Toolbox<'_> {
     }
 }
 
-/// The virtualenv a directory holds itself (`.venv`, else `venv`).
-pub(crate) fn own_virtualenv(dir: &Path) -> Option<std::path::PathBuf> {
+/// A workspace member's own environment: `.venv`, else `venv`, in its
+/// directory, else the one its package manager keeps for it (Poetry path
+/// dependencies: `cd packages/b && poetry run mypy`) — where the member's
+/// own CI finds its tools; `None`: it has none, the project's serves.
+pub(crate) fn member_environment(
+    dir: &Path,
+    root: &Path,
+    path_var: Option<&OsString>,
+) -> Option<environment::Environment> {
     [".venv", "venv"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|venv| venv.join(environment::VENV_BIN).is_dir())
+        .into_iter()
+        .map(|name| environment::Environment {
+            bin: dir.join(name).join(environment::VENV_BIN),
+            origin: environment::Origin::InProject(name),
+        })
+        .find(|own| own.bin.is_dir())
+        .or_else(|| environment::member_manager_environment(dir, root, path_var))
 }
 
 #[cfg(test)]
