@@ -544,6 +544,52 @@ fn a_directory_the_project_s_own_run_leaves_out_is_no_member_for_its_config_alon
     );
 }
 
+/// A CI matrix over the workspace: each member's run is a whole-program
+/// unit of its own, placed on the shards as any gate is (largest first), so
+/// the shards split the type checkers' work by member; merged, the shards
+/// are the unsharded verdict.
+#[test]
+fn shards_split_the_workspace_by_member_and_merge_to_its_verdict() {
+    let repo = workspace();
+    let args = ["run", "--scope", "project", "--no-daemon", "--no-state"];
+    let whole = repo.qg(&[&args[..], &["--format", "json"]].concat());
+    whole.assert_code(1);
+    let checked = |report: &Value| -> BTreeSet<String> {
+        report["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["status"] != "skipped")
+            .map(|g| g["id"].as_str().unwrap().to_string())
+            .filter(|id| id.starts_with("mypy") || id.starts_with("pyright"))
+            .collect()
+    };
+    let mut reports = Vec::new();
+    let mut shares = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let run = repo.qg(&[&args[..], &["--shard", &shard, "--format", "json"]].concat());
+        assert!(run.code <= 1, "shard {shard}: {}", run.stderr);
+        shares.push(checked(&run.json()));
+        let name = format!("shard-{i}.json");
+        std::fs::write(repo.path().join(&name), &run.stdout).unwrap();
+        reports.push(name);
+    }
+    // Each checker run in exactly one shard, and both shards check.
+    assert!(shares.iter().all(|s| !s.is_empty()), "{shares:?}");
+    assert!(shares[0].is_disjoint(&shares[1]), "{shares:?}");
+    let union: BTreeSet<String> = shares.iter().flatten().cloned().collect();
+    assert_eq!(union, checked(&whole.json()));
+    let merged = repo.qg(&["merge", "--format", "json", &reports[0], &reports[1]]);
+    merged.assert_code(1);
+    assert_eq!(
+        findings(&merged.json(), false),
+        findings(&whole.json(), false),
+        "{}",
+        merged.stdout
+    );
+}
+
 /// A member inside a member, with mypy and pyright configs of its own:
 /// `packages/a/plugins/p`, whose hook imports `a`.
 const NESTED: &[(&str, &str)] = &[

@@ -510,6 +510,40 @@ async def test_opening_a_file_checks_that_file_alone(client, project):
     assert codes(client, project, "app/geometry.py") == []
 
 
+MEMBER_CORE = '''\
+"""Core."""
+
+
+def value(x):
+    """Unannotated: an error under the member's strict mypy only."""
+    return x + 1
+'''
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_workspace_members_file_is_answered_by_its_members_own_gates(client, project):
+    await wait_until(lambda: progress_ended(client), "the first run")
+    # A member with strict mypy of its own, committed: the member's own
+    # `cd packages/core && mypy .` flags `value`; the root's settings would not.
+    (project / "packages" / "core" / "core").mkdir(parents=True)
+    (project / "packages" / "core" / "pyproject.toml").write_text(
+        '[project]\nname = "core"\nversion = "0"\n\n[tool.mypy]\nstrict = true\n'
+    )
+    (project / "packages" / "core" / "core" / "__init__.py").write_text('"""Core."""\n')
+    (project / "packages" / "core" / "core" / "values.py").write_text(MEMBER_CORE)
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "member")
+    open_file(client, project, "packages/core/core/values.py")
+    await wait_until(
+        lambda: any(source == "mypy@packages/core" for source, _, _ in codes(client, project, "packages/core/core/values.py")),
+        "the member's mypy findings",
+    )
+    found = codes(client, project, "packages/core/core/values.py")
+    assert ("mypy@packages/core", "no-untyped-def", types.DiagnosticSeverity.Error) in found, found
+    # The root's mypy leaves the member's files to the member's run.
+    assert not any(source == "mypy" for source, _, _ in found), found
+
+
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_save_while_an_opened_file_is_checked_leaves_its_findings_shown(client, project):
     open_file(client, project, "app/shapes.py")
