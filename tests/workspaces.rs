@@ -66,7 +66,13 @@ const FILES: &[(&str, &str)] = &[
 /// The workspace with its shared `.venv`: every member installed editable,
 /// as `uv sync` leaves it.
 fn workspace() -> GitRepo {
-    let mut repo = GitRepo::new(FILES);
+    workspace_of(FILES, &[("b", "packages/b/src"), ("c", "packages/c/src")])
+}
+
+/// `files` as a workspace with a shared `.venv` in which `a` and each
+/// `(name, source root)` of `installed` are installed editable.
+fn workspace_of(files: &[(&str, &str)], installed: &[(&str, &str)]) -> GitRepo {
+    let mut repo = GitRepo::new(files);
     let venv = editable_venv(repo.path(), "packages/a/src", "_a.pth");
     let site = std::fs::read_dir(venv.join("lib"))
         .unwrap()
@@ -75,16 +81,37 @@ fn workspace() -> GitRepo {
         .unwrap()
         .path()
         .join("site-packages");
-    for member in ["b", "c"] {
-        let src = repo.path().join(format!("packages/{member}/src"));
+    for (name, src) in installed {
+        let src = repo.path().join(src);
         std::fs::write(
-            site.join(format!("_{member}.pth")),
+            site.join(format!("_{name}.pth")),
             format!("{}\n", src.display()),
         )
         .unwrap();
     }
     repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
     repo
+}
+
+/// Writes an executable script at `path` (its directories made).
+fn executable(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A `mypy` at `path` that touches `mark`, then runs the workspace's own.
+fn marking_mypy(repo: &GitRepo, path: &std::path::Path, mark: &std::path::Path) {
+    let workspace_mypy = repo.path().join(".venv/bin/mypy");
+    executable(
+        path,
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
+            mark.display(),
+            workspace_mypy.display()
+        ),
+    );
 }
 
 /// The workspace's own verdict: each member's own runs where it configures
@@ -352,19 +379,8 @@ fn a_member_with_a_virtualenv_of_its_own_runs_its_tools_from_it() {
     let repo = workspace();
     repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
     // b's own `.venv`: its mypy leaves a mark, then runs the real one.
-    let workspace_mypy = repo.path().join(".venv/bin/mypy");
     let mark = repo.path().join("b-mypy-ran");
-    repo.write(
-        "packages/b/.venv/bin/mypy",
-        &format!(
-            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
-            mark.display(),
-            workspace_mypy.display()
-        ),
-    );
-    use std::os::unix::fs::PermissionsExt;
-    let shim = repo.path().join("packages/b/.venv/bin/mypy");
-    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    marking_mypy(&repo, &repo.path().join("packages/b/.venv/bin/mypy"), &mark);
     let doctor = repo.qg(&["doctor"]);
     assert!(
         doctor.stdout.contains("packages/b/.venv/bin/mypy"),
@@ -404,23 +420,8 @@ fn a_member_whose_manager_keeps_its_environment_elsewhere_runs_its_tools_from_th
     let outside = tempfile::tempdir().unwrap();
     let kept = outside.path().join("b-py3.11");
     let mark = outside.path().join("b-mypy-ran");
-    let workspace_mypy = repo.path().join(".venv/bin/mypy");
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |path: &std::path::Path, text: &str| {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    };
-    std::fs::create_dir_all(&kept).unwrap();
+    marking_mypy(&repo, &kept.join("bin/mypy"), &mark);
     std::fs::write(kept.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-    executable(
-        &kept.join("bin/mypy"),
-        &format!(
-            "#!/bin/sh\ntouch '{}'\nexec '{}' \"$@\"\n",
-            mark.display(),
-            workspace_mypy.display()
-        ),
-    );
     let managers = outside.path().join("bin");
     executable(
         &managers.join("poetry"),
@@ -643,28 +644,14 @@ fn nested_own_verdict(repo: &GitRepo) -> BTreeSet<Key> {
 fn nested_members_and_the_tdd_loop_across_members_equal_the_tools_own_runs_cold_and_warm() {
     let mut files = FILES.to_vec();
     files.extend_from_slice(NESTED);
-    let mut repo = GitRepo::new(&files);
-    let venv = editable_venv(repo.path(), "packages/a/src", "_a.pth");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path()
-        .join("site-packages");
-    for (name, src) in [
-        ("b", "packages/b/src"),
-        ("c", "packages/c/src"),
-        ("p", "packages/a/plugins/p"),
-    ] {
-        let src = repo.path().join(src);
-        std::fs::write(
-            site.join(format!("_{name}.pth")),
-            format!("{}\n", src.display()),
-        )
-        .unwrap();
-    }
-    repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
+    let repo = workspace_of(
+        &files,
+        &[
+            ("b", "packages/b/src"),
+            ("c", "packages/c/src"),
+            ("p", "packages/a/plugins/p"),
+        ],
+    );
 
     let own = nested_own_verdict(&repo);
     let project = repo.qg(&[
