@@ -123,6 +123,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
 /// One line per workspace member: how it was found and which gates run
 /// in it with its own config (the others check it from the project's run).
 fn member_checks(workspace: &Workspace, members: &[MemberRuns]) -> Vec<Check> {
+    let path_var = Toolbox::from_env(&workspace.root).path_var;
     members
         .iter()
         .map(|(member, own)| {
@@ -134,7 +135,6 @@ fn member_checks(workspace: &Workspace, members: &[MemberRuns]) -> Vec<Check> {
                 false => format!("its own runs: {}", own.join(", ")),
             };
             let member_dir = workspace.root.join(crate::file_name::to_path(&member.dir));
-            let path_var = std::env::var_os("PATH");
             let own =
                 crate::tools::member_environment(&member_dir, &workspace.root, path_var.as_ref());
             let tools = match own.map(|e| e.origin) {
