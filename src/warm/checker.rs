@@ -42,11 +42,22 @@ pub(crate) struct CheckLaunch<'a> {
 #[derive(Default)]
 pub(crate) struct Checker {
     running: Option<(Child, Tree, Instant)>,
+    /// Whether the running self-check has told how its comparison came
+    /// out: it is only exiting then.
+    told: bool,
 }
 
 impl Checker {
-    /// Starts a self-check unless one runs; `Ok(false)` when one does.
+    /// Starts a self-check unless one is still comparing; `Ok(false)`
+    /// when one is. One that has told its outcome is waited for: the
+    /// daemon turns ready on that word, before the process is gone, and
+    /// the first warm answer's sample (`verify_first`) must not be lost to
+    /// that instant (on a busy machine, where the exiting self-check runs
+    /// at the lowest priority, it was).
     pub(crate) fn start(&mut self, launch: &CheckLaunch<'_>) -> Result<bool, String> {
+        if self.told {
+            self.finish_told();
+        }
         if self.running() {
             return Ok(false);
         }
@@ -88,8 +99,24 @@ impl Checker {
         };
         if ended {
             self.running = None;
+            self.told = false;
         }
         !ended
+    }
+
+    /// The running self-check has told its outcome (over the socket).
+    pub(crate) fn told(&mut self) {
+        self.told = self.running.is_some();
+    }
+
+    /// Lets a self-check that has told its outcome exit, for up to
+    /// [`STOP_GRACE`]; stops it if it has not by then.
+    fn finish_told(&mut self) {
+        let deadline = Instant::now() + STOP_GRACE;
+        while self.running() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.stop();
     }
 
     /// Stops the self-check under way, its tools with it: asked first,
@@ -97,6 +124,7 @@ impl Checker {
     /// kills (a kill of its group alone left a cold mypy running on);
     /// killed, tree and all, if it has not stopped within [`STOP_GRACE`].
     pub(crate) fn stop(&mut self) {
+        self.told = false;
         if let Some((mut child, tree, _)) = self.running.take() {
             tree.terminate();
             let deadline = Instant::now() + STOP_GRACE;
@@ -124,4 +152,54 @@ pub(crate) fn read_sample(path: &Path) -> Result<Vec<String>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("{} is not a file list: {e}", path.display()))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A checker holding `sleep 1` as its running self-check; `start`
+    /// launches `true` (any arguments) in its place.
+    fn holding_a_lingering_check(dir: &Path) -> (Checker, Slot) {
+        let slot = Slot::new(dir, "fake");
+        std::fs::create_dir_all(&slot.dir).unwrap();
+        let child = Command::new("sleep").arg("1").spawn().unwrap();
+        let tree = Tree::of(&child);
+        let checker = Checker {
+            running: Some((child, tree, Instant::now())),
+            told: false,
+        };
+        (checker, slot)
+    }
+
+    fn launch<'a>(root: &'a Path, slot: &'a Slot) -> CheckLaunch<'a> {
+        CheckLaunch {
+            qg: Path::new("true"),
+            root,
+            slot,
+            config: None,
+            compare: Compare::Sample(&[]),
+        }
+    }
+
+    #[test]
+    fn a_self_check_still_comparing_keeps_the_next_one_from_starting() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut checker, slot) = holding_a_lingering_check(dir.path());
+        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(false));
+        checker.stop();
+    }
+
+    /// The daemon turns ready when the self-check tells its outcome, before
+    /// that process has exited: the first warm answer's sample must start,
+    /// not be skipped as "one comparison at a time".
+    #[test]
+    fn a_self_check_that_told_its_outcome_makes_way_for_the_next_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut checker, slot) = holding_a_lingering_check(dir.path());
+        checker.told();
+        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(true));
+        assert!(!checker.told, "the new self-check has told nothing yet");
+        checker.stop();
+    }
 }
