@@ -37,6 +37,7 @@ MODULES_PER_PACKAGE = 100
 ENV = dict(os.environ, CI="true")
 ENV.pop("VIRTUAL_ENV", None)
 
+
 def gate_yaml(gate: str, whole_program: bool) -> str:
     """A no-op gate (`true`): a per-file one is batchable; a whole-program one
     is not, and on project scope runs as the tool's own run, as the type
@@ -60,6 +61,22 @@ NOOP_CONFIG = (
     + gate_yaml("types", True)
     + gate_yaml("pyright", True)
 )
+
+# The same gates with the type checker run per member, as the default
+# config's mypy and pyright are: every run first finds the members' configs
+# (tracked or not), which walks the working tree.
+MEMBERS_CONFIG = NOOP_CONFIG.replace(
+    '    execution: {command: ["true"], batchable: false}\n'
+    "    parsing: {strategy: exit_code}\n"
+    '    capabilities: {file_types: [".py"]}\n'
+    '    selection: {project_args: ["."]}\n',
+    '    execution: {command: ["true"], batchable: false, runs_per_member: true}\n'
+    "    parsing: {strategy: exit_code}\n"
+    '    capabilities: {file_types: [".py"]}\n'
+    '    selection: {project_args: ["."], config: [{file: mypy.ini, section: mypy}]}\n',
+    1,
+)
+assert MEMBERS_CONFIG != NOOP_CONFIG
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "gc.auto=0"]
 
@@ -120,10 +137,16 @@ def peak_rss_mb(args, cwd) -> float:
     gnu_time = Path("/usr/bin/time")
     if gnu_time.exists():
         out = subprocess.run(
-            [str(gnu_time), "-f", "%M", *map(str, args)], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            [str(gnu_time), "-f", "%M", *map(str, args)],
+            cwd=cwd,
+            env=ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         return int(out.stderr.decode().strip().splitlines()[-1]) / 1024
-    proc = subprocess.Popen([str(a) for a in args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(a) for a in args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_maxrss / 1024
 
@@ -159,20 +182,30 @@ def size_figures(root: Path, runs: int) -> dict:
         runs,
     )
     figures["noop"] = measure({"qg": qg("run"), "git": git("status", "--porcelain")}, runs)
+    (root / ".st3" / "quality.yaml").write_text(MEMBERS_CONFIG)
+    sh([QG, "run"], root)
+    assert "nothing to check" in sh([QG, "run"], root, capture=True), "the no-op run has work"
+    figures["noop_members"] = measure({"qg": qg("run"), "git": git("status", "--porcelain")}, runs)
+    (root / ".st3" / "quality.yaml").write_text(NOOP_CONFIG)
+    sh([QG, "run"], root)
     edited = root / "pkg0005" / "mod050.py"
     edited.write_text(edited.read_text() + "ONE_MORE = 1\n")
     figures["one"] = measure({"qg": qg("run", "--no-state"), "git": git("status", "--porcelain")}, runs)
     figures["planning"] = measure(
-        {"qg": qg("run", "--scope", "project", "--no-state"), "git": git("ls-files", "--cached", "--others", "--exclude-standard")},
+        {
+            "qg": qg("run", "--scope", "project", "--no-state"),
+            "git": git("ls-files", "--cached", "--others", "--exclude-standard"),
+        },
         max(runs // 2, 3),
     )
     return figures
 
 
-GOALS = {"listing": 1.5, "noop": 1.2, "one": 1.3}
+GOALS = {"listing": 1.5, "noop": 1.2, "noop_members": 1.2, "one": 1.3}
 LABELS = {
     "listing": "`qg files --scope project` vs `git ls-files --cached --others --exclude-standard`",
     "noop": "no-op `qg run` (auto, 4 no-op gates) vs `git status --porcelain`",
+    "noop_members": "no-op `qg run` (auto, 4 no-op gates, one run per member: the members' configs found, untracked ones too) vs `git status --porcelain`",
     "one": "one-file `qg run --no-state` (auto, 4 no-op gates) vs `git status --porcelain`",
     "planning": "`qg run --scope project --no-state` (4 no-op gates over every file) vs `git ls-files …`",
 }

@@ -545,6 +545,54 @@ fn a_directory_the_project_s_own_run_leaves_out_is_no_member_for_its_config_alon
     );
 }
 
+/// A member just made — its mypy config and code not yet `git add`ed — is
+/// checked as its own run checks it, at once: before, its config counted
+/// only once tracked, and the root's run checked its files with the root's
+/// settings (green where `cd tools/new && mypy .` fails).
+#[test]
+fn a_member_not_yet_added_to_git_is_checked_with_its_own_config() {
+    let repo = GitRepo::new(&[
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nwarn_unused_ignores = true\n",
+        ),
+        ("pkg/__init__.py", ""),
+        ("pkg/core.py", "def value() -> int:\n    return 1\n"),
+    ]);
+    repo.write(".st3/quality.yaml", "active_gates: [mypy]\n");
+    repo.git(&["add", ".st3/quality.yaml"]);
+    repo.git(&["commit", "-q", "-m", "qg"]);
+    repo.qg(&["run", "--no-daemon"]).assert_code(0);
+    repo.write("tools/new/mypy.ini", "[mypy]\nstrict = true\n");
+    repo.write("tools/new/x.py", "def untyped(x):\n    return x\n");
+    let own: BTreeSet<Key> = mypy_findings_in(&repo, "tools/new", &["."])
+        .into_iter()
+        .collect();
+    assert!(
+        own.iter().any(|k| k.2 == "no-untyped-def"),
+        "the member's own run fails: {own:?}"
+    );
+    for scope in ["auto", "project"] {
+        let run = repo.qg(&[
+            "run",
+            "--scope",
+            scope,
+            "--no-daemon",
+            "--no-state",
+            "--format",
+            "json",
+        ]);
+        run.assert_code(1);
+        let report = run.json();
+        assert_eq!(
+            gate_ids(&report),
+            ["mypy", "mypy@tools/new"],
+            "{scope}: {report}"
+        );
+        assert_eq!(findings(&report, false), own, "{scope}: {report}");
+    }
+}
+
 /// A CI matrix over the workspace: each member's run is a whole-program
 /// unit of its own, placed on the shards as any gate is (largest first), so
 /// the shards split the type checkers' work by member; merged, the shards

@@ -9,7 +9,8 @@ use git2::{Delta, DiffOptions, Oid, Repository};
 
 use super::git_error;
 use super::index::Index;
-use super::{staged, unstaged, worktree};
+use super::worktree::{self, Walked};
+use super::{staged, unstaged};
 use crate::error::QgError;
 use crate::file_name;
 
@@ -42,19 +43,23 @@ pub(super) fn changes_since(
     repo: &Repository,
     workdir: &Path,
     tree_id: Option<Oid>,
+    walked: Option<Vec<Walked>>,
 ) -> Result<Changes, QgError> {
-    match fast_changes(repo, workdir, tree_id)? {
+    match fast_changes(repo, workdir, tree_id, walked)? {
         Some(changes) => Ok(changes),
         None => libgit2_changes(repo, tree_id),
     }
 }
 
 /// [`changes_since`] on the fast path; `None` when this repository needs
-/// libgit2 (see [`Index::read`] and [`worktree::ignores`]).
+/// libgit2 (see [`Index::read`] and [`worktree::ignores`]). `walked`: the
+/// working tree's walk when this command has just made it (finding the
+/// members' configs), else it is made here.
 pub(super) fn fast_changes(
     repo: &Repository,
     workdir: &Path,
     tree_id: Option<Oid>,
+    walked: Option<Vec<Walked>>,
 ) -> Result<Option<Changes>, QgError> {
     let Some(ignores) = worktree::ignores(repo) else {
         return Ok(None);
@@ -67,7 +72,8 @@ pub(super) fn fast_changes(
     let threads = worktree::workers(&index, crate::process::cores());
     // The walk for untracked files beside the two comparisons.
     let (walked, (staged, unstaged)) = std::thread::scope(|scope| {
-        let walked = scope.spawn(|| worktree::walk(workdir, &ignores, &index, threads));
+        let walked = scope
+            .spawn(|| walked.unwrap_or_else(|| worktree::walk(workdir, &ignores, &index, threads)));
         let compared = compare(repo, workdir, tree_id, &index, &settings, threads);
         (walked.join().expect("the walk never panics"), compared)
     });

@@ -187,13 +187,39 @@ proptest! {
         let fresh = Repository::open(&root).unwrap();
         let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
         for base in [Some(first), Some(head), None] {
-            let fast = fast_changes(&fresh, &root, base).unwrap().expect("a plain index takes the fast path");
+            let fast = fast_changes(&fresh, &root, base, None).unwrap().expect("a plain index takes the fast path");
             let slow = libgit2_changes(&Repository::open(&root).unwrap(), base).unwrap();
             prop_assert_eq!(sorted(fast), sorted(slow), "against {:?}", base);
         }
         let repo = super::discover(&root).unwrap().unwrap();
         prop_assert_eq!(repo.files().unwrap(), sorted_files(repo.libgit2_files().unwrap()));
+        // `named`: the index's paths and the untracked files of those names;
+        // the walk it keeps gives the scope what a walk of its own would.
+        let names = ["c.py", "e.py", "g.py", "keep.log"];
+        let repo = super::discover(&root).unwrap().unwrap();
+        let named = repo.named(&names);
+        let slow = libgit2_changes(&Repository::open(&root).unwrap(), None).unwrap();
+        let index = Repository::open(&root).unwrap().index().unwrap();
+        let mut expected: Vec<String> = index
+            .iter()
+            .map(|e| String::from_utf8(e.path).unwrap())
+            .chain(slow.untracked.iter().cloned())
+            .filter(|p| names.contains(&p.rsplit('/').next().unwrap()))
+            .collect();
+        expected.sort();
+        expected.dedup();
+        prop_assert_eq!(named, expected);
+        let kept = repo.changes_since(Some(&head_sha(&root))).unwrap();
+        let walked = super::discover(&root).unwrap().unwrap().changes_since(Some(&head_sha(&root))).unwrap();
+        prop_assert_eq!(sorted(kept), sorted(walked));
     }
+}
+
+/// HEAD's commit id.
+fn head_sha(root: &Path) -> String {
+    let repo = Repository::open(root).unwrap();
+    let id = repo.head().unwrap().peel_to_commit().unwrap().id();
+    id.to_string()
 }
 
 fn sorted_files(mut files: Vec<String>) -> Vec<String> {
@@ -216,7 +242,9 @@ fn committed_a_py() -> (tempfile::TempDir, Repository) {
 fn both_against_head(root: &Path) -> (Changes, Changes) {
     let fresh = Repository::open(root).unwrap();
     let head = fresh.head().unwrap().peel_to_tree().unwrap().id();
-    let fast = fast_changes(&fresh, root, Some(head)).unwrap().unwrap();
+    let fast = fast_changes(&fresh, root, Some(head), None)
+        .unwrap()
+        .unwrap();
     let slow = libgit2_changes(&Repository::open(root).unwrap(), Some(head)).unwrap();
     (fast, slow)
 }
@@ -352,7 +380,11 @@ fn line_endings_git_converts_are_no_change() {
     assert_eq!(repo.find_blob(blob).unwrap().content(), b"x = 1\n");
     let changed = |expected: &[&str]| {
         let fresh = Repository::open(&root).unwrap();
-        let fast = sorted(fast_changes(&fresh, &root, Some(head)).unwrap().unwrap());
+        let fast = sorted(
+            fast_changes(&fresh, &root, Some(head), None)
+                .unwrap()
+                .unwrap(),
+        );
         let slow = sorted(libgit2_changes(&fresh, Some(head)).unwrap());
         assert_eq!(fast.0, expected);
         assert_eq!(fast, slow);

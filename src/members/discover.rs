@@ -136,8 +136,9 @@ fn hatch_envs(
     }
 }
 
-/// Every directory holding (tracked in git; outside git, present) a file
-/// a gate run per member reads its config from.
+/// Every directory holding (in git's files, untracked ones included;
+/// outside git, present) a file a gate run per member reads its config
+/// from.
 fn holding_tool_configs(
     ws: &Workspace,
     config: &Config,
@@ -157,7 +158,7 @@ fn holding_tool_configs(
         return Ok(());
     }
     let files = match &ws.repo {
-        Some(repo) => repo.tracked_named(&names),
+        Some(repo) => repo.named(&names),
         None => crate::scope::candidate_files(ws)?
             .into_iter()
             .filter(|f| names.contains(&f.rsplit('/').next().unwrap_or(f)))
