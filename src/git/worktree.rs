@@ -148,7 +148,7 @@ fn untracked_ignoring_case(index: &Index, walked: Vec<Walked>) -> Vec<Vec<u8>> {
 }
 
 /// A file (or link) the walk found.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Walked {
     /// Root-relative, as bytes.
     pub(crate) path: Vec<u8>,

@@ -110,7 +110,10 @@ impl Checker {
     }
 
     /// Lets a self-check that has told its outcome exit, for up to
-    /// [`STOP_GRACE`]; stops it if it has not by then.
+    /// [`STOP_GRACE`]; stops it if it has not by then. Not stopped at
+    /// once: a SIGTERM before its run returns cancels that run, and the
+    /// cancelled run would report an inconclusive comparison after the
+    /// outcome it told.
     fn finish_told(&mut self) {
         let deadline = Instant::now() + STOP_GRACE;
         while self.running() && Instant::now() < deadline {
