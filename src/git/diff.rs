@@ -9,7 +9,8 @@ use git2::{Delta, DiffOptions, Oid, Repository};
 
 use super::git_error;
 use super::index::Index;
-use super::worktree::{self, Walked};
+use super::survey::Survey;
+use super::worktree;
 use super::{staged, unstaged};
 use crate::error::QgError;
 use crate::file_name;
@@ -43,27 +44,39 @@ pub(super) fn changes_since(
     repo: &Repository,
     workdir: &Path,
     tree_id: Option<Oid>,
-    walked: Option<Vec<Walked>>,
+    surveyed: Option<Survey>,
 ) -> Result<Changes, QgError> {
-    match fast_changes(repo, workdir, tree_id, walked)? {
+    match fast_changes(repo, workdir, tree_id, surveyed)? {
         Some(changes) => Ok(changes),
         None => libgit2_changes(repo, tree_id),
     }
 }
 
 /// [`changes_since`] on the fast path; `None` when this repository needs
-/// libgit2 (see [`Index::read`] and [`worktree::ignores`]). `walked`: the
-/// working tree's walk when this command has just made it (finding the
-/// members' configs), else it is made here.
+/// libgit2 (see [`Index::read`] and [`worktree::ignores`]). `surveyed`: the
+/// working tree's survey when this command has just made it (finding the
+/// members' configs): only the tree is compared with its index then; else
+/// the walk and both comparisons are made here, side by side.
 pub(super) fn fast_changes(
     repo: &Repository,
     workdir: &Path,
     tree_id: Option<Oid>,
-    walked: Option<Vec<Walked>>,
+    surveyed: Option<Survey>,
 ) -> Result<Option<Changes>, QgError> {
     let Some(ignores) = worktree::ignores(repo) else {
         return Ok(None);
     };
+    if let Some(Survey {
+        index,
+        walked,
+        unstaged: Some(unstaged),
+    }) = surveyed
+    {
+        let staged =
+            staged::staged(repo, tree_id, &index).map_err(git_error("cannot compare the index"))?;
+        let untracked = worktree::untracked(&index, walked, ignores.ignore_case);
+        return changes(repo, staged, unstaged, untracked).map(Some);
+    }
     let index = Index::read(repo.path());
     let settings = index.as_ref().and_then(|i| unstaged::settings(repo, i));
     let (Some(index), Some(settings)) = (index, settings) else {
@@ -72,8 +85,7 @@ pub(super) fn fast_changes(
     let threads = worktree::workers(&index, crate::process::cores());
     // The walk for untracked files beside the two comparisons.
     let (walked, (staged, unstaged)) = std::thread::scope(|scope| {
-        let walked = scope
-            .spawn(|| walked.unwrap_or_else(|| worktree::walk(workdir, &ignores, &index, threads)));
+        let walked = scope.spawn(|| worktree::walk(workdir, &ignores, &index, threads));
         let compared = compare(repo, workdir, tree_id, &index, &settings, threads);
         (walked.join().expect("the walk never panics"), compared)
     });

@@ -208,10 +208,21 @@ proptest! {
             .collect();
         expected.sort();
         expected.dedup();
-        prop_assert_eq!(named, expected);
+        prop_assert_eq!(named, expected.clone());
         let kept = repo.changes_since(Some(&head_sha(&root))).unwrap();
         let walked = super::discover(&root).unwrap().unwrap().changes_since(Some(&head_sha(&root))).unwrap();
-        prop_assert_eq!(sorted(kept), sorted(walked));
+        prop_assert_eq!(sorted(kept), sorted(walked.clone()));
+        // A command that will ask what changed: the survey compares the
+        // index with the tree beside its walk, and the scope takes both.
+        let asking = super::discover(&root).unwrap().unwrap();
+        asking.expect_changes();
+        prop_assert_eq!(asking.named(&names), expected);
+        prop_assert_eq!(sorted(asking.changes_since(Some(&head_sha(&root))).unwrap()), sorted(walked));
+        // A listing takes the survey's walk and index.
+        let listing = super::discover(&root).unwrap().unwrap();
+        listing.expect_changes();
+        listing.named(&names);
+        prop_assert_eq!(listing.files().unwrap(), sorted_files(listing.libgit2_files().unwrap()));
     }
 }
 

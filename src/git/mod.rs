@@ -10,6 +10,7 @@ mod history;
 mod index;
 mod parent;
 mod staged;
+mod survey;
 mod unstaged;
 mod worktree;
 
@@ -43,13 +44,15 @@ fn git_error(context: &str) -> impl Fn(git2::Error) -> QgError + '_ {
 pub(crate) struct Repo {
     repo: Repository,
     workdir: PathBuf,
-    /// The working tree's walk [`Repo::named`] made (finding the members'
+    /// The working tree's survey [`Repo::named`] made (finding the members'
     /// configs), kept for this command's scope to take instead of walking
     /// again: on 30,000 files a second walk made a no-op run 1.5x slower.
-    walked: Cell<Option<(Instant, Vec<worktree::Walked>)>>,
+    surveyed: Cell<Option<(Instant, survey::Survey)>>,
+    /// Whether this command will ask what changed ([`Repo::expect_changes`]).
+    changes_expected: Cell<bool>,
 }
 
-/// How long a walk kept by [`Repo::named`] stands for the working tree:
+/// How long a survey kept by [`Repo::named`] stands for the working tree:
 /// the scope that follows within one command takes it; a handle kept
 /// longer walks again.
 const WALK_KEPT: Duration = Duration::from_secs(2);
@@ -74,7 +77,8 @@ pub(crate) fn discover(cwd: &Path) -> Result<Option<Repo>, QgError> {
             Ok(Some(Repo {
                 repo,
                 workdir,
-                walked: Cell::default(),
+                surveyed: Cell::default(),
+                changes_expected: Cell::default(),
             }))
         }
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
@@ -165,23 +169,23 @@ impl Repo {
             let name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
             names.iter().any(|n| n.as_bytes() == name)
         };
-        let fast = worktree::ignores(&self.repo)
-            .and_then(|ignores| Some((ignores, index::Index::read(self.repo.path())?)));
-        let mut found: Vec<String> = match fast {
-            Some((ignores, index)) => {
-                let walked =
-                    worktree::walk(&self.workdir, &ignores, &index, crate::process::cores());
+        let compare = self.changes_expected.get();
+        let surveyed = worktree::ignores(&self.repo)
+            .and_then(|ignores| survey::survey(&self.repo, &self.workdir, &ignores, compare));
+        let mut found: Vec<String> = match surveyed {
+            Some(surveyed) => {
                 // What the walk found is tracked or untracked-not-ignored:
                 // with the index's own entries, that is every such file.
+                let index = &surveyed.index;
                 let found = index
                     .entries()
                     .iter()
                     .map(|entry| index.path(entry))
-                    .chain(walked.iter().map(|found| found.path.as_slice()))
+                    .chain(surveyed.walked.iter().map(|found| found.path.as_slice()))
                     .filter(|path| named(path))
                     .map(file_name::from_bytes)
                     .collect();
-                self.walked.set(Some((Instant::now(), walked)));
+                self.surveyed.set(Some((Instant::now(), surveyed)));
                 found
             }
             None => self
@@ -196,10 +200,19 @@ impl Repo {
         found
     }
 
-    /// The walk [`Repo::named`] kept, taken, when it is recent enough.
-    fn kept_walk(&self) -> Option<Vec<worktree::Walked>> {
-        let (when, walked) = self.walked.take()?;
-        (when.elapsed() < WALK_KEPT).then_some(walked)
+    /// Says this command will ask what changed ([`Repo::changes_since`]):
+    /// a survey made before then ([`Repo::named`]) compares the index with
+    /// the working tree beside its walk, for the scope to take. A command
+    /// that only lists files does not, as it would make its walk share
+    /// the cores for nothing.
+    pub(crate) fn expect_changes(&self) {
+        self.changes_expected.set(true);
+    }
+
+    /// The survey [`Repo::named`] kept, taken, when it is recent enough.
+    fn kept_survey(&self) -> Option<survey::Survey> {
+        let (when, surveyed) = self.surveyed.take()?;
+        (when.elapsed() < WALK_KEPT).then_some(surveyed)
     }
 
     /// Whether git ignores the root-relative `path` (every ignore file
@@ -250,7 +263,7 @@ impl Repo {
             }
             None => None,
         };
-        diff::changes_since(&self.repo, &self.workdir, tree, self.kept_walk())
+        diff::changes_since(&self.repo, &self.workdir, tree, self.kept_survey())
     }
 
     /// The parent branch (see [`parent`]): `Ok(Err)` says what was tried.
@@ -269,12 +282,17 @@ impl Repo {
         let Some(ignores) = worktree::ignores(&self.repo) else {
             return self.libgit2_files();
         };
-        let Some(index) = index::Index::read(self.repo.path()) else {
-            return self.libgit2_files();
+        let (index, walked) = match self.kept_survey() {
+            Some(surveyed) => (surveyed.index, surveyed.walked),
+            None => {
+                let Some(index) = index::Index::read(self.repo.path()) else {
+                    return self.libgit2_files();
+                };
+                let walked =
+                    worktree::walk(&self.workdir, &ignores, &index, crate::process::cores());
+                (index, walked)
+            }
         };
-        let walked = self.kept_walk().unwrap_or_else(|| {
-            worktree::walk(&self.workdir, &ignores, &index, crate::process::cores())
-        });
         let files = worktree::regular_files(&self.workdir, &index, walked);
         Ok(files.into_iter().map(file_name::from_vec).collect())
     }

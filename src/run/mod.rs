@@ -25,7 +25,7 @@ use crate::outcome::{GateResult, GateStatus};
 use crate::plan;
 use crate::process::Cancel;
 use crate::report::{ReportScope, RunReport};
-use crate::scope::ScopeRequest;
+use crate::scope::{ScopeMode, ScopeRequest};
 use crate::shard::{BaselineShare, Shard, ShardInfo};
 use crate::tools::Toolbox;
 use crate::workspace::Workspace;
@@ -105,6 +105,26 @@ pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, C
     Ok((workspace, config))
 }
 
+/// [`prepare`] for a command resolving `request`: one that asks git what
+/// changed says so first, so the look at the working tree that finding the
+/// members' configs makes serves the scope too.
+fn prepare_for(
+    cwd: &Path,
+    config: Option<&Path>,
+    request: &ScopeRequest,
+) -> Result<(Workspace, Config), QgError> {
+    let workspace = Workspace::discover(cwd)?;
+    let asks_changes = matches!(
+        request.effective_mode(),
+        Ok(ScopeMode::Auto | ScopeMode::Branch)
+    );
+    if let (true, Some(repo)) = (asks_changes, &workspace.repo) {
+        repo.expect_changes();
+    }
+    let config = crate::members::load_config(&workspace, config)?;
+    Ok((workspace, config))
+}
+
 /// An error naming `qg trust` when the repository, under `config`, is not
 /// trusted as it is now (see [`crate::trust`]).
 pub(crate) fn require_trust(
@@ -127,7 +147,7 @@ pub(crate) fn scope_of(
     request: &ScopeRequest,
     cancel: &Cancel,
 ) -> Result<ResolvedScope, QgError> {
-    let (workspace, config) = prepare(cwd, config)?;
+    let (workspace, config) = prepare_for(cwd, config, request)?;
     let gates = plan::select_gates(&config, &[])?;
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(cancel);
     resolve_scope(&workspace, &config, request, &gates, true, &tools)
@@ -139,7 +159,7 @@ pub fn run(
     observer: &dyn Observer<GateResult>,
 ) -> Result<RunReport, QgError> {
     let started = Instant::now();
-    let (workspace, config) = prepare(&options.cwd, options.config.as_deref())?;
+    let (workspace, config) = prepare_for(&options.cwd, options.config.as_deref(), &options.scope)?;
     let gates = plan::select_gates(&config, &options.gates)?;
     // Found once: every stage resolves the same tools in the same environment.
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
