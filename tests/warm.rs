@@ -1467,6 +1467,85 @@ fn answers_shown_before_a_withheld_drift_may_have_been_wrong() {
     );
 }
 
+/// A warm answer that clears a finding the last run reported is confirmed
+/// by a cold run before the run is told: a daemon can forget a finding
+/// that is still there (dmypy drops a module's `unused-ignore` when it
+/// rechecks it after an edit elsewhere, python/mypy#9655), and a green on
+/// its word would move the baseline past the finding. The cold truth is
+/// reported, and the gate answers cold for that tool and config.
+#[test]
+fn a_warm_answer_that_clears_a_finding_is_confirmed_before_it_is_believed() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    let recorded = ["run", "--scope", "project", "--format", "json"];
+    let red = fake_qg(dir, &recorded);
+    red.assert_code(1);
+    assert_eq!(red.gate("fake")["warm"], true, "{}", red.stdout);
+    // The daemon forgets the finding; the file is as it was.
+    project.write("warm.sh", "exit 0\n");
+    let forgot = fake_qg(dir, &recorded);
+    forgot.assert_code(1);
+    assert_eq!(
+        findings_of(&forgot, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())],
+        "the cold truth, not the forgetful green: {}",
+        forgot.stdout
+    );
+    assert_eq!(forgot.gate("fake")["warm"], false);
+    assert!(
+        forgot.gate("fake")["warnings"]
+            .to_string()
+            .contains("answered cold: its warm answer differed from a cold run (only cold: a.py:1:0 T1 the truth"),
+        "{}",
+        forgot.stdout
+    );
+    eventually(COMPARISON_PATIENCE, "untrusted", || {
+        fake_status(dir)["phase"] == "untrusted"
+    });
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+/// The same with the real dmypy, which forgets a finding by itself
+/// (python/mypy#9655, mypy 2.4): a module's unneeded `# type: ignore` is
+/// reported until a module it imports changes; rechecked after that, dmypy
+/// says nothing where a cold mypy still reports `unused-ignore`. qg's run
+/// after the edit was green on the daemon's word, and moved the baseline.
+#[test]
+fn dmypy_forgetting_an_unused_ignore_after_an_edit_elsewhere_is_no_green() {
+    let project = Project::empty();
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("pyproject.toml", "[tool.mypy]\nstrict = true\n");
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    project.write("main.py", "import a\n\nz = a.f()  # type: ignore\n");
+    project.git_init();
+    let started = start(dir, &["--gate", "mypy"]);
+    assert_eq!(started["ok"], true, "{started}");
+    let unused = [("main.py".to_string(), 3, "unused-ignore".to_string())];
+    let red = qg(dir, &["run", "--format", "json", "--gate", "mypy"]);
+    red.assert_code(1);
+    assert_eq!(findings_of(&red, "mypy"), unused, "{}", red.stdout);
+    assert_eq!(warm_gates(&red), ["mypy"], "{}", red.stdout);
+    project.write(
+        "a.py",
+        "def f() -> int:\n    return 1\n\n\ndef h() -> None:\n    pass\n",
+    );
+    let after = qg(dir, &["run", "--format", "json", "--gate", "mypy"]);
+    after.assert_code(1);
+    assert_eq!(
+        findings_of(&after, "mypy"),
+        unused,
+        "a cold mypy's answer, not dmypy's forgetful green: {}",
+        after.stdout
+    );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// A daemon that agreed, then drifts (its incremental state gone stale).
 /// A warm answer that would fail the run is confirmed by a cold run first:
 /// the run reports the cold truth, never the stale finding, and the drift

@@ -1,8 +1,10 @@
 //! Comparing warm answers with a cold run of the tool: every warm answer
 //! under `--verify` (and in the daemon's self-checks), and — on every run —
-//! each warm answer that would fail it: a user (or an agent) is never told
-//! to fix what is not there, and a difference found so makes the gate
-//! answer cold for that tool and config (see [`crate::warm::standing`]).
+//! each warm answer that would fail it (a user, or an agent, is never told
+//! to fix what is not there) or that clears a finding the last run
+//! reported (a green is never taken on the word of a daemon that forgot
+//! it). A difference found so makes the gate answer cold for that tool
+//! and config (see [`crate::warm::standing`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +16,7 @@ use crate::outcome::{GateResult, GateStatus, Verdicts};
 use crate::plan::{self, GatePlan};
 use crate::scope;
 use crate::selection::ToolSelection;
+use crate::state::findings::{self, BranchFindings};
 use crate::tools::Toolbox;
 use crate::warm::{self, WarmPlan};
 use crate::workspace::Workspace;
@@ -58,8 +61,8 @@ pub(super) enum Purpose {
     /// `--verify` (and the daemon's self-checks): a difference is the
     /// gate's error, showing both answers.
     Verify,
-    /// A warm answer that would fail the run: the cold run's verdict is
-    /// reported, whatever the warm one said.
+    /// A warm answer that would fail the run, or that clears a finding:
+    /// the cold run's verdict is reported, whatever the warm one said.
     Confirm,
 }
 
@@ -191,10 +194,94 @@ impl Comparison<'_, '_> {
     }
 }
 
+/// The warm answers among `results` a cold run must confirm before they
+/// are reported: those that would fail the run ([`failing_warm`]) and
+/// those that clear a finding the last run reported ([`clearing_warm`]).
+pub(super) fn to_confirm(
+    workspace: &Workspace,
+    results: &[GateResult],
+    plans: &[GatePlan<'_>],
+    usage: BaselineUse,
+) -> Vec<usize> {
+    let mut answered = failing_warm(workspace, results, plans, usage);
+    answered.extend(clearing_warm(workspace, results, plans));
+    answered.sort_unstable();
+    answered.dedup();
+    answered
+}
+
+/// The warm answers among `results` in which a finding the last run on
+/// this branch reported, in a file they cover, is gone. A daemon can
+/// forget a finding that is still there — dmypy drops the `unused-ignore`
+/// of a module it rechecks after an edit in another one (python/mypy#9655;
+/// seen on flask after an edit in markupsafe) — and a run made green on
+/// its word would move the baseline past it, never to look again. A fix
+/// costs one cold run of its gate; a step that fixes nothing stays warm.
+fn clearing_warm(
+    workspace: &Workspace,
+    results: &[GateResult],
+    plans: &[GatePlan<'_>],
+) -> Vec<usize> {
+    let answered: Vec<usize> = (0..results.len())
+        .filter(|i| results[*i].warm)
+        .filter(|i| matches!(results[*i].status, GateStatus::Passed | GateStatus::Failed))
+        .collect();
+    if answered.is_empty() {
+        return answered;
+    }
+    let branch = workspace
+        .repo
+        .as_ref()
+        .and_then(|repo| repo.head().ok())
+        .map_or_else(|| findings::NO_GIT.to_string(), |head| head.branch);
+    let known = findings::read(&workspace.root);
+    let Some(last) = known.branches.get(&branch) else {
+        return Vec::new();
+    };
+    answered
+        .into_iter()
+        .filter(|i| last.contains_key(&results[*i].id))
+        .filter(|i| clears_a_finding(workspace, last, &results[*i], &plans[*i]))
+        .collect()
+}
+
+/// Whether `result` lacks a finding `last` holds for a file its plan
+/// reports on (compared on a copy, as the run compares the real one later).
+fn clears_a_finding(
+    workspace: &Workspace,
+    last: &BranchFindings,
+    result: &GateResult,
+    plan: &GatePlan<'_>,
+) -> bool {
+    let (mut probe, covered) = probe(workspace, result, plan);
+    baseline::progress::compare(Some(last), &mut probe, &covered);
+    probe[0]
+        .since_last_run
+        .is_some_and(|progress| progress.fixed > 0)
+}
+
+/// A fingerprinted copy of `result`, and the files its plan reports on:
+/// what to measure it with before the run measures the real one.
+fn probe<'p>(
+    workspace: &Workspace,
+    result: &GateResult,
+    plan: &GatePlan<'p>,
+) -> (Vec<GateResult>, plan::Covered<'p>) {
+    let mut probe = vec![result.clone()];
+    baseline::fingerprint::stamp(&workspace.root, &mut probe);
+    let files: BTreeSet<&str> = plan
+        .files
+        .iter()
+        .copied()
+        .filter(|f| plan.reports(f))
+        .collect();
+    (probe, [(result.id.clone(), files)].into_iter().collect())
+}
+
 /// The warm answers among `results` that would fail the run — failing
 /// findings the committed baseline (as the run uses it) does not know:
 /// the ones a cold run must confirm before they are reported.
-pub(super) fn failing_warm(
+fn failing_warm(
     workspace: &Workspace,
     results: &[GateResult],
     plans: &[GatePlan<'_>],
@@ -221,15 +308,7 @@ fn fails_against(
     result: &GateResult,
     plan: &GatePlan<'_>,
 ) -> bool {
-    let mut probe = vec![result.clone()];
-    baseline::fingerprint::stamp(&workspace.root, &mut probe);
-    let files: BTreeSet<&str> = plan
-        .files
-        .iter()
-        .copied()
-        .filter(|f| plan.reports(f))
-        .collect();
-    let covered: plan::Covered<'_> = [(result.id.clone(), files)].into_iter().collect();
+    let (mut probe, covered) = probe(workspace, result, plan);
     baseline::apply(workspace, file, &mut probe, &covered, &mut Vec::new());
     probe[0].status == GateStatus::Failed
 }

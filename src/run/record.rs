@@ -274,7 +274,7 @@ pub(super) fn compare_with_last_run(
     let branch = resolved
         .head
         .as_ref()
-        .map_or_else(|| "(no git)".to_string(), |h| h.branch.clone());
+        .map_or_else(|| findings::NO_GIT.to_string(), |h| h.branch.clone());
     let mut known = findings::read(&workspace.root);
     let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
     if records && known.branches.get(&branch) != Some(&updated) {

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 /// Where the findings live, relative to the root (local state, ignored).
 pub(crate) const FINDINGS_FILE: &str = ".st3/findings.json";
 
+/// The branch key of a project outside git.
+pub(crate) const NO_GIT: &str = "(no git)";
+
 /// Gate id → root-relative file → the first 16 hex digits of each
 /// finding's fingerprint, sorted, repeats kept, concatenated (one string
 /// per file keeps a record of 100,000 findings quick to read and write).
