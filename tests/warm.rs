@@ -1484,8 +1484,17 @@ fn a_warm_answer_that_clears_a_finding_is_confirmed_before_it_is_believed() {
     let red = fake_qg(dir, &recorded);
     red.assert_code(1);
     assert_eq!(red.gate("fake")["warm"], true, "{}", red.stdout);
-    // The daemon forgets the finding; the file is as it was.
+    // The daemon forgets the finding; the file is as it was. A run that
+    // records nothing moves no baseline: it is not held up (the background
+    // sample is its check), and would otherwise be on every such run.
     project.write("warm.sh", "exit 0\n");
+    let unrecorded = fake_run(dir, &[]);
+    assert_eq!(
+        unrecorded.gate("fake")["warm"],
+        true,
+        "{}",
+        unrecorded.stdout
+    );
     let forgot = fake_qg(dir, &recorded);
     forgot.assert_code(1);
     assert_eq!(

@@ -195,16 +195,22 @@ impl Comparison<'_, '_> {
 }
 
 /// The warm answers among `results` a cold run must confirm before they
-/// are reported: those that would fail the run ([`failing_warm`]) and
-/// those that clear a finding the last run reported ([`clearing_warm`]).
+/// are reported: those that would fail the run ([`failing_warm`]) and, in
+/// a run that records its outcome (and so may move the baseline), those
+/// that clear a finding the last run reported ([`clearing_warm`]). A run
+/// that records nothing (a file opened in the editor, `--no-state`) leaves
+/// the record as it was, so the same fix would be confirmed again on every
+/// such run; its answers are sampled as any are.
 pub(super) fn to_confirm(
     workspace: &Workspace,
     results: &[GateResult],
     plans: &[GatePlan<'_>],
-    usage: BaselineUse,
+    options: &RunOptions,
 ) -> Vec<usize> {
-    let mut answered = failing_warm(workspace, results, plans, usage);
-    answered.extend(clearing_warm(workspace, results, plans));
+    let mut answered = failing_warm(workspace, results, plans, options.baseline_use());
+    if options.records() {
+        answered.extend(clearing_warm(workspace, results, plans));
+    }
     answered.sort_unstable();
     answered.dedup();
     answered

@@ -149,7 +149,7 @@ pub(super) fn run_gates<'a>(
                 ),
                 false => (
                     Purpose::Confirm,
-                    compare::to_confirm(workspace, &results, &plans, options.baseline_use()),
+                    compare::to_confirm(workspace, &results, &plans, options),
                 ),
             };
             // A confirmation's tree is the one after the warm answer.
