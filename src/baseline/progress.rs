@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use rustc_hash::FxHashMap;
 
 use crate::outcome::{GateResult, GateStatus, Progress};
-use crate::state::findings::BranchFindings;
+use crate::state::findings::{BranchFindings, GateFindings};
 
 /// Sets each gate's `since_last_run` from `previous` (absent on a branch's
 /// first run: nothing to compare with) and returns the branch's findings
@@ -27,19 +27,8 @@ pub(crate) fn compare(
         let record = updated.entry(gate.id.clone()).or_default();
         let empty = BTreeSet::new();
         let files = covered.get(&gate.id).unwrap_or(&empty);
-        let mut progress = Progress::default();
-        let elsewhere = now.keys().copied().filter(|f| !files.contains(*f));
-        for file in files.iter().copied().chain(elsewhere) {
-            let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
-            let before = match found.is_empty() {
-                true => record.remove(file),
-                false => record.insert(file.to_string(), encode(found)),
-            };
-            progress.add(difference(
-                &decode(before.as_deref().unwrap_or_default()),
-                found,
-            ));
-        }
+        let progress = measure(record, &now, files);
+        remember(record, &now, files);
         if previous.is_some() {
             gate.since_last_run = Some(progress);
             total.add(progress);
@@ -49,6 +38,54 @@ pub(crate) fn compare(
         }
     }
     (updated, previous.map(|_| total))
+}
+
+/// `gate`'s findings in `files` against what `previous` holds for them:
+/// [`compare`]'s count for one gate, without updating anything.
+pub(crate) fn since(
+    previous: &BranchFindings,
+    gate: &GateResult,
+    files: &BTreeSet<&str>,
+) -> Progress {
+    let none = GateFindings::new();
+    let record = previous.get(&gate.id).unwrap_or(&none);
+    measure(record, &by_file(gate), files)
+}
+
+/// The findings `now` (per file) against `record`, over `files` and every
+/// file `now` reports elsewhere.
+fn measure(
+    record: &GateFindings,
+    now: &FxHashMap<&str, Vec<u64>>,
+    files: &BTreeSet<&str>,
+) -> Progress {
+    let mut progress = Progress::default();
+    for file in files_and_elsewhere(now, files) {
+        let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
+        let before = record.get(file).map(|r| decode(r)).unwrap_or_default();
+        progress.add(difference(&before, found));
+    }
+    progress
+}
+
+/// Makes `record` hold `now`'s findings for `files` (and every file `now`
+/// reports elsewhere): a file without findings leaves it.
+fn remember(record: &mut GateFindings, now: &FxHashMap<&str, Vec<u64>>, files: &BTreeSet<&str>) {
+    for file in files_and_elsewhere(now, files) {
+        match now.get(file).filter(|found| !found.is_empty()) {
+            Some(found) => record.insert(file.to_string(), encode(found)),
+            None => record.remove(file),
+        };
+    }
+}
+
+/// `files`, then the files `now` reports outside them.
+fn files_and_elsewhere<'a>(
+    now: &'a FxHashMap<&str, Vec<u64>>,
+    files: &'a BTreeSet<&str>,
+) -> impl Iterator<Item = &'a str> {
+    let elsewhere = now.keys().copied().filter(|f| !files.contains(*f));
+    files.iter().copied().chain(elsewhere)
 }
 
 /// This run's short fingerprints of `gate`, per file (`""` for none), sorted.

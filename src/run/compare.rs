@@ -235,11 +235,8 @@ fn clearing_warm(
     if answered.is_empty() {
         return answered;
     }
-    let branch = workspace
-        .repo
-        .as_ref()
-        .and_then(|repo| repo.head().ok())
-        .map_or_else(|| findings::NO_GIT.to_string(), |head| head.branch);
+    let head = workspace.repo.as_ref().and_then(|repo| repo.head().ok());
+    let branch = findings::branch_key(head.as_ref());
     let known = findings::read(&workspace.root);
     let Some(last) = known.branches.get(&branch) else {
         return Vec::new();
@@ -259,11 +256,9 @@ fn clears_a_finding(
     result: &GateResult,
     plan: &GatePlan<'_>,
 ) -> bool {
-    let (mut probe, covered) = probe(workspace, result, plan);
-    baseline::progress::compare(Some(last), &mut probe, &covered);
-    probe[0]
-        .since_last_run
-        .is_some_and(|progress| progress.fixed > 0)
+    let (probe, covered) = probe(workspace, result, plan);
+    let files = &covered[&result.id];
+    baseline::progress::since(last, &probe[0], files).fixed > 0
 }
 
 /// A fingerprinted copy of `result`, and the files its plan reports on:

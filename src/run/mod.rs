@@ -100,9 +100,7 @@ impl RunOptions {
 
 /// Loads the workspace and config for a command.
 pub(crate) fn prepare(cwd: &Path, config: Option<&Path>) -> Result<(Workspace, Config), QgError> {
-    let workspace = Workspace::discover(cwd)?;
-    let config = crate::members::load_config(&workspace, config)?;
-    Ok((workspace, config))
+    load(cwd, config, false)
 }
 
 /// [`prepare`] for a command resolving `request`: one that asks git what
@@ -113,11 +111,20 @@ fn prepare_for(
     config: Option<&Path>,
     request: &ScopeRequest,
 ) -> Result<(Workspace, Config), QgError> {
-    let workspace = Workspace::discover(cwd)?;
     let asks_changes = matches!(
         request.effective_mode(),
         Ok(ScopeMode::Auto | ScopeMode::Branch)
     );
+    load(cwd, config, asks_changes)
+}
+
+/// The workspace at `cwd` and its config (members found).
+fn load(
+    cwd: &Path,
+    config: Option<&Path>,
+    asks_changes: bool,
+) -> Result<(Workspace, Config), QgError> {
+    let workspace = Workspace::discover(cwd)?;
     if let (true, Some(repo)) = (asks_changes, &workspace.repo) {
         repo.expect_changes();
     }

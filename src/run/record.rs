@@ -271,10 +271,7 @@ pub(super) fn compare_with_last_run(
     records: bool,
     warnings: &mut Vec<String>,
 ) -> Option<Progress> {
-    let branch = resolved
-        .head
-        .as_ref()
-        .map_or_else(|| findings::NO_GIT.to_string(), |h| h.branch.clone());
+    let branch = findings::branch_key(resolved.head.as_ref());
     let mut known = findings::read(&workspace.root);
     let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
     if records && known.branches.get(&branch) != Some(&updated) {

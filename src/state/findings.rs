@@ -10,13 +10,20 @@ use serde::{Deserialize, Serialize};
 /// Where the findings live, relative to the root (local state, ignored).
 pub(crate) const FINDINGS_FILE: &str = ".st3/findings.json";
 
-/// The branch key of a project outside git.
-pub(crate) const NO_GIT: &str = "(no git)";
+/// The key of the branch at `head` (`None`: a project outside git, whose
+/// key is `(no git)`).
+pub(crate) fn branch_key(head: Option<&crate::git::Head>) -> String {
+    head.map_or_else(|| "(no git)".to_string(), |head| head.branch.clone())
+}
 
 /// Gate id → root-relative file → the first 16 hex digits of each
 /// finding's fingerprint, sorted, repeats kept, concatenated (one string
 /// per file keeps a record of 100,000 findings quick to read and write).
-pub(crate) type BranchFindings = BTreeMap<String, BTreeMap<String, String>>;
+pub(crate) type BranchFindings = BTreeMap<String, GateFindings>;
+
+/// One gate's part of [`BranchFindings`]: root-relative file → its
+/// findings' short fingerprints.
+pub(crate) type GateFindings = BTreeMap<String, String>;
 
 /// Every branch's last known findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
