@@ -93,7 +93,14 @@ pub(crate) fn judge(
         }
         return result.into_error(fail(ErrorKind::NoViolationsParsed, message, Some(code)));
     }
-    match take_findings(gate, files, violations, &mut result) {
+    // Its exit code said it did not stop (those that do returned above):
+    // a finding coded as a stop is one among others then (mypy's `syntax`
+    // for `type X = ...` under an older target: it goes on checking).
+    let stops_by_finding = gate
+        .stopped
+        .as_ref()
+        .is_some_and(|s| s.exit_codes.is_empty());
+    match take_findings(gate, files, violations, stops_by_finding, &mut result) {
         Some(Unchecked::Files(message)) => {
             result.into_error(fail(ErrorKind::CouldNotCheck, message, Some(code)))
         }
@@ -196,7 +203,8 @@ pub(crate) fn judge_findings(
         exit_code,
         stderr_tail: String::new(),
     };
-    match take_findings(gate, files, violations, &mut result) {
+    // No exit code to tell: the findings say whether it stopped.
+    match take_findings(gate, files, violations, true, &mut result) {
         Some(Unchecked::Files(message)) => {
             result.into_error(fail(ErrorKind::CouldNotCheck, message, None))
         }
@@ -206,16 +214,17 @@ pub(crate) fn judge_findings(
 }
 
 /// Puts a run's findings into `result` and settles it; returns what the
-/// tool said it did not check (`tool_error_codes`, `success.stopped`),
-/// when it said so.
+/// tool said it did not check (`tool_error_codes`, `success.stopped` when
+/// `stops_by_finding`: no exit code told), when it said so.
 fn take_findings(
     gate: &Gate,
     files: &[&str],
     mut violations: Vec<Violation>,
+    stops_by_finding: bool,
     result: &mut GateResult,
 ) -> Option<Unchecked> {
     reclaim_file_names(&mut violations, files);
-    if let Some(stopped) = &gate.stopped {
+    if let Some(stopped) = gate.stopped.as_ref().filter(|_| stops_by_finding) {
         let said: Vec<Stop> = violations
             .iter()
             .filter(|v| stopped.marks(v.code.as_deref(), &v.message))
