@@ -624,7 +624,8 @@ fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
     let fooled = repo.qg(&["run", "--no-state", "--format", "json"]);
     assert_eq!(fooled.json()["overall_pass"], true, "{}", fooled.stdout);
 
-    let caught = verify();
+    // Recorded, as a user's run is: the proof is kept.
+    let caught = repo.qg(&["run", "--verify", "--format", "json"]);
     assert_eq!(caught.json()["overall_pass"], false, "{}", caught.stdout);
     for gate in ["mypy", "pyright"] {
         let result = caught.gate(gate);
@@ -639,6 +640,18 @@ fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
             "{gate}: {message}"
         );
     }
+    // One proof turns leaving importers out off in the project: the run
+    // the lie fooled now checks the importer, and says why.
+    assert_eq!(repo.files()["body_only"], Value::Null);
+    let after = repo.qg(&["run", "--no-state", "--format", "json"]);
+    assert_eq!(after.json()["overall_pass"], false, "{}", after.stdout);
+    assert!(
+        after.json()["warnings"]
+            .to_string()
+            .contains("interface_aware_importers is off here"),
+        "{}",
+        after.stdout
+    );
 }
 
 /// A module with one of each thing an importer can observe: a protocol

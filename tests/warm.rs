@@ -1966,6 +1966,78 @@ fn a_warm_answer_keeps_the_findings_in_the_modules_the_files_import() {
     warm.assert_code(1);
 }
 
+/// `interface_aware_importers` leaves out the importers of a body-only
+/// edit; the daemon's sample of such a run checks them too. Here the edit
+/// breaks its importer all the same (the fake tool says so, as a real one
+/// would if qg read an interface wrong): the run was green on the edited
+/// file alone, and the sample proves it wrong. Leaving importers out is
+/// then off in the project, and the importer is failed on the branch: the
+/// next `auto` run reports it, saying why — the green does not stand.
+#[test]
+fn a_sample_proving_a_left_out_importer_wrong_turns_leaving_out_off() {
+    let project = fake_project(&format!(
+        "{}    scope: {{importers: true}}\nimport_graph:\n  command: [\"sh\", \"graph.sh\"]\ninterface_aware_importers: true\n",
+        sampled_daemon(1)
+    ));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    project.write("b.py", "import a\n\ny = a.f()\n");
+    project.write("graph.sh", "echo '{\"a.py\": [], \"b.py\": [\"a.py\"]}'\n");
+    project.write("truth.jsonl", "");
+    project.write(
+        "warm.sh",
+        "cat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.git_init();
+    // Green, recorded: the baseline, and the import graph.
+    fake_qg(dir, &["run", "--no-daemon"]).assert_code(0);
+    fake_start(dir);
+    project.write("a.py", "def f() -> int:\n    return 2\n");
+    project.write(
+        "truth.jsonl",
+        "{\"file\": \"b.py\", \"line\": 3, \"code\": \"T9\", \"message\": \"the importer broke\"}\n",
+    );
+    let left_out = fake_qg(dir, &["run", "--format", "json"]);
+    left_out.assert_code(0);
+    assert_eq!(left_out.gate("fake")["warm"], true, "{}", left_out.stdout);
+    assert_eq!(
+        left_out.json()["scope"]["files_checked"],
+        1,
+        "a.py alone: {}",
+        left_out.stdout
+    );
+    eventually_or(
+        COMPARISON_PATIENCE,
+        "the sample's proof",
+        || dir.join(".st3/importers-off.json").exists(),
+        || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap_or_default(),
+    );
+    let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    assert!(
+        log.contains("a run's 1 files and the 1 importers it left out")
+            && log.contains("fake fails on 1 findings in importers it left out: b.py:3:0 T9"),
+        "{log}"
+    );
+    let next = fake_qg(dir, &["run", "--format", "json"]);
+    next.assert_code(1);
+    assert_eq!(
+        findings_of(&next, "fake"),
+        [("b.py".to_string(), 3, "T9".to_string())],
+        "{}",
+        next.stdout
+    );
+    assert!(
+        next.json()["warnings"]
+            .to_string()
+            .contains("interface_aware_importers is off here"),
+        "{}",
+        next.stdout
+    );
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// Starting is not idling: a tool whose first pass outlasts the idle
 /// timeout is served, and the idle clock runs from when it is ready.
 #[test]

@@ -374,14 +374,19 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
             cancel.cancel();
         });
     }
+    let sample = match &args.files_from {
+        Some(list) => crate::warm::checker::read_sample(list).map_err(QgError::Usage)?,
+        None => Default::default(),
+    };
     let scope = match &args.files_from {
-        Some(list) => {
-            let files = crate::warm::checker::read_sample(list).map_err(QgError::Usage)?;
+        Some(_) => {
             let root = crate::workspace::Workspace::discover(&cwd)?.root;
             ScopeRequest {
                 mode: Some(ScopeMode::Files),
-                paths: files
+                paths: sample
+                    .files
                     .iter()
+                    .chain(&sample.left_out)
                     .map(|f| crate::file_name::join(&root, f))
                     .collect(),
                 parent: None,
@@ -392,6 +397,12 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
             ..ScopeRequest::default()
         },
     };
+    // The importers a run left out are judged as that run's verdict
+    // would be: against the baseline (never written here).
+    let baseline = match sample.left_out.is_empty() {
+        true => crate::baseline::BaselineUse::Ignore,
+        false => crate::baseline::BaselineUse::Locked,
+    };
     let options = RunOptions {
         cwd: cwd.clone(),
         config: args.config,
@@ -399,7 +410,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         gates: vec![args.gate.clone()],
         jobs: crate::process::cores(),
         no_state: true,
-        baseline: crate::baseline::BaselineUse::Ignore,
+        baseline,
         shard: None,
         cancel,
         daemons: DaemonUse::Verify,
@@ -410,7 +421,15 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         Box::new(std::io::stderr()),
         &format!("qg daemon self-check {}", args.gate),
     );
-    let unanswered = match run::run(&options, &crate::exec::Silent) {
+    let ran = run::run(&options, &crate::exec::Silent);
+    if let Ok(report) = &ran {
+        if let Some(found) = run::judge_sample(report, &args.gate, &sample.left_out) {
+            log.line(&format!(
+                "leaving out the importers of a body-only edit was wrong: {found}; every importer is checked from now on"
+            ));
+        }
+    }
+    let unanswered = match ran {
         Ok(report) => report
             .gates
             .iter()

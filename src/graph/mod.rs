@@ -497,6 +497,21 @@ fn reach<'a>(
     found
 }
 
+/// Every live project file that imports one of `seeds`, transitively, as
+/// the cached graph knows them (the seeds left out); `None` when there is
+/// no graph to ask. The importers a body-only edit leaves out
+/// (`interface_aware_importers`), which a daemon's sample checks.
+pub(crate) fn importers_known(ws: &Workspace, seeds: &[String]) -> Option<BTreeSet<String>> {
+    let graph = cache::load(ws)?;
+    let found = reach(&graph, seeds.iter(), true);
+    Some(
+        found
+            .into_keys()
+            .filter(|f| graph.nodes.get(f).is_some_and(|n| !n.gone))
+            .collect(),
+    )
+}
+
 /// Every project file `files` import, directly or through other modules,
 /// with the packages (`__init__` files) of each one — Python runs a
 /// module's packages before the module — as the cached graph knows them;

@@ -1,7 +1,7 @@
 //! Comparing a warm answer with a cold run's: it stands only if both report
 //! the same findings (`--verify`, and every comparison a daemon asks for).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::result::{short_for, ErrorKind, GateError, GateResult, GateStatus};
 use crate::config::Gate;
@@ -128,6 +128,34 @@ pub(crate) fn full_walk(gate: &Gate, aware: &GateResult, full: GateResult) -> Ga
         listed(&difference.only_warm),
     );
     full.into_error(comparison_error(ErrorKind::SkippedImporters, gate, message))
+}
+
+/// What `result` — a run with every importer checked — fails on in the
+/// files `left_out` names: a line listing it, and those files; `None` when
+/// nothing. A run that left those importers out of its check was wrong
+/// to: it reported none of it. Findings the baseline holds do not count,
+/// as in [`full_walk`].
+pub(crate) fn failing_in(
+    result: &GateResult,
+    left_out: &[String],
+) -> Option<(String, BTreeSet<String>)> {
+    let failing: Vec<&Violation> = result
+        .violations
+        .iter()
+        .filter(|v| v.fails_gate(result.fail_on))
+        .filter(|v| v.file.as_ref().is_some_and(|f| left_out.contains(f)))
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let said = format!(
+        "{} fails on {} findings in importers it left out: {}",
+        result.id,
+        failing.len(),
+        listed(&failing)
+    );
+    let files = failing.iter().filter_map(|v| v.file.clone()).collect();
+    Some((said, files))
 }
 
 /// The error of a comparison that found a difference: no exit code, no

@@ -9,7 +9,7 @@ use crate::baseline::{self, BaselineUse};
 use crate::config;
 use crate::error::QgError;
 use crate::exec;
-use crate::outcome::{GateResult, GateStatus};
+use crate::outcome::{ErrorKind, GateResult, GateStatus};
 use crate::scope::Scope;
 
 /// Whether the run must be compared with its full walk: `--verify`, the
@@ -41,6 +41,7 @@ pub(super) fn compare(
     if gates.is_empty() {
         return Ok(());
     }
+    let records = options.records();
     let mut full_config = config.clone();
     full_config.interface_aware_importers = false;
     let options = RunOptions {
@@ -84,9 +85,20 @@ pub(super) fn compare(
         let result = results.iter_mut().find(|r| r.id == full.id);
         if let Some((result, gate)) = result.zip(config.gates.get(&full.id)) {
             judge(gate, result, full);
+            // A run that records: its red verdict keeps the importer failed.
+            if let Some(found) = proof_against_leaving_out(result).filter(|_| records) {
+                super::left_out::keep_proof(&workspace.root, &found);
+            }
         }
     }
     Ok(())
+}
+
+/// When the comparison found the left-out importers change the verdict:
+/// what, in the gate's error message.
+fn proof_against_leaving_out(result: &GateResult) -> Option<String> {
+    let error = result.error.as_ref()?;
+    (error.kind == ErrorKind::SkippedImporters).then(|| format!("{}: {}", result.id, error.message))
 }
 
 /// One gate's result after the comparison with its full-walk run.

@@ -114,8 +114,7 @@ pub(super) fn run_gates<'a>(
     let mut ctx = ExecContext::new(tools.clone(), &config.artifact_logging);
     let verifying = options.daemons == DaemonUse::Verify;
     if options.daemons != DaemonUse::Ignore {
-        let project = scope.mode == ScopeMode::Project;
-        ctx.warm = warm_requests(workspace, config, &plans, verifying, project, tools);
+        ctx.warm = warm_requests(workspace, config, &plans, verifying, scope, tools);
     }
     // A comparison is of one tree: the files as the warm answer saw them.
     let before = verifying.then(|| TreeStamp::take(workspace, config));
@@ -230,11 +229,13 @@ fn warm_requests<'a>(
     config: &'a Config,
     plans: &[GatePlan<'_>],
     verify: bool,
-    project: bool,
+    scope: &Scope,
     tools: &Toolbox<'_>,
 ) -> Option<WarmRequests<'a>> {
+    let project = scope.mode == ScopeMode::Project;
     let mut requests = std::collections::BTreeMap::new();
     let mut installed: Option<Vec<String>> = None;
+    let mut left_out: Option<BTreeSet<String>> = None;
     for plan in plans.iter().filter(|p| p.skip_reason.is_none()) {
         let gate = plan.gate;
         let Some(spec) = &gate.daemon else { continue };
@@ -258,13 +259,43 @@ fn warm_requests<'a>(
             };
             report.extend(imported.into_iter().filter(|f| !under_any(f, &installed)));
         }
-        requests.insert(gate.id.clone(), WarmPlan { report, whole });
+        let left_out = match gate.importers && !whole {
+            true => left_out
+                .get_or_insert_with(|| left_out_importers(workspace, scope))
+                .iter()
+                .filter(|f| !report.contains(*f) && gate.scope.matches(f))
+                .cloned()
+                .collect(),
+            false => BTreeSet::new(),
+        };
+        requests.insert(
+            gate.id.clone(),
+            WarmPlan {
+                report,
+                whole,
+                left_out,
+            },
+        );
     }
     (!requests.is_empty()).then_some(WarmRequests {
         config,
         plans: requests,
         verify,
     })
+}
+
+/// The importers of the scope's body-only edits it does not check
+/// (`interface_aware_importers`), as the cached import graph knows them.
+fn left_out_importers(workspace: &Workspace, scope: &Scope) -> BTreeSet<String> {
+    if scope.body_only.is_empty() {
+        return BTreeSet::new();
+    }
+    let in_scope: BTreeSet<&str> = scope.paths().collect();
+    graph::importers_known(workspace, &scope.body_only)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !in_scope.contains(f.as_str()))
+        .collect()
 }
 
 /// Why a warm gate without a live daemon answers cold, when qg remembers

@@ -103,7 +103,14 @@ fn add_importers(
         })
         .map(|f| f.path.clone())
         .collect();
-    if config.interface_aware_importers {
+    let proved_wrong = config
+        .interface_aware_importers
+        .then(|| crate::state::importers_off::read(&workspace.root))
+        .flatten();
+    if let Some(off) = &proved_wrong {
+        warnings.push(off.describe());
+    }
+    if config.interface_aware_importers && proved_wrong.is_none() {
         let found = super::body_only::find(workspace, scope, &seeds, known.state, known.remember);
         seeds.retain(|seed| !found.body_only.contains(seed));
         scope.body_only = found.body_only;

@@ -4,6 +4,7 @@
 
 pub(crate) mod findings;
 pub(crate) mod history;
+pub(crate) mod importers_off;
 mod store;
 mod transition;
 pub(crate) mod trend;
@@ -34,6 +35,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "import-graph.json"
         || name == "import-names.json"
         || name == "interfaces.json"
+        || name == "importers-off.json"
         || name == "lsp-findings.json"
         || name == "environment.json"
         || name.starts_with("daemons/")

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 /// How long a self-check asked to stop may take to stop its tools.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -21,7 +23,19 @@ pub(crate) enum Compare<'a> {
     /// The whole program (after a first full pass).
     Whole,
     /// A sampled run's files.
-    Sample(&'a [String]),
+    Sample(&'a Sample),
+}
+
+/// A sampled run: the files it reported, and the importers of its
+/// body-only edits it left out (`interface_aware_importers`). Written as
+/// one JSON object in the slot for the self-check to read.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Sample {
+    /// The files whose findings the run reported.
+    pub(crate) files: Vec<String>,
+    /// The importers it did not check.
+    #[serde(default)]
+    pub(crate) left_out: Vec<String>,
 }
 
 /// How to start a self-check.
@@ -77,10 +91,10 @@ impl Checker {
         if let Some(config) = launch.config {
             command.arg("--config").arg(config);
         }
-        if let Compare::Sample(files) = launch.compare {
+        if let Compare::Sample(sample) = launch.compare {
             command
                 .arg("--files-from")
-                .arg(write_sample(launch.slot, files)?);
+                .arg(write_sample(launch.slot, sample)?);
         }
         tree::lead_at_lowest_priority(&mut command);
         let child = command
@@ -140,21 +154,21 @@ impl Checker {
     }
 }
 
-/// The sampled run's files, one JSON array in the slot (a list of any
-/// length, file names of any bytes).
-fn write_sample(slot: &Slot, files: &[String]) -> Result<PathBuf, String> {
+/// The sampled run, one JSON object in the slot (lists of any length,
+/// file names of any bytes).
+fn write_sample(slot: &Slot, sample: &Sample) -> Result<PathBuf, String> {
     let path = slot.dir.join("sample.json");
-    let bytes = serde_json::to_vec(files).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(sample).map_err(|e| e.to_string())?;
     crate::atomic_file::write_cache(&path, &bytes)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
 }
 
-/// The files of a sample written by [`Checker::start`].
-pub(crate) fn read_sample(path: &Path) -> Result<Vec<String>, String> {
+/// A sample written by [`Checker::start`].
+pub(crate) fn read_sample(path: &Path) -> Result<Sample, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_slice(&bytes)
-        .map_err(|e| format!("{} is not a file list: {e}", path.display()))
+        .map_err(|e| format!("{} is not a sampled run: {e}", path.display()))
 }
 
 #[cfg(all(test, unix))]
@@ -175,13 +189,18 @@ mod tests {
         (checker, slot)
     }
 
+    static EMPTY: Sample = Sample {
+        files: Vec::new(),
+        left_out: Vec::new(),
+    };
+
     fn launch<'a>(root: &'a Path, slot: &'a Slot) -> CheckLaunch<'a> {
         CheckLaunch {
             qg: Path::new("true"),
             root,
             slot,
             config: None,
-            compare: Compare::Sample(&[]),
+            compare: Compare::Sample(&EMPTY),
         }
     }
 

@@ -51,6 +51,7 @@ pub(crate) fn ask(
         key,
         files: plan.report.iter().cloned().collect(),
         verify,
+        left_out: plan.left_out.iter().cloned().collect(),
     };
     let failed = |reason: String| NotWarm { reason, warn: true };
     let reply =

@@ -73,6 +73,11 @@ pub(crate) struct WarmPlan {
     /// The plan is the tool's own whole-project run, which reports every
     /// file the tool checks: nothing is left out for not being in `report`.
     pub(crate) whole: bool,
+    /// The importers of the run's body-only edits it does not check
+    /// (`interface_aware_importers`): a sampled comparison checks them
+    /// too, and a finding there that the baseline does not hold proves the
+    /// run wrong to leave them out.
+    pub(crate) left_out: std::collections::BTreeSet<String>,
 }
 
 impl WarmPlan {

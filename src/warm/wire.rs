@@ -31,6 +31,10 @@ pub(crate) enum Request {
         /// self-check): answered while the daemon is being checked too.
         #[serde(default)]
         verify: bool,
+        /// The importers the run left out (`interface_aware_importers`):
+        /// a sample of this answer checks them too.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
     },
     /// Reply once the first full pass is made (or has failed).
     WaitReady,

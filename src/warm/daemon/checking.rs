@@ -11,7 +11,14 @@ use crate::warm::checker::{CheckLaunch, Compare};
 pub(super) fn compare(shared: &Shared, what: Compare<'_>) {
     let described = match what {
         Compare::Whole => "the whole program".to_string(),
-        Compare::Sample(files) => format!("a run's {} files", files.len()),
+        Compare::Sample(sample) if sample.left_out.is_empty() => {
+            format!("a run's {} files", sample.files.len())
+        }
+        Compare::Sample(sample) => format!(
+            "a run's {} files and the {} importers it left out",
+            sample.files.len(),
+            sample.left_out.len()
+        ),
     };
     let launch = CheckLaunch {
         qg: &shared.qg,

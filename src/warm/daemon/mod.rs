@@ -172,7 +172,18 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
 /// Reads one request and answers it.
 fn answer(shared: &Arc<Shared>, stream: transport::Connection) {
     let reply = match wire::read_request(&stream) {
-        Ok(Request::Check { key, files, verify }) => requests::check(shared, &key, &files, verify),
+        Ok(Request::Check {
+            key,
+            files,
+            verify,
+            left_out,
+        }) => {
+            let asked = requests::Asked {
+                report: &files,
+                left_out: &left_out,
+            };
+            requests::check(shared, &key, &asked, verify)
+        }
         Ok(Request::WaitReady) => requests::wait_ready(shared),
         Ok(Request::Status) => Reply::Status(Box::new(requests::status(shared))),
         Ok(Request::Stop) => {

@@ -9,16 +9,25 @@ use std::time::{Duration, Instant};
 use super::checking;
 use super::lifecycle::{self, Restart};
 use super::shared::{lock, Shared};
-use crate::warm::checker::Compare;
+use crate::warm::checker::{Compare, Sample};
 use crate::warm::engine::Checked;
 use crate::warm::record::Phase;
 use crate::warm::wire::{Reply, Status};
+
+/// What a run asks a daemon for: the files whose findings it reports, and
+/// the importers it left out of its check (a sample checks those too).
+pub(super) struct Asked<'a> {
+    /// The files whose findings are reported.
+    pub(super) report: &'a [String],
+    /// The importers of the run's body-only edits it did not check.
+    pub(super) left_out: &'a [String],
+}
 
 /// Checks with the engine, when it may answer a run started for `key`:
 /// ready and trusted — or being checked, for a run that compares the
 /// answer with a cold run (`verify`). A warm answer found wrong since the
 /// last one is told with this reply, whatever it is.
-pub(super) fn check(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> Reply {
+pub(super) fn check(shared: &Arc<Shared>, key: &str, asked: &Asked<'_>, verify: bool) -> Reply {
     // For the user's runs: a comparing run (a self-check) does not show it.
     let notice = match verify {
         true => None,
@@ -30,14 +39,14 @@ pub(super) fn check(shared: &Arc<Shared>, key: &str, report: &[String], verify: 
             return unavailable(notice.clone(), true);
         }
     }
-    let reply = answer(shared, key, report, verify);
+    let reply = answer(shared, key, asked, verify);
     match notice {
         Some(notice) => with_notice(reply, notice),
         None => reply,
     }
 }
 
-fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> Reply {
+fn answer(shared: &Arc<Shared>, key: &str, asked: &Asked<'_>, verify: bool) -> Reply {
     if let Some(refused) = refusal(shared, key, verify) {
         return refused;
     }
@@ -47,14 +56,14 @@ fn answer(shared: &Arc<Shared>, key: &str, report: &[String], verify: bool) -> R
     };
     let timeout = patience(shared, held.config.gates[&shared.options.gate].timeout);
     let checked = held.with(shared, |engine, ctx| {
-        engine.check(ctx, report, Instant::now() + timeout)
+        engine.check(ctx, asked.report, Instant::now() + timeout)
     });
     drop(engine);
     lock(&shared.live).last_activity = Instant::now();
     match checked {
         Ok(Checked::Answer(reply)) => {
             if !verify {
-                counted(shared, report);
+                counted(shared, asked);
             }
             reply
         }
@@ -154,11 +163,11 @@ fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
     })
 }
 
-/// One more warm answer: compared with a cold run of its files, in the
-/// background, when it is every `verify_every`th, among the first
-/// `verify_first` since the tool started, or the tool's config makes it
-/// weaker (then every one is).
-fn counted(shared: &Shared, report: &[String]) {
+/// One more warm answer: compared with a cold run of its files (and of the
+/// importers the run left out), in the background, when it is every
+/// `verify_every`th, among the first `verify_first` since the tool
+/// started, or the tool's config makes it weaker (then every one is).
+fn counted(shared: &Shared, asked: &Asked<'_>) {
     let sample = {
         let mut live = lock(&shared.live);
         live.checks += 1;
@@ -168,7 +177,11 @@ fn counted(shared: &Shared, report: &[String]) {
         nth || early || live.compare_all.is_some()
     };
     if sample {
-        checking::compare(shared, Compare::Sample(report));
+        let sample = Sample {
+            files: asked.report.to_vec(),
+            left_out: asked.left_out.to_vec(),
+        };
+        checking::compare(shared, Compare::Sample(&sample));
     }
 }
 
