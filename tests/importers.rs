@@ -654,6 +654,37 @@ fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
     );
 }
 
+/// The walk goes on through every importer of a changed interface, not
+/// only through those whose own interface might change with it: `d.py`
+/// re-exports `a.f` and holds nothing else — no unannotated function, no
+/// inferred assignment — yet `e.py`, which imports `f` from `d.py`, breaks
+/// when `a.f`'s return type changes. A walk pruned at `d.py` would have
+/// been green.
+#[test]
+fn a_signature_change_reaches_the_importer_of_a_re_export() {
+    let repo = interface_aware_repo(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/a.py", "def f() -> int:\n    return 1\n"),
+        ("pkg/d.py", "from pkg.a import f\n\n__all__ = [\"f\"]\n"),
+        ("pkg/e.py", "from pkg.d import f\n\nx: int = f()\n"),
+    ]);
+    assert_eq!(repo.run().json()["overall_pass"], true);
+    repo.write("pkg/a.py", "def f() -> str:\n    return \"1\"\n");
+    let files = repo.files();
+    assert!(lists_importer(&files, "pkg/e.py", "pkg/a.py"), "{files}");
+    let run = repo.run();
+    for gate in ["mypy", "pyright"] {
+        let result = run.gate(gate);
+        let found: Vec<&str> = result["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["file"].as_str())
+            .collect();
+        assert_eq!(found, ["pkg/e.py"], "{gate}: {}", run.stdout);
+    }
+}
+
 /// A module with one of each thing an importer can observe: a protocol
 /// method with a default body, an attribute `__init__` assigns, defaults,
 /// annotated and unannotated functions, an async generator, a constant.
