@@ -20,7 +20,7 @@ class FirstMiss(Exception):
 class Check:
     """Everything one project's check found, ready for the results file."""
 
-    def __init__(self, project: Project, log, sabotage: bool = False, interface_aware: bool = False):
+    def __init__(self, project: Project, log, sabotage: bool = False, interface_aware: bool = True):
         self.project = project
         self.sabotage = sabotage
         self.interface_aware = interface_aware

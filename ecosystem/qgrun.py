@@ -30,11 +30,13 @@ def report(project: Project, *args) -> tuple[dict, shell.Ran]:
         return {}, ran
 
 
-def init(project: Project, sabotage: bool = False, interface_aware: bool = False):
+def init(project: Project, sabotage: bool = False, interface_aware: bool = True):
     """`qg init`, then the maintainers' choices qg cannot read from a config:
     the gates they run, and the paths and options of each command.
     `sabotage` turns every gate's importers off: a qg that misses what an
-    edit breaks elsewhere, which the harness's self-test must catch."""
+    edit breaks elsewhere, which the harness's self-test must catch.
+    `interface_aware=False` checks every importer of every change (qg's
+    default leaves out those of a body-only edit)."""
     ran = qg(project, "init")
     if ran.code != 0:
         raise RuntimeError(f"qg init: {ran.stderr.strip()}")
@@ -52,8 +54,8 @@ def init(project: Project, sabotage: bool = False, interface_aware: bool = False
         text = _tell_gate(text, GATES[key], words)
     if sabotage:
         text = text.replace("importers: true", "importers: false")
-    if interface_aware:
-        text += "\ninterface_aware_importers: true\n"
+    if not interface_aware:
+        text += "\ninterface_aware_importers: false\n"
     path.write_text(text)
 
 

@@ -30,8 +30,8 @@ pub(crate) struct RawConfig {
     /// The analyzer that finds the project files importing a changed one, for gates with `scope.importers`.
     #[serde(default)]
     pub(crate) import_graph: Option<RawImportGraph>,
-    /// A changed module whose interface — what a type checker sees of it from another module: imports, module and class level, signatures, the bodies of functions without a return annotation — equals its version in the scope's base adds no importers to a partial scope (`qg files` says "body only"). Off by default while it is proven on real projects; see the Importers page.
-    #[serde(default)]
+    /// A changed module whose interface — what a type checker sees of it from another module: imports, module and class level, signatures, the bodies of functions without a return annotation — equals its version in the scope's base adds no importers to a partial scope (`qg files` says "body only"). On by default; `false` checks every importer of every change (see the Importers page for when to).
+    #[serde(default = "yes")]
     pub(crate) interface_aware_importers: bool,
     /// The workspace's member projects, as root-relative directories (globs allowed): each gate with `execution.runs_per_member` runs once in every member holding its tool's own config. Absent: found from uv's `[tool.uv.workspace]`, Hatch's `workspace.members` and every directory holding such a config; a list here replaces what is found.
     #[serde(default)]
