@@ -134,11 +134,16 @@ pub(crate) fn full_walk(gate: &Gate, aware: &GateResult, full: GateResult) -> Ga
 /// files `left_out` names: a line listing it, and those files; `None` when
 /// nothing. A run that left those importers out of its check was wrong
 /// to: it reported none of it. Findings the baseline holds do not count,
-/// as in [`full_walk`].
+/// as in [`full_walk`]; nor does a result the baseline did not judge (an
+/// error: a warm answer that drifted from the cold one, a tool that broke),
+/// whose known findings would look new.
 pub(crate) fn failing_in(
     result: &GateResult,
     left_out: &[String],
 ) -> Option<(String, BTreeSet<String>)> {
+    if !matches!(result.status, GateStatus::Passed | GateStatus::Failed) {
+        return None;
+    }
     let failing: Vec<&Violation> = result
         .violations
         .iter()
@@ -230,6 +235,24 @@ mod tests {
                             "severity": "error", "hint": hint}],
         }))
         .unwrap()
+    }
+
+    /// A sample's run proves a left-out importer wrong only by what the
+    /// baseline judged: an erred gate's findings (a warm answer that drifted
+    /// in the sample itself) were never measured, so its known findings
+    /// would look new. Found on httpx: dmypy forgot an unused-ignore in the
+    /// sample, and the baseline's eight in the importers counted.
+    #[test]
+    fn only_a_judged_result_proves_a_left_out_importer_wrong() {
+        let left_out = ["a.py".to_string()];
+        let judged = result(None);
+        let (said, files) = failing_in(&judged, &left_out).expect("a new finding there");
+        assert!(said.contains("a.py:1:1 import-untyped"), "{said}");
+        assert_eq!(files, BTreeSet::from(["a.py".to_string()]));
+        assert_eq!(failing_in(&judged, &["b.py".to_string()]), None);
+        let mut erred = result(None);
+        erred.status = GateStatus::Error;
+        assert_eq!(failing_in(&erred, &left_out), None);
     }
 
     #[test]
