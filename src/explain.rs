@@ -47,6 +47,11 @@ pub(crate) struct GateExplanation {
     pub(crate) settings: Vec<String>,
     /// On a partial scope, it also checks the files importing a changed one.
     pub(crate) checks_importers: bool,
+    /// For a gate that checks importers: which changes add them, in words
+    /// (`interface_aware_importers`, and whether it was proved wrong here).
+    /// The human output's; JSON has the config's setting.
+    #[serde(skip)]
+    pub(crate) importers_of: Option<String>,
     /// For a gate that checks importers: the roots the import graph
     /// resolves imports from, with where each came from.
     pub(crate) import_roots: Option<Vec<crate::graph::roots::SearchRoot>>,
@@ -143,6 +148,7 @@ pub(crate) fn explain(
             })
             .collect(),
         checks_importers: gate.importers,
+        importers_of: gate.importers.then(|| importers_of(root, config)),
         import_roots: gate
             .importers
             .then(|| crate::graph::current_search_roots(ws, config))
@@ -173,6 +179,22 @@ pub(crate) fn explain(
             live: crate::warm::slot::Slot::new(root, &gate.id).is_alive(),
         }),
     })
+}
+
+/// Which changes add their importers to a partial scope, in words.
+fn importers_of(root: &std::path::Path, config: &Config) -> String {
+    if !config.interface_aware_importers {
+        return "every change adds them (interface_aware_importers: false)".into();
+    }
+    match crate::state::importers_off::read(root) {
+        Some(_) => format!(
+            "every change adds them: leaving out a body-only edit's was proved wrong here ({})",
+            crate::state::importers_off::IMPORTERS_OFF_FILE
+        ),
+        None => {
+            "an edit of a body no importer can see adds none (interface_aware_importers)".into()
+        }
+    }
 }
 
 fn problem(tools: &Toolbox<'_>, gate: &Gate, error: ResolveError) -> Problem {

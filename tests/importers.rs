@@ -643,6 +643,14 @@ fn verify_runs_a_check_that_left_out_importers_again_with_every_importer() {
     // One proof turns leaving importers out off in the project: the run
     // the lie fooled now checks the importer, and says why.
     assert_eq!(repo.files()["body_only"], Value::Null);
+    let explained = repo.qg(&["explain", "mypy"]);
+    assert!(
+        explained
+            .stdout
+            .contains("every change adds them: leaving out a body-only edit's was proved wrong here (.st3/importers-off.json)"),
+        "{}",
+        explained.stdout
+    );
     let after = repo.qg(&["run", "--no-state", "--format", "json"]);
     assert_eq!(after.json()["overall_pass"], false, "{}", after.stdout);
     assert!(

@@ -75,6 +75,9 @@ fn human(e: &GateExplanation) -> String {
     if e.checks_importers {
         out.push_str("            on a partial scope, also the files that import a changed one\n");
     }
+    if let Some(which) = &e.importers_of {
+        out.push_str(&format!("            {which}\n"));
+    }
     if !e.settings.is_empty() {
         out.push_str(&format!(
             "  settings: {}\n            a change to one makes the gate check its whole project\n",
