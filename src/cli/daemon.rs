@@ -375,11 +375,11 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         });
     }
     let sample = match &args.files_from {
-        Some(list) => crate::warm::checker::read_sample(list).map_err(QgError::Usage)?,
-        None => Default::default(),
+        Some(list) => Some(crate::warm::checker::read_sample(list).map_err(QgError::Usage)?),
+        None => None,
     };
-    let scope = match &args.files_from {
-        Some(_) => {
+    let scope = match &sample {
+        Some(sample) => {
             let root = crate::workspace::Workspace::discover(&cwd)?.root;
             ScopeRequest {
                 mode: Some(ScopeMode::Files),
@@ -399,7 +399,8 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
     };
     // The importers a run left out are judged as that run's verdict
     // would be: against the baseline (never written here).
-    let baseline = match sample.left_out.is_empty() {
+    let left_out = sample.map(|s| s.left_out).unwrap_or_default();
+    let baseline = match left_out.is_empty() {
         true => crate::baseline::BaselineUse::Ignore,
         false => crate::baseline::BaselineUse::Locked,
     };
@@ -423,7 +424,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
     );
     let ran = run::run(&options, &crate::exec::Silent);
     if let Ok(report) = &ran {
-        if let Some(found) = run::judge_sample(report, &args.gate, &sample.left_out) {
+        if let Some(found) = run::judge_sample(report, &args.gate, &left_out) {
             log.line(&format!(
                 "leaving out the importers of a body-only edit was wrong: {found}; every importer is checked from now on"
             ));

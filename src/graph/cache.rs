@@ -56,6 +56,13 @@ pub(crate) struct Graph {
     pub(crate) nodes: BTreeMap<String, Node>,
 }
 
+impl Graph {
+    /// Whether `path` is a file the graph knows and that is not gone.
+    pub(crate) fn is_live(&self, path: &str) -> bool {
+        self.nodes.get(path).is_some_and(|n| !n.gone)
+    }
+}
+
 /// One analyzed file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Node {

@@ -81,9 +81,7 @@ pub(crate) fn importers(request: &Request<'_>) -> Result<Importers, String> {
         ));
     }
     let seeds = || request.seeds.iter().chain(&request.deleted);
-    let live = |file: &String| {
-        graph.nodes.get(file).is_some_and(|n| !n.gone) && !request.seeds.contains(file)
-    };
+    let live = |file: &String| graph.is_live(file) && !request.seeds.contains(file);
     let mut found = reach(&graph, seeds(), true);
     found.retain(|file, _| live(file));
     let real = reach(&graph, seeds(), false);
@@ -504,12 +502,7 @@ fn reach<'a>(
 pub(crate) fn importers_known(ws: &Workspace, seeds: &[String]) -> Option<BTreeSet<String>> {
     let graph = cache::load(ws)?;
     let found = reach(&graph, seeds.iter(), true);
-    Some(
-        found
-            .into_keys()
-            .filter(|f| graph.nodes.get(f).is_some_and(|n| !n.gone))
-            .collect(),
-    )
+    Some(found.into_keys().filter(|f| graph.is_live(f)).collect())
 }
 
 /// Every project file `files` import, directly or through other modules,
@@ -521,7 +514,7 @@ pub(crate) fn imported<'a>(
     files: impl Iterator<Item = &'a str>,
 ) -> Option<BTreeSet<String>> {
     let graph = cache::load(ws)?;
-    let known = |path: &str| graph.nodes.get(path).is_some_and(|n| !n.gone);
+    let known = |path: &str| graph.is_live(path);
     let mut found: BTreeSet<String> = BTreeSet::new();
     let mut queue: VecDeque<String> = files.map(str::to_string).collect();
     while let Some(file) = queue.pop_front() {

@@ -106,16 +106,11 @@ pub(crate) fn verified(
 /// Findings the baseline holds are not compared: an importer left out
 /// reports its known ones only in the full walk.
 pub(crate) fn full_walk(gate: &Gate, aware: &GateResult, full: GateResult) -> GateResult {
-    let failing = |result: &GateResult| GateResult {
-        violations: result
-            .violations
-            .iter()
-            .filter(|v| v.fails_gate(result.fail_on))
-            .cloned()
-            .collect(),
+    let failing_only = |result: &GateResult| GateResult {
+        violations: failing(result).cloned().collect(),
         ..result.clone()
     };
-    let (aware_failing, full_failing) = (failing(aware), failing(&full));
+    let (aware_failing, full_failing) = (failing_only(aware), failing_only(&full));
     let difference = difference(&aware_failing, &full_failing);
     if difference.is_empty() {
         return aware.clone();
@@ -144,10 +139,7 @@ pub(crate) fn failing_in(
     if !matches!(result.status, GateStatus::Passed | GateStatus::Failed) {
         return None;
     }
-    let failing: Vec<&Violation> = result
-        .violations
-        .iter()
-        .filter(|v| v.fails_gate(result.fail_on))
+    let failing: Vec<&Violation> = failing(result)
         .filter(|v| v.file.as_ref().is_some_and(|f| left_out.contains(f)))
         .collect();
     if failing.is_empty() {
@@ -161,6 +153,14 @@ pub(crate) fn failing_in(
     );
     let files = failing.iter().filter_map(|v| v.file.clone()).collect();
     Some((said, files))
+}
+
+/// `result`'s findings that fail it (those the baseline holds do not).
+fn failing(result: &GateResult) -> impl Iterator<Item = &Violation> {
+    result
+        .violations
+        .iter()
+        .filter(|v| v.fails_gate(result.fail_on))
 }
 
 /// The error of a comparison that found a difference: no exit code, no
