@@ -6,10 +6,12 @@
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 #
 # scripts/test.sh --quick: the inner loop — unit tests, the integration
-# tests that take seconds, and clippy; no wine, no wheel, no warm daemons,
+# tests that take seconds, clippy's lints in their build; no wine, no wheel, no warm daemons,
 # no editor. The full suite stays the test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
 
 # run_tests CARGO_TEST_ARGS...: the tests, by cargo-nextest where it is
 # installed (every binary's tests side by side, each in its own process; its
@@ -31,9 +33,9 @@ run_tests() {
 phase() {
   local name=$1 begin
   shift
-  begin=$(date +%s)
+  begin=$(timing_begin)
   "$@"
-  echo "test.sh: phase '$name' took $(($(date +%s) - begin)) s"
+  echo "test.sh: phase '$name' took $(timing_took "$begin")"
 }
 
 # The integration tests --quick leaves out: each takes a minute or more
@@ -50,8 +52,9 @@ if [ "${1:-}" = "--quick" ]; then
     name=$(basename "$file" .rs)
     case " $slow " in *" $name "*) ;; *) args+=(--test "$name") ;; esac
   done
+  lint_while_building
+  cargo test --locked --no-run
   run_tests "${args[@]}" "$@"
-  cargo clippy --locked --all-targets -- -D warnings
   exit 0
 fi
 
@@ -87,11 +90,14 @@ install_tools() {
 }
 phase "tools (.venv, npm)" install_tools
 
+lint_while_building
+
 # qg's unit tests and tests/windows.rs as Windows programs, under wine; it
-# also builds the qg.exe tests/cross_platform.rs runs beside the Linux qg.
+# also builds the qg.exe tests/cross_platform.rs runs beside the Linux qg
+# (and, linting, clippy's Windows half: the code compiled for Windows).
 phase "Windows (build, tests under wine, wheel)" scripts/windows-tests.sh
 
 # The end-to-end tests find the tools here (and fail, not skip, without them).
 export QG_TOOLS_VENV="$PWD/.venv"
-phase "Linux build (tests)" cargo test --locked --no-run
+phase "Linux build (tests${QG_LINTED:+, clippy -D warnings})" cargo test --locked --no-run
 phase "Linux tests" run_tests "$@"

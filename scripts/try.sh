@@ -20,7 +20,8 @@ say() { printf '\033[1mtry.sh:\033[0m %s\n' "$*" >&2; }
 install_qg() {
   if command -v cargo >/dev/null 2>&1; then
     say "installing qg with cargo (cargo install --locked --path $repo)"
-    cargo install --quiet --locked --path "$repo"
+    # QG_TRY_CARGO_PROFILE: CI's (.ci/run), to install the build its tests made.
+    cargo install --quiet --locked ${QG_TRY_CARGO_PROFILE:+--profile "$QG_TRY_CARGO_PROFILE"} --path "$repo"
     qg=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/qg
   else
     local venv=${XDG_DATA_HOME:-$HOME/.local/share}/qg/venv

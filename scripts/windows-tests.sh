@@ -9,6 +9,8 @@
 # Extra arguments go to `cargo test` (e.g. scripts/windows-tests.sh daemon).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
 
 target=x86_64-pc-windows-gnu
 state=${CARGO_TARGET_DIR:-$PWD/target}/windows-tests
@@ -83,12 +85,21 @@ trap 'wineserver -k 2>/dev/null || true' EXIT
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 echo "windows-tests: building for $target and running under $(wine --version)"
+# The tests that are not Unix-only: the unit tests, tests/windows.rs, and
+# any tests/*.rs without `#![cfg(unix)]` (for Windows, the others are empty
+# crates). From scripts/test.sh, clippy lints what is built (see
+# lint_while_building): with the example and qg itself, every line of qg
+# compiled for Windows, as `cargo clippy --all-targets` would lint it.
+tests=(--lib)
+for file in tests/*.rs; do
+  grep -q '^#!\[cfg(unix)\]' "$file" || tests+=(--test "$(basename "$file" .rs)")
+done
 # Built first, apart, so that .ci/run's table shows the build and the run.
-begin=$(date +%s)
+begin=$(timing_begin)
 cargo build --locked --quiet --target "$target" --example fake_tool
-cargo test --locked --target "$target" --lib --test windows --no-run
-echo "windows-tests: phase 'Windows build (tests)' took $(($(date +%s) - begin)) s"
-cargo test --locked --target "$target" --lib --test windows "$@"
+cargo test --locked --target "$target" "${tests[@]}" --no-run
+echo "windows-tests: phase 'Windows build (tests${RUSTC_WORKSPACE_WRAPPER:+, clippy -D warnings})' took $(timing_took "$begin")"
+cargo test --locked --target "$target" "${tests[@]}" "$@"
 
 # The win_amd64 wheel, as maturin builds it (dev profile: the qg.exe just
 # tested), must hold a qg.exe that runs.

@@ -1,9 +1,16 @@
 //! qg as Python developers install it: a binary wheel built by maturin that
 //! puts `qg` on PATH in a fresh virtualenv with no Rust, and the
 //! pre-commit/prek hooks of `.pre-commit-hooks.yaml`, run by prek on a
-//! fixture repository with staged files. Both build qg in release mode into
-//! their own target directory (`target/dist`), shared so the second build
-//! reuses the first.
+//! fixture repository with staged files.
+//!
+//! Both build qg with the tests' own (dev) profile and compile nothing the
+//! tests' build already compiled: cargo's build directory (its intermediate
+//! files) is the tests' target directory, while the wheel's binary lands in
+//! `target/dist`. The test binaries' `target/debug/qg` is never replaced
+//! under the tests running beside this one, and the dependencies are not
+//! built a second time (a release build of them took more of CI's two cores
+//! than any test). That the release profile builds is the release
+//! workflow's business; packaging is the same for both.
 // Unix: these tests drive `sh` scripts and the Linux tools; the Windows
 // binary has tests/windows.rs.
 #![cfg(unix)]
@@ -42,16 +49,31 @@ fn staged_fixture(dir: &Path) {
     common::git(dir, &["add", "pkg/lint.py"]);
 }
 
+/// Builds as the tests' build did: the dev profile, its intermediate files
+/// in the tests' target directory, the final ones in `target/dist`.
+fn shares_the_tests_build(command: &mut Command) -> &mut Command {
+    // <target>/debug/qg: the directory the tests' build wrote.
+    let tests_target = Path::new(env!("CARGO_BIN_EXE_qg"))
+        .ancestors()
+        .nth(2)
+        .expect("the test binary's qg is in <target>/<profile>/");
+    command
+        .env("CARGO_TARGET_DIR", repo_dir().join("target/dist"))
+        .env("CARGO_BUILD_BUILD_DIR", tests_target)
+        // pip's build of the wheel from source, inside prek.
+        .env("MATURIN_PEP517_ARGS", "--profile dev")
+}
+
 #[test]
 fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
-    let target = repo_dir().join("target/dist");
     let work = tempfile::tempdir().unwrap();
     let wheels = work.path().join("wheels");
-    run(Command::new(venv_bin("maturin"))
-        .args(["build", "--release", "--out"])
-        .arg(&wheels)
-        .current_dir(repo_dir())
-        .env("CARGO_TARGET_DIR", &target));
+    run(shares_the_tests_build(
+        Command::new(venv_bin("maturin"))
+            .args(["build", "--profile", "dev", "--out"])
+            .arg(&wheels)
+            .current_dir(repo_dir()),
+    ));
     let wheel = std::fs::read_dir(&wheels)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -86,7 +108,7 @@ fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
     for hook in ["qg-system", "qg"] {
         let repo = tempfile::tempdir().unwrap();
         staged_fixture(repo.path());
-        let out = Command::new(venv_bin("prek"))
+        let out = shares_the_tests_build(&mut Command::new(venv_bin("prek")))
             .args(["try-repo"])
             .arg(repo_dir())
             .arg(hook)
@@ -104,7 +126,6 @@ fn the_wheel_installs_qg_without_rust_and_the_hooks_run_on_staged_files() {
             // A cache of its own, as on a fresh machine: nothing prek set up
             // before (hook environments, a downloaded installer) is reused.
             .env("PREK_HOME", work.path().join("prek-home"))
-            .env("CARGO_TARGET_DIR", &target)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
