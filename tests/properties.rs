@@ -10,9 +10,10 @@
 #![cfg(unix)]
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use qg::config::{self, EMBEDDED_DEFAULT};
+use qg::config::{self, Config, EMBEDDED_DEFAULT};
 use qg::parse::ToolOutput;
 use qg::paths::PathContext;
 use serde_json::Value;
@@ -24,9 +25,14 @@ fn cases() -> u32 {
         .unwrap_or(2_000)
 }
 
+/// The default config, loaded once: the parsers are what the cases vary,
+/// and loading it per case was most of these tests' time.
+static DEFAULT: LazyLock<Config> =
+    LazyLock::new(|| config::parse(EMBEDDED_DEFAULT, "<embedded default>").unwrap());
+
 /// Every parser of the default config (text, JSON, JSON Lines).
 fn parse_with_every_gate(stdout: &[u8]) {
-    let config = config::parse(EMBEDDED_DEFAULT, "<embedded default>").unwrap();
+    let config = &*DEFAULT;
     let root = Path::new("/repo");
     let output = ToolOutput {
         stdout,
