@@ -21,7 +21,7 @@ run_tests() {
   if cargo nextest --version >/dev/null 2>&1; then
     # Tests wait on real tools more than they compute: twice as many as cores.
     local threads=$(($(nproc 2>/dev/null || echo 2) * 2))
-    cargo nextest run --locked --profile ci --test-threads "$threads" "$@"
+    cargo nextest run --locked --profile "$profile" --test-threads "$threads" "$@"
   else
     echo "test.sh: cargo-nextest is not installed; running the tests with cargo test (slower)"
     cargo test --locked --no-fail-fast "$@"
@@ -41,8 +41,12 @@ phase() {
 # The integration tests --quick leaves out: each takes a minute or more
 # (daemons, editors, wheels, wine, the book's examples).
 slow="distribution warm_shapes warm lsp import_shapes cross_platform windows sarif_multitool docs_examples mcp parity"
+# nextest's profile (.config/nextest.toml): `quick` also leaves out the
+# slowest tests of the binaries it runs.
+profile=ci
 if [ "${1:-}" = "--quick" ]; then
   shift
+  profile=quick
   [ -x .venv/bin/ruff ] || { echo "test.sh --quick: run scripts/test.sh once first (it installs the tools into .venv)" >&2; exit 2; }
   export QG_TOOLS_VENV="$PWD/.venv"
   # Fewer property cases than the full suite's thousands: seconds, not a minute.
