@@ -35,8 +35,8 @@ timing_took() {
 # lints, what `cargo clippy` runs; as cargo's workspace wrapper it builds
 # only qg's crates, so the dependencies are built as without it, and
 # CLIPPY_ARGS is how `cargo clippy -- -D warnings` hands it the lint levels.
-# Every cargo command after it (nextest's build, the wheel's, try.sh's
-# install) sees the same wrapper, so none rebuilds what another built. Without clippy (a rustup component),
+# Every cargo command of the tests after it (nextest's build) sees the same
+# wrapper, so none rebuilds what another built. Without clippy (a rustup component),
 # the tests run unlinted and say so.
 lint_while_building() {
   local driver
@@ -47,6 +47,6 @@ lint_while_building() {
     export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
     export QG_LINTED=1
   else
-    echo "test.sh: clippy is not installed; building the tests without its lints"
+    echo "$(basename "$0"): clippy is not installed; building without its lints"
   fi
 }

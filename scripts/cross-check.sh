@@ -11,6 +11,10 @@
 # cargo-zigbuild and zig; scripts/test.sh installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
+# Linted as it is checked: clippy's lints for the macOS code too.
+lint_while_building
 export PATH="$PWD/.venv/bin:$PATH"
 targets=(aarch64-apple-darwin)
 rustup target add "${targets[@]}" >/dev/null
