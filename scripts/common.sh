@@ -1,11 +1,11 @@
 # Sourced by .ci/run, scripts/test.sh and scripts/windows-tests.sh.
 
-# How long a step took, in wall seconds and in the CPU-seconds the whole machine spent
-# meanwhile. The second says whether a step waits (CPU well under cores x
-# wall) or computes (CPU near it): on CI's two cores, a step can only get
-# faster by doing less work once its CPU-seconds are twice its wall time.
-# It counts every process, the daemons tests leave running included
-# (`/usr/bin/time` counts only the children it waits for).
+# How long a step took, in wall seconds and in the CPU-seconds the whole
+# machine spent meanwhile. The second says whether a step waits (CPU well
+# under cores x wall) or computes (CPU near it): on CI's two cores, a step
+# can only get faster by doing less work once its CPU-seconds are twice its
+# wall time. It counts every process, the daemons tests leave running
+# included (`/usr/bin/time` counts only the children it waits for).
 
 # machine_cpu: CPU-seconds spent on this machine since boot (Linux's
 # /proc/stat: user, nice, system, irq, softirq, steal); 0 where there is none.
@@ -30,14 +30,13 @@ timing_took() {
 
 # Clippy lints qg's own crates while they are built for the tests, instead
 # of in a `cargo clippy` of its own: that check-mode build compiled every
-# dependency once more per target (on CI, 103 s for Linux and most of the
-# cross-check's 218 s for Windows). clippy-driver is rustc with clippy's
+# dependency once more per target. clippy-driver is rustc with clippy's
 # lints, what `cargo clippy` runs; as cargo's workspace wrapper it builds
 # only qg's crates, so the dependencies are built as without it, and
 # CLIPPY_ARGS is how `cargo clippy -- -D warnings` hands it the lint levels.
-# Every cargo command of the tests after it (nextest's build) sees the same
-# wrapper, so none rebuilds what another built. Without clippy (a rustup component),
-# the tests run unlinted and say so.
+# Every later cargo command of the same script (nextest's build) sees the
+# same wrapper, so none rebuilds what another built. Without clippy (a
+# rustup component), the build goes on unlinted and says so. Sets QG_LINTED.
 lint_while_building() {
   local driver
   [ -n "${QG_LINTED:-}" ] && return

@@ -6,8 +6,8 @@
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 #
 # scripts/test.sh --quick: the inner loop — unit tests, the integration
-# tests that take seconds, clippy's lints in their build; no wine, no wheel, no warm daemons,
-# no editor. The full suite stays the test command and what CI runs.
+# tests that take seconds, clippy's lints in their build; no wine, no wheel,
+# no warm daemons, no editor. The full suite stays the test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh

@@ -98,7 +98,7 @@ done
 begin=$(timing_begin)
 cargo build --locked --quiet --target "$target" --example fake_tool
 cargo test --locked --target "$target" "${tests[@]}" --no-run
-echo "windows-tests: phase 'Windows build (tests${RUSTC_WORKSPACE_WRAPPER:+, clippy -D warnings})' took $(timing_took "$begin")"
+echo "windows-tests: phase 'Windows build (tests${QG_LINTED:+, clippy -D warnings})' took $(timing_took "$begin")"
 cargo test --locked --target "$target" "${tests[@]}" "$@"
 
 # The win_amd64 wheel, as maturin builds it (dev profile: the qg.exe just

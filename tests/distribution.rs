@@ -3,10 +3,11 @@
 //! pre-commit/prek hooks of `.pre-commit-hooks.yaml`, run by prek on a
 //! fixture repository with staged files.
 //!
-//! Both build qg with the tests' own (dev) profile and compile nothing the
-//! tests' build already compiled: cargo's build directory (its intermediate
-//! files) is the tests' target directory, while the wheel's binary lands in
-//! `target/dist`. The test binaries' `target/debug/qg` is never replaced
+//! Both build qg with the tests' own (dev) profile and reuse what the tests'
+//! build compiled (all but the dependencies whose features the
+//! dev-dependencies change, and qg's own crates): cargo's build directory
+//! (its intermediate files) is the tests' target directory, while the
+//! wheel's binary lands in `target/dist`. The test binaries' `target/debug/qg` is never replaced
 //! under the tests running beside this one, and the dependencies are not
 //! built a second time (a release build of them took more of CI's two cores
 //! than any test). That the release profile builds is the release
