@@ -2007,13 +2007,19 @@ fn a_sample_proving_a_left_out_importer_wrong_turns_leaving_out_off() {
         "a.py alone: {}",
         left_out.stdout
     );
+    // The self-check logs its proof last, after keeping it
+    // (`.st3/importers-off.json`) and failing the importer on the branch:
+    // waiting for the file alone raced with those (seen in CI).
+    let read_log =
+        || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap_or_default();
     eventually_or(
         COMPARISON_PATIENCE,
         "the sample's proof",
-        || dir.join(".st3/importers-off.json").exists(),
-        || std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap_or_default(),
+        || read_log().contains("leaving out the importers of a body-only edit was wrong"),
+        read_log,
     );
-    let log = std::fs::read_to_string(dir.join(".st3/daemons/fake/daemon.log")).unwrap();
+    assert!(dir.join(".st3/importers-off.json").exists());
+    let log = read_log();
     assert!(
         log.contains("a run's 1 files and the 1 importers it left out")
             && log.contains("fake fails on 1 findings in importers it left out: b.py:3:0 T9"),
