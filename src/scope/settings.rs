@@ -89,13 +89,22 @@ pub(crate) fn changed_tools(
     now.iter()
         .filter(|(gate, stamp)| then.get(*gate) != Some(stamp))
         .map(|(gate, stamp)| {
-            let tool = stamp.path.as_deref().unwrap_or("(not found)");
-            (
-                gate.clone(),
-                format!("its tool changed since the last green run ({tool})"),
-            )
+            let was = then.get(gate).and_then(|t| t.path.as_deref());
+            (gate.clone(), tool_change(stamp.path.as_deref(), was))
         })
         .collect()
+}
+
+/// Why a gate checks the whole project: its tool is `now` (`None`: not
+/// found), and the last green run's was `was`.
+fn tool_change(now: Option<&str>, was: Option<&str>) -> String {
+    match (now, was) {
+        (Some(now), _) => format!("its tool changed since the last green run ({now})"),
+        (None, Some(was)) => {
+            format!("its tool is not found (the last green run used {was})")
+        }
+        (None, None) => "its tool is not found".to_string(),
+    }
 }
 
 /// Of `now`, the digests that differ from what `head` holds: what a green
@@ -133,4 +142,42 @@ pub(crate) fn diff_paths(changes: &git::Changes) -> BTreeSet<String> {
         .chain(&changes.deleted)
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(path: Option<&str>) -> ToolStamp {
+        ToolStamp {
+            path: path.map(str::to_string),
+            size: 1,
+            mtime_ns: 1,
+        }
+    }
+
+    /// A tool gone (a venv not activated) is said so, with the one the
+    /// last green run used — not "changed ((not found))".
+    #[test]
+    fn a_tool_not_found_is_named_missing_with_the_one_the_green_run_used() {
+        let then = BTreeMap::from([
+            ("mypy".to_string(), stamp(Some("/p/.venv/bin/mypy"))),
+            ("ruff".to_string(), stamp(Some("/p/.venv/bin/ruff"))),
+        ]);
+        let now = BTreeMap::from([
+            ("mypy".to_string(), stamp(None)),
+            ("ruff".to_string(), stamp(Some("/usr/bin/ruff"))),
+            ("ty".to_string(), stamp(None)),
+        ]);
+        let changed = changed_tools(&then, &now);
+        assert_eq!(
+            changed["mypy"],
+            "its tool is not found (the last green run used /p/.venv/bin/mypy)"
+        );
+        assert_eq!(
+            changed["ruff"],
+            "its tool changed since the last green run (/usr/bin/ruff)"
+        );
+        assert_eq!(changed["ty"], "its tool is not found");
+    }
 }

@@ -49,14 +49,46 @@ impl Manager {
         }
     }
 
-    /// The files that mark a project it manages, and the `pyproject.toml`
-    /// table that does.
+    /// The files that mark a project it manages, and its `[tool.*]` table
+    /// in `pyproject.toml`.
     fn markers(self) -> (&'static [&'static str], &'static str) {
         match self {
-            Manager::Uv => (&["uv.lock"], "tool.uv"),
-            Manager::Poetry => (&["poetry.lock"], "tool.poetry"),
-            Manager::Pdm => (&["pdm.lock"], "tool.pdm"),
-            Manager::Hatch => (&["hatch.toml"], "tool.hatch"),
+            Manager::Uv => (&["uv.lock"], "uv"),
+            Manager::Poetry => (&["poetry.lock"], "poetry"),
+            Manager::Pdm => (&["pdm.lock"], "pdm"),
+            Manager::Hatch => (&["hatch.toml"], "hatch"),
+        }
+    }
+
+    /// The keys of its `[tool.*]` table that its build backend reads
+    /// (hatchling's `version`, `build` and `metadata`; pdm-backend's;
+    /// uv_build's): a project built with hatchling is often managed by
+    /// tox, nox or pip, and Hatch's hints would send its users astray.
+    fn build_backend_keys(self) -> &'static [&'static str] {
+        match self {
+            Manager::Uv => &["build-backend"],
+            Manager::Poetry => &[],
+            Manager::Pdm => &["build", "version"],
+            Manager::Hatch => &["build", "version", "metadata"],
+        }
+    }
+
+    /// Whether `pyproject` holds settings of the manager itself: its
+    /// `[tool.*]` table with a key its build backend does not read.
+    fn configured_in(self, pyproject: &toml::Table) -> bool {
+        let (_, table) = self.markers();
+        let tool = pyproject.get("tool").and_then(toml::Value::as_table);
+        match tool
+            .and_then(|t| t.get(table))
+            .and_then(toml::Value::as_table)
+        {
+            Some(settings) => {
+                settings.is_empty()
+                    || settings
+                        .keys()
+                        .any(|k| !self.build_backend_keys().contains(&k.as_str()))
+            }
+            None => false,
         }
     }
 
@@ -112,8 +144,9 @@ pub(crate) struct Detected {
     pub(crate) marker: String,
 }
 
-/// The manager of the project at `root`: a lock file first (what was used
-/// last), then a `pyproject.toml` table, then `hatch.toml`.
+/// The manager of the project at `root`: a lock file (what was used last)
+/// or `hatch.toml` first, then the manager's own settings in
+/// `pyproject.toml` (not its build backend's).
 pub(crate) fn detect(root: &Path) -> Option<Detected> {
     const ALL: [Manager; 4] = [Manager::Uv, Manager::Poetry, Manager::Pdm, Manager::Hatch];
     for manager in ALL {
@@ -125,23 +158,14 @@ pub(crate) fn detect(root: &Path) -> Option<Detected> {
             });
         }
     }
-    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    let text = std::fs::read_to_string(root.join("pyproject.toml")).ok()?;
+    let pyproject: toml::Table = toml::from_str(&text).ok()?;
     ALL.into_iter().find_map(|manager| {
         let (_, table) = manager.markers();
-        has_table(&pyproject, table).then(|| Detected {
+        manager.configured_in(&pyproject).then(|| Detected {
             manager,
-            marker: format!("[{table}] in pyproject.toml"),
+            marker: format!("[tool.{table}] in pyproject.toml"),
         })
-    })
-}
-
-/// Whether a TOML document has the table `name` or one below it (a header
-/// line `[name]`, `[name.sub]` or `[[name.sub]]`).
-fn has_table(toml: &str, name: &str) -> bool {
-    toml.lines().any(|line| {
-        let header = line.trim().trim_start_matches('[').trim_end_matches(']');
-        line.trim_start().starts_with('[')
-            && (header.trim() == name || header.trim().starts_with(&format!("{name}.")))
     })
 }
 
@@ -660,6 +684,35 @@ mod tests {
             "[project]\nname = 'x'\n# [tool.uv] in a comment\n",
         )]);
         assert_eq!(detect(plain.path()), None);
+        let dotted = project(&[(
+            "pyproject.toml",
+            "[tool]\nhatch.envs.default.dependencies = ['mypy']\n",
+        )]);
+        assert_eq!(detect(dotted.path()).unwrap().manager, Manager::Hatch);
+    }
+
+    /// structlog: hatchling builds it (`[tool.hatch.version]`, a metadata
+    /// hook), tox runs its tools — Hatch's hints sent its users to an
+    /// environment the project never uses.
+    #[test]
+    fn a_build_backends_settings_do_not_name_the_manager() {
+        for backend in [
+            "[tool.hatch.version]\nsource = 'vcs'\n\n[tool.hatch.metadata.hooks.fancy-pypi-readme]\ncontent-type = 'text/markdown'\n\n[tool.hatch.build.targets.wheel]\npackages = ['src/x']\n",
+            "[tool.pdm.build]\nincludes = ['src/x']\n\n[tool.pdm.version]\nsource = 'scm'\n",
+            "[tool.uv.build-backend]\nmodule-name = 'x'\n",
+        ] {
+            let built = project(&[("pyproject.toml", backend)]);
+            assert_eq!(detect(built.path()), None, "{backend}");
+        }
+        let managed = project(&[(
+            "pyproject.toml",
+            "[tool.hatch.version]\nsource = 'vcs'\n\n[tool.hatch.envs.default]\ninstaller = 'uv'\n",
+        )]);
+        let found = detect(managed.path()).unwrap();
+        assert_eq!(
+            (found.manager, found.marker.as_str()),
+            (Manager::Hatch, "[tool.hatch] in pyproject.toml")
+        );
     }
 
     /// A fake `poetry` on a PATH of its own, logging each call to `calls`:
