@@ -77,19 +77,15 @@ impl Manager {
     /// `[tool.*]` table with a key its build backend does not read.
     fn configured_in(self, pyproject: &toml::Table) -> bool {
         let (_, table) = self.markers();
-        let tool = pyproject.get("tool").and_then(toml::Value::as_table);
-        match tool
-            .and_then(|t| t.get(table))
+        let Some(settings) = pyproject
+            .get("tool")
+            .and_then(|tool| tool.get(table))
             .and_then(toml::Value::as_table)
-        {
-            Some(settings) => {
-                settings.is_empty()
-                    || settings
-                        .keys()
-                        .any(|k| !self.build_backend_keys().contains(&k.as_str()))
-            }
-            None => false,
-        }
+        else {
+            return false;
+        };
+        let backend = self.build_backend_keys();
+        settings.is_empty() || settings.keys().any(|k| !backend.contains(&k.as_str()))
     }
 
     /// What installs a development tool into the project at `root`
