@@ -88,6 +88,8 @@ pub fn merge(paths: &[PathBuf]) -> Result<RunReport, QgError> {
         since_last_run,
         shard: None,
         covered: Default::default(),
+        contradicted: Vec::new(),
+        background: Vec::new(),
         total_ms: parts
             .iter()
             .map(|p| p.report.timings.total_ms)

@@ -132,6 +132,7 @@ gates:
             report_covered: false,
             daemons: Default::default(),
             require_trust: false,
+            confirm: false,
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();
         report.total_ms = 0;

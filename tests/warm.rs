@@ -1433,10 +1433,10 @@ fn a_daemon_s_comparison_leaves_the_project_s_mypy_cache_alone() {
     assert_nothing_left(dir);
 }
 
-/// A failing warm answer that differs is withheld (the cold one is
-/// reported), but answers shown before it came from the same drifting
-/// tool: the next run hears they may have been wrong. Only when the
-/// withheld answer was the first since the tool started is nothing said.
+/// Under `--confirm` a failing warm answer that differs is withheld (the
+/// cold one is reported), but answers shown before it came from the same
+/// drifting tool: the next run opens with the news that they may have been
+/// wrong.
 #[test]
 fn answers_shown_before_a_withheld_drift_may_have_been_wrong() {
     let project = fake_project(&sampled_daemon(0));
@@ -1447,73 +1447,167 @@ fn answers_shown_before_a_withheld_drift_may_have_been_wrong() {
     for _ in 0..2 {
         assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
     }
-    let stale = "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n";
-    project.write("warm.sh", stale);
-    let confirmed = fake_run(dir, &[]);
+    project.write("warm.sh", STALE);
+    let confirmed = fake_run(dir, &["--confirm"]);
     assert_eq!(
         confirmed.gate("fake")["warm"],
         false,
         "{}",
         confirmed.stdout
     );
+    assert_eq!(
+        findings_of(&confirmed, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())],
+        "the cold truth, never the stale finding: {}",
+        confirmed.stdout
+    );
     eventually(COMPARISON_PATIENCE, "untrusted", || {
         fake_status(dir)["phase"] == "untrusted"
     });
     let told = fake_run(dir, &[]);
-    let warnings = told.gate("fake")["warnings"].to_string();
     assert!(
-        warnings.contains("the last warm answers of fake may have been wrong"),
-        "{warnings}"
+        contradiction(&told, "fake").contains("the last warm answers of fake may have been wrong"),
+        "{}",
+        told.stdout
     );
 }
 
-/// A warm answer that clears a finding the last run reported is confirmed
-/// by a cold run before the run is told: a daemon can forget a finding
-/// that is still there (dmypy drops a module's `unused-ignore` when it
-/// rechecks it after an edit elsewhere, python/mypy#9655), and a green on
-/// its word would move the baseline past the finding. The cold truth is
-/// reported, and the gate answers cold for that tool and config.
+/// A stale finding a drifting daemon reports (line 2, not the truth's 1).
+const STALE: &str = "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n";
+
+/// What a run's report opens with about `gate`'s last warm answers (empty:
+/// nothing).
+fn contradiction(run: &Run, gate: &str) -> String {
+    run.json()["contradicted"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["gate"] == gate)
+        .map(|c| c["said"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The branch's state entry, as `.st3/state.json` holds it (the project
+/// has one branch; null before any).
+fn branch_state(dir: &Path) -> Value {
+    let Ok(text) = std::fs::read_to_string(dir.join(".st3/state.json")) else {
+        return Value::Null;
+    };
+    let state: Value = serde_json::from_str(&text).unwrap();
+    let branches = state["quality_gates"]["branches"].as_object().cloned();
+    branches
+        .and_then(|b| b.values().next().cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// A warm answer is shown at once and confirmed in the background; the
+/// branch's state moves only once it is. A daemon that forgets a finding
+/// still there (dmypy drops a module's `unused-ignore` when it rechecks it
+/// after an edit elsewhere, python/mypy#9655) gives a green shown at once —
+/// marked unconfirmed, moving nothing — whose confirmation finds the
+/// finding: the next run opens with what the answer got wrong, and answers
+/// the gate cold for that tool and config.
 #[test]
-fn a_warm_answer_that_clears_a_finding_is_confirmed_before_it_is_believed() {
+fn a_warm_green_moves_nothing_until_a_cold_run_confirms_it() {
     let project = fake_project(&sampled_daemon(0));
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_start(dir);
-    let recorded = ["run", "--scope", "project", "--format", "json"];
-    let red = fake_qg(dir, &recorded);
+    let auto = ["run", "--format", "json"];
+    let red = fake_qg(dir, &auto);
     red.assert_code(1);
     assert_eq!(red.gate("fake")["warm"], true, "{}", red.stdout);
-    // The daemon forgets the finding; the file is as it was. A run that
-    // records nothing moves no baseline: it is not held up (the background
-    // sample is its check), and would otherwise be on every such run.
+    assert_eq!(
+        red.gate("fake")["unconfirmed"],
+        serde_json::json!({"files": 1, "confirming": true}),
+        "{}",
+        red.stdout
+    );
+    // Confirmed in the background: the held state moves.
+    eventually(COMPARISON_PATIENCE, "the red confirmed", || {
+        branch_state(dir)["pending"].is_null()
+            && branch_state(dir)["failed_files"] == serde_json::json!(["a.py"])
+    });
+    // The daemon forgets the finding; a.py is edited (the finding stays).
     project.write("warm.sh", "exit 0\n");
-    let unrecorded = fake_run(dir, &[]);
-    assert_eq!(
-        unrecorded.gate("fake")["warm"],
-        true,
-        "{}",
-        unrecorded.stdout
-    );
-    let forgot = fake_qg(dir, &recorded);
-    forgot.assert_code(1);
-    assert_eq!(
-        findings_of(&forgot, "fake"),
-        [("a.py".to_string(), 1, "T1".to_string())],
-        "the cold truth, not the forgetful green: {}",
-        forgot.stdout
-    );
-    assert_eq!(forgot.gate("fake")["warm"], false);
-    assert!(
-        forgot.gate("fake")["warnings"]
-            .to_string()
-            .contains("answered cold: its warm answer differed from a cold run (only cold: a.py:1:0 T1 the truth"),
-        "{}",
-        forgot.stdout
-    );
+    project.write("a.py", "x = 1\ny = 2\n");
+    let forgot = fake_qg(dir, &auto);
+    forgot.assert_code(0);
+    let gate = forgot.gate("fake");
+    assert_eq!(gate["warm"], true, "{}", forgot.stdout);
+    assert_eq!(gate["unconfirmed"]["files"], 1, "{}", forgot.stdout);
+    // Nothing moved on its word: a.py is still failed, the green held.
+    let held = branch_state(dir);
+    assert_eq!(held["failed_files"], serde_json::json!(["a.py"]), "{held}");
+    assert_eq!(held["pending"]["gates"]["fake"]["files"], 1, "{held}");
     eventually(COMPARISON_PATIENCE, "untrusted", || {
         fake_status(dir)["phase"] == "untrusted"
     });
+    let held = branch_state(dir);
+    assert_eq!(held["failed_files"], serde_json::json!(["a.py"]), "{held}");
+    assert_eq!(
+        held["pending"]["gates"]["fake"]["outcome"]["outcome"], "differed",
+        "{held}"
+    );
+    let next = fake_qg(dir, &auto);
+    next.assert_code(1);
+    let said = contradiction(&next, "fake");
+    assert!(
+        said.contains("the last warm answer of fake was wrong: a cold run of 1 file found otherwise (only cold: a.py:1:0 T1 the truth; both sides: .st3/logs/"),
+        "{}",
+        next.stdout
+    );
+    assert_eq!(
+        findings_of(&next, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())],
+        "the cold truth: {}",
+        next.stdout
+    );
+    assert_eq!(next.gate("fake")["warm"], false);
+    // Told once: its own state replaced the held one.
+    let again = fake_qg(dir, &auto);
+    assert_eq!(contradiction(&again, "fake"), "", "{}", again.stdout);
+    let human = fake_qg(dir, &["run", "--scope", "project", "--no-state"]);
+    assert!(
+        !human.stdout.contains("unconfirmed"),
+        "answered cold now: {}",
+        human.stdout
+    );
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
+/// `--confirm` waits for the confirmation: the cold truth is reported when
+/// the warm answer is wrong, the run is told nothing later, and the state
+/// moves at once on a confirmed answer.
+#[test]
+fn confirm_reports_a_confirmed_answer_and_moves_the_state_at_once() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    let confirmed = fake_qg(dir, &["run", "--confirm", "--format", "json"]);
+    confirmed.assert_code(1);
+    let gate = confirmed.gate("fake");
+    assert_eq!(gate["warm"], true, "{}", confirmed.stdout);
+    assert_eq!(gate["verified"], true, "{}", confirmed.stdout);
+    assert!(gate.get("unconfirmed").is_none(), "{}", confirmed.stdout);
+    let state = branch_state(dir);
+    assert!(state["pending"].is_null(), "{state}");
+    assert_eq!(
+        state["failed_files"],
+        serde_json::json!(["a.py"]),
+        "{state}"
+    );
+    let human = fake_qg(dir, &["run", "--confirm"]);
+    assert!(
+        human.stdout.contains("warm, equal to a cold run"),
+        "{}",
+        human.stdout
+    );
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
@@ -1521,8 +1615,10 @@ fn a_warm_answer_that_clears_a_finding_is_confirmed_before_it_is_believed() {
 /// The same with the real dmypy, which forgets a finding by itself
 /// (python/mypy#9655, mypy 2.4): a module's unneeded `# type: ignore` is
 /// reported until a module it imports changes; rechecked after that, dmypy
-/// says nothing where a cold mypy still reports `unused-ignore`. qg's run
-/// after the edit was green on the daemon's word, and moved the baseline.
+/// says nothing where a cold mypy still reports `unused-ignore`. The warm
+/// green is shown at once but moves nothing; its confirmation finds the
+/// finding, and the next run opens with it and reports the cold truth.
+/// `--confirm` reports the cold truth at once.
 #[test]
 fn dmypy_forgetting_an_unused_ignore_after_an_edit_elsewhere_is_no_green() {
     let project = Project::empty();
@@ -1539,30 +1635,58 @@ fn dmypy_forgetting_an_unused_ignore_after_an_edit_elsewhere_is_no_green() {
     red.assert_code(1);
     assert_eq!(findings_of(&red, "mypy"), unused, "{}", red.stdout);
     assert_eq!(warm_gates(&red), ["mypy"], "{}", red.stdout);
-    project.write(
-        "a.py",
-        "def f() -> int:\n    return 1\n\n\ndef h() -> None:\n    pass\n",
+    let edited = "def f() -> int:\n    return 1\n\n\ndef h() -> None:\n    pass\n";
+    project.write("a.py", edited);
+    let confirmed = qg(
+        dir,
+        &["run", "--format", "json", "--gate", "mypy", "--confirm"],
     );
-    let after = qg(dir, &["run", "--format", "json", "--gate", "mypy"]);
-    after.assert_code(1);
+    confirmed.assert_code(1);
     assert_eq!(
-        findings_of(&after, "mypy"),
+        findings_of(&confirmed, "mypy"),
         unused,
         "a cold mypy's answer, not dmypy's forgetful green: {}",
-        after.stdout
+        confirmed.stdout
     );
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    // Without --confirm: shown at once, then found wrong.
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    let _ = std::fs::remove_dir_all(dir.join(".st3/warm-standing"));
+    start(dir, &["--gate", "mypy"]);
+    qg(dir, &["run", "--format", "json", "--gate", "mypy"]).assert_code(1);
+    project.write("a.py", edited);
+    let forgot = qg(dir, &["run", "--format", "json", "--gate", "mypy"]);
+    if forgot.code == 0 {
+        assert!(
+            forgot.gate("mypy")["unconfirmed"].is_object(),
+            "a forgetful green is never a confirmed one: {}",
+            forgot.stdout
+        );
+        eventually(COMPARISON_PATIENCE, "the drift found", || {
+            status(dir)["mypy"]["status"]["record"]["phase"] == "untrusted"
+        });
+        let next = qg(dir, &["run", "--format", "json", "--gate", "mypy"]);
+        next.assert_code(1);
+        assert!(
+            contradiction(&next, "mypy").contains("only cold: main.py:3"),
+            "{}",
+            next.stdout
+        );
+        assert_eq!(findings_of(&next, "mypy"), unused, "{}", next.stdout);
+    }
     qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
 
 /// A daemon that agreed, then drifts (its incremental state gone stale).
-/// A warm answer that would fail the run is confirmed by a cold run first:
-/// the run reports the cold truth, never the stale finding, and the drift
-/// makes the gate answer cold for good for that tool and config. A drift
-/// that fails nothing (a finding missed) is found by the sampled
-/// comparison in the background, and the next run hears the last answers
-/// may have been wrong. `--verify` turns a drift into an error showing
-/// both sides.
+/// Its wrong answer is shown at once, marked unconfirmed, and its
+/// confirmation in the background finds the drift: the gate answers cold
+/// for good for that tool and config, and the next run opens with what the
+/// answer got wrong. A drift a run does not confirm (a finding missed by a
+/// run that moves no state, its findings as the last confirmed answer's)
+/// is found by the sampled comparison in the background, and the next run
+/// hears the last answers may have been wrong. `--verify` turns a drift
+/// into an error showing both sides.
 #[test]
 fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
     let project = fake_project(&sampled_daemon(2));
@@ -1570,49 +1694,44 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_start(dir);
-    // It drifts: its failing answer is confirmed cold before it is told.
-    let stale = "echo '{\"file\": \"a.py\", \"line\": 2, \"code\": \"W9\", \"message\": \"a stale finding\"}'\nexit 1\n";
-    project.write("warm.sh", stale);
-    let confirmed = fake_run(dir, &[]);
-    confirmed.assert_code(1);
+    // It drifts: its failing answer is shown, unconfirmed.
+    project.write("warm.sh", STALE);
+    let shown = fake_run(dir, &[]);
+    shown.assert_code(1);
     assert_eq!(
-        findings_of(&confirmed, "fake"),
-        [("a.py".to_string(), 1, "T1".to_string())],
-        "the cold truth, never the stale finding: {}",
-        confirmed.stdout
+        findings_of(&shown, "fake"),
+        [("a.py".to_string(), 2, "W9".to_string())],
+        "{}",
+        shown.stdout
     );
-    let warnings = confirmed.gate("fake")["warnings"].to_string();
-    assert!(
-        warnings.contains("answered cold: its warm answer differed from a cold run (only warm: a.py:2:0 W9 a stale finding; both sides: .st3/logs/")
-            && warnings.contains("the cold one is reported, and the gate answers cold for this tool and config until they change"),
-        "{warnings}"
-    );
-    assert_eq!(confirmed.gate("fake")["warm"], false);
+    assert_eq!(shown.gate("fake")["unconfirmed"]["confirming"], true);
     eventually(COMPARISON_PATIENCE, "untrusted", || {
         fake_status(dir)["phase"] == "untrusted"
     });
     let standing = std::fs::read_to_string(dir.join(".st3/warm-standing/fake.json")).unwrap();
     assert!(standing.contains("\"cause\": \"drifted\""), "{standing}");
-    // The next run is answered cold, and says why; no warm answer was
-    // ever shown (the one compared was withheld), so none "may have been
-    // wrong".
+    // The next run opens with it and is answered cold, saying why.
     let told = fake_run(dir, &[]);
+    assert!(
+        contradiction(&told, "fake").contains("the last warm answers of fake may have been wrong: its answer for a run's 1 file differed from a cold run of the tool (only warm: a.py:2:0 W9 a stale finding"),
+        "{}",
+        told.stdout
+    );
     let warnings = told.gate("fake")["warnings"].to_string();
     assert!(
-        warnings.contains("answered cold: its daemon is untrusted for this tool and config: its answer for the whole program differed"),
+        warnings.contains("answered cold: its daemon is untrusted for this tool and config: its answer for a run's 1 file differed"),
         "{warnings}"
     );
-    assert!(!warnings.contains("may have been wrong"), "{warnings}");
     assert_eq!(told.gate("fake")["warm"], false);
-    let again = fake_run(dir, &[]);
-    assert!(
-        !again.gate("fake")["warnings"]
-            .to_string()
-            .contains("may have been wrong"),
-        "told once"
+    assert_eq!(
+        findings_of(&told, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
     );
+    let again = fake_run(dir, &[]);
+    assert_eq!(contradiction(&again, "fake"), "", "told once");
     // A new config earns trust again; then a drift that fails nothing (a
-    // finding missed): the second answer is compared in the background.
+    // finding missed) in runs that move no state: the second answer is
+    // compared in the background.
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     let config = std::fs::read_to_string(dir.join(".st3/quality.yaml")).unwrap();
@@ -1621,19 +1740,19 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
     assert_eq!(fake_run(dir, &[]).gate("fake")["warm"], true);
     project.write("warm.sh", "exit 0\n");
     let missed = fake_run(dir, &[]);
-    assert_eq!(
-        missed.gate("fake")["warm"],
-        true,
-        "a passing answer is not confirmed"
+    assert_eq!(missed.gate("fake")["warm"], true);
+    assert!(
+        missed.gate("fake").get("unconfirmed").is_none(),
+        "a green equal to the last confirmed answer (none recorded by runs \
+         that record nothing), in a run that moves no state: {}",
+        missed.stdout
     );
     eventually(COMPARISON_PATIENCE, "the sampled drift found", || {
         fake_status(dir)["distrust"].is_object()
     });
     let told = fake_run(dir, &[]);
     assert!(
-        told.gate("fake")["warnings"]
-            .to_string()
-            .contains("the last warm answers of fake may have been wrong: its answer for a run's 1 file differed"),
+        contradiction(&told, "fake").contains("the last warm answers of fake may have been wrong: its answer for a run's 1 file differed"),
         "{}",
         told.stdout
     );
@@ -1642,12 +1761,11 @@ fn a_drift_after_warm_answers_is_found_and_told_to_the_next_run() {
         [("a.py".to_string(), 1, "T1".to_string())]
     );
     // --verify: a drift is an error showing both sides.
-    project.write("warm.sh", stale);
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     project.write(".st3/quality.yaml", &format!("{config}# verified\n"));
     project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
     fake_start(dir);
-    project.write("warm.sh", stale);
+    project.write("warm.sh", STALE);
     let verified = fake_run(dir, &["--verify"]);
     verified.assert_code(2);
     let gate = verified.gate("fake");

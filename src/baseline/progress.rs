@@ -10,34 +10,49 @@ use crate::outcome::{GateResult, GateStatus, Progress};
 use crate::state::findings::{BranchFindings, GateFindings};
 
 /// Sets each gate's `since_last_run` from `previous` (absent on a branch's
-/// first run: nothing to compare with) and returns the branch's findings
-/// updated with this run's files, and the totals.
+/// first run: nothing to compare with) and returns the totals.
 pub(crate) fn compare(
     previous: Option<&BranchFindings>,
     gates: &mut [GateResult],
     covered: &crate::plan::Covered<'_>,
-) -> (BranchFindings, Option<Progress>) {
-    let mut updated = previous.cloned().unwrap_or_default();
+) -> Option<Progress> {
+    let previous = previous?;
     let mut total = Progress::default();
+    let empty = BTreeSet::new();
     for gate in gates.iter_mut() {
         if !matches!(gate.status, GateStatus::Passed | GateStatus::Failed) {
             continue;
         }
-        let now = by_file(gate);
-        let record = updated.entry(gate.id.clone()).or_default();
-        let empty = BTreeSet::new();
         let files = covered.get(&gate.id).unwrap_or(&empty);
-        let progress = measure(record, &now, files);
-        remember(record, &now, files);
-        if previous.is_some() {
-            gate.since_last_run = Some(progress);
-            total.add(progress);
+        let progress = since(previous, gate, files);
+        gate.since_last_run = Some(progress);
+        total.add(progress);
+    }
+    Some(total)
+}
+
+/// `previous` updated with the findings of `gates` in the files each
+/// covered (and every file it reports elsewhere); a gate without a
+/// verdict (an error, a skip) leaves its part as it was.
+pub(crate) fn remember_all<'g>(
+    previous: Option<&BranchFindings>,
+    gates: impl IntoIterator<Item = &'g GateResult>,
+    covered: &crate::plan::Covered<'_>,
+) -> BranchFindings {
+    let mut updated = previous.cloned().unwrap_or_default();
+    let empty = BTreeSet::new();
+    for gate in gates {
+        if !matches!(gate.status, GateStatus::Passed | GateStatus::Failed) {
+            continue;
         }
+        let files = covered.get(&gate.id).unwrap_or(&empty);
+        let record = updated.entry(gate.id.clone()).or_default();
+        remember(record, &by_file(gate), files);
         if record.is_empty() {
             updated.remove(&gate.id);
         }
     }
-    (updated, previous.map(|_| total))
+    updated
 }
 
 /// `gate`'s findings in `files` against what `previous` holds for them:
@@ -50,6 +65,41 @@ pub(crate) fn since(
     let none = GateFindings::new();
     let record = previous.get(&gate.id).unwrap_or(&none);
     measure(record, &by_file(gate), files)
+}
+
+/// The files where `gate`'s findings differ from what `previous` holds
+/// for them — one found or gone — over `files` and every file it reports
+/// elsewhere: what a warm answer says that no cold run has confirmed.
+pub(crate) fn differing(
+    previous: &BranchFindings,
+    gate: &GateResult,
+    files: &BTreeSet<&str>,
+) -> BTreeSet<String> {
+    let none = GateFindings::new();
+    let record = previous.get(&gate.id).unwrap_or(&none);
+    let now = by_file(gate);
+    files_and_elsewhere(&now, files)
+        .filter(|file| {
+            let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
+            let before = record.get(*file).map(|r| decode(r)).unwrap_or_default();
+            let progress = difference(&before, found);
+            progress.fixed + progress.new > 0
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `gate`'s findings in `files` (and elsewhere) as the record keeps them:
+/// file → short fingerprints (`""`: none) — what a confirmed answer adds
+/// to the record.
+pub(crate) fn remembered(gate: &GateResult, files: &BTreeSet<&str>) -> GateFindings {
+    let now = by_file(gate);
+    files_and_elsewhere(&now, files)
+        .map(|file| {
+            let found = now.get(file).map(Vec::as_slice).unwrap_or_default();
+            (file.to_string(), encode(found))
+        })
+        .collect()
 }
 
 /// The findings `now` (per file) against `record`, over `files` and every

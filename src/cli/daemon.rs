@@ -30,6 +30,10 @@ pub(super) enum DaemonAction {
     /// at low priority, after its first full pass and now and then after).
     #[command(hide = true)]
     SelfCheck(SelfCheckArgs),
+    /// Confirm a run's warm answer with a cold run of the files it vouches
+    /// for (what a daemon starts, at low priority, when a run hands it one).
+    #[command(hide = true)]
+    Confirm(ConfirmArgs),
     /// Run a daemon's tool in a process group that dies with the daemon.
     #[command(hide = true)]
     Guard {
@@ -117,6 +121,20 @@ pub(super) struct SelfCheckArgs {
     files_from: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub(super) struct ConfirmArgs {
+    #[arg(long)]
+    gate: String,
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The daemon: the confirmation stops when it is gone.
+    #[arg(long, value_name = "PID")]
+    owner: Option<u32>,
+    /// The confirmation the run wrote.
+    #[arg(long, value_name = "FILE")]
+    job: PathBuf,
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     match humantime::parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
@@ -149,6 +167,7 @@ pub(super) fn command(action: DaemonAction) -> Result<i32, QgError> {
             Ok(0)
         }
         DaemonAction::SelfCheck(args) => self_check(args),
+        DaemonAction::Confirm(args) => confirm(args),
         DaemonAction::Guard { argv } => {
             let log = Log::new(Box::new(std::io::stderr()), "qg daemon guard");
             Ok(crate::warm::guard::main(&argv, &log))
@@ -352,6 +371,44 @@ fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
+/// A cancel that fires when the daemon `owner` is gone (it stopped, or
+/// was killed): a background comparison outlives no daemon.
+fn cancelled_without(owner: Option<u32>) -> crate::process::Cancel {
+    let cancel = crate::process::Cancel::default();
+    if let Some(owner) = owner {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            while crate::warm::procfs::alive(owner) {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            cancel.cancel();
+        });
+    }
+    cancel
+}
+
+/// `qg daemon confirm`: one run's warm answer checked cold, at the lowest
+/// CPU priority (the daemon starts it so); the outcome moves the run's
+/// held state and the daemon's trust.
+fn confirm(args: ConfirmArgs) -> Result<i32, QgError> {
+    // Its tools run in process groups of their own: a daemon stopping it
+    // (a newer answer supersedes this one) asks with SIGTERM, and this
+    // kills them before exiting.
+    super::interrupt::install();
+    let cancel = cancelled_without(args.owner);
+    let log = Log::new(
+        Box::new(std::io::stderr()),
+        &format!("qg daemon confirm {}", args.gate),
+    );
+    match crate::run::confirm_job(&current_dir()?, args.config.as_deref(), &args.job, &cancel) {
+        Ok(()) | Err(QgError::Cancelled) => Ok(0),
+        Err(e) => {
+            log.line(&format!("could not confirm: {e}"));
+            Ok(2)
+        }
+    }
+}
+
 /// The run pipeline with `--verify` for one gate, over the whole program
 /// or a sampled run's files, at the lowest CPU priority (the daemon starts
 /// it so): the comparison itself tells the daemon how it came out. A run
@@ -364,16 +421,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
     // asks with SIGTERM, and this kills them before exiting.
     super::interrupt::install();
     let cwd = current_dir()?;
-    let cancel = crate::process::Cancel::default();
-    if let Some(owner) = args.owner {
-        let cancel = cancel.clone();
-        std::thread::spawn(move || {
-            while crate::warm::procfs::alive(owner) {
-                std::thread::sleep(Duration::from_millis(250));
-            }
-            cancel.cancel();
-        });
-    }
+    let cancel = cancelled_without(args.owner);
     let sample = match &args.files_from {
         Some(list) => Some(crate::warm::checker::read_sample(list).map_err(QgError::Usage)?),
         None => None,
@@ -417,6 +465,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         daemons: DaemonUse::Verify,
         report_covered: false,
         require_trust: false,
+        confirm: false,
     };
     let log = Log::new(
         Box::new(std::io::stderr()),

@@ -55,6 +55,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             cancel: Default::default(),
             report_covered: false,
             require_trust: false,
+            confirm: false,
             daemons: Default::default(),
         },
         unsafe_fixes: args.unsafe_fixes,

@@ -51,6 +51,12 @@ pub(super) struct RunArgs {
     /// starts its tool again).
     #[arg(long)]
     verify: bool,
+    /// Wait until a cold run has confirmed each warm answer before
+    /// reporting (a commit hook, an agent about to commit); without it a
+    /// warm answer is shown at once, marked unconfirmed, and confirmed in
+    /// the background, and nothing moves until it is.
+    #[arg(long, conflicts_with_all = ["verify", "no_daemon"])]
+    confirm: bool,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -78,6 +84,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         cancel: Default::default(),
         report_covered: false,
         require_trust: false,
+        confirm: args.confirm,
         daemons: match (args.no_daemon, args.verify) {
             (true, _) => DaemonUse::Ignore,
             (false, true) => DaemonUse::Verify,

@@ -88,6 +88,7 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
             cancel: cancel.clone(),
             report_covered: false,
             require_trust: true,
+            confirm: false,
             daemons: match args.no_daemon {
                 true => DaemonUse::Ignore,
                 false => DaemonUse::Use,
@@ -175,6 +176,10 @@ impl Screen for HumanScreen {
         out.push_str(rest);
         out.push_str("\nwatching for changes (Ctrl-C to stop)\n");
         print_stdout(&out);
+    }
+
+    fn confirmed(&mut self, pass: &Pass<'_>) {
+        self.pass(pass);
     }
 }
 

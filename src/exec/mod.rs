@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::config::{ArtifactLogging, Config, Gate};
+use crate::config::{ArtifactLogging, Gate};
 use crate::file_name;
 use crate::plan::GatePlan;
 use crate::process::{self, batch};
@@ -28,13 +28,11 @@ pub(crate) struct ExecContext<'a> {
     /// Artifact-log settings.
     pub(crate) logging: &'a ArtifactLogging,
     /// The gates a live daemon may answer, and what to ask it.
-    pub(crate) warm: Option<WarmRequests<'a>>,
+    pub(crate) warm: Option<WarmRequests>,
 }
 
 /// What a run asks the gates' daemons.
-pub(crate) struct WarmRequests<'a> {
-    /// The config (a daemon answers only for the key it computes).
-    pub(crate) config: &'a Config,
+pub(crate) struct WarmRequests {
     /// Gate id → what to check and report.
     pub(crate) plans: BTreeMap<String, WarmPlan>,
     /// The run compares each warm answer with a cold run's (`--verify`).
@@ -144,7 +142,7 @@ pub(crate) trait Judge<R>: Sync {
     /// A gate that could have been answered warm and was answered cold,
     /// with why, when the user should know.
     fn cold_instead(&self, result: R, why: Option<String>) -> R;
-    /// A result with something the user should know (a daemon's notice).
+    /// A result with what a daemon found wrong in its earlier answers.
     fn noted(&self, result: R, note: String) -> R;
 }
 
@@ -365,24 +363,28 @@ impl<R: Send> Runner<'_, R> {
         let gate = plan.gate;
         self.observer
             .gate_started(gate, files.len(), &[format!("({} daemon)", gate.id)]);
-        let asked = warm::client::ask(warm.config, gate, &self.ctx.tools, request, warm.verify);
-        let why = match asked {
+        let asked = warm::client::ask(gate, &self.ctx.tools, request, warm.verify);
+        let (why, notice) = match asked {
             Ok((answer, took)) => {
                 let notice = answer.notice.clone();
                 match self.judge_warm(plan, launch, files, answer, request, took) {
-                    Ok(result) => {
-                        return match notice {
-                            Some(notice) => self.judge.noted(result, notice),
-                            None => result,
-                        }
-                    }
-                    Err(why) => Some(why),
+                    Ok(result) => return self.noted(result, notice),
+                    Err(why) => (Some(why), notice),
                 }
             }
-            Err(not_warm) => not_warm.warn.then_some(not_warm.reason),
+            Err(not_warm) => (not_warm.warn.then_some(not_warm.reason), not_warm.notice),
         };
         let cold = self.run_unit(plan, launch, files);
-        self.judge.cold_instead(cold, why)
+        let cold = self.judge.cold_instead(cold, why);
+        self.noted(cold, notice)
+    }
+
+    /// `result` with the daemon's notice, if it gave one.
+    fn noted(&self, result: R, notice: Option<String>) -> R {
+        match notice {
+            Some(notice) => self.judge.noted(result, notice),
+            None => result,
+        }
     }
 
     /// Hands a daemon's answer to the judge (a check command's output with

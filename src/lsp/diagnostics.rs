@@ -33,6 +33,24 @@ pub(crate) struct Origin<'a> {
     pub(crate) gate: &'a str,
     /// What the tool's columns count.
     pub(crate) columns: PositionEncoding,
+    /// Found by a warm answer not yet confirmed by a cold run.
+    pub(crate) unconfirmed: bool,
+}
+
+/// What a diagnostic carries for code actions and filters: its gate,
+/// whether the baseline knows it, whether it is fixable, its fingerprint —
+/// and, for a warm answer a cold run has not confirmed yet, `unconfirmed`.
+fn data(origin: Origin<'_>, violation: &Violation, is_known: bool) -> serde_json::Value {
+    let mut data = json!({
+        "gate": origin.gate,
+        "baseline": if is_known { "known" } else { "new" },
+        "fixable": violation.fixable.unwrap_or(false),
+        "fingerprint": violation.tracking.fingerprint.map(|f| f.to_string()),
+    });
+    if origin.unconfirmed {
+        data["unconfirmed"] = json!(true);
+    }
+    data
 }
 
 /// The diagnostic for `violation`, or `None` when known findings are
@@ -71,12 +89,7 @@ pub(crate) fn to_diagnostic(
         message,
         related_information: None,
         tags: None,
-        data: Some(json!({
-            "gate": origin.gate,
-            "baseline": if is_known { "known" } else { "new" },
-            "fixable": violation.fixable.unwrap_or(false),
-            "fingerprint": violation.tracking.fingerprint.map(|f| f.to_string()),
-        })),
+        data: Some(data(origin, violation, is_known)),
     })
 }
 
@@ -139,6 +152,7 @@ mod tests {
     const RUFF: Origin<'static> = Origin {
         gate: "ruff_check",
         columns: PositionEncoding::Utf32,
+        unconfirmed: false,
     };
 
     fn finding(line: u64, column: u64, end_column: u64, known: bool) -> Violation {

@@ -21,6 +21,7 @@ use crate::process::Cancel;
 use crate::report::RunReport;
 use crate::run::{self, DaemonUse, RunOptions};
 use crate::scope::{ScopeMode, ScopeRequest};
+use crate::state::pending::Outcome;
 
 /// Starts the worker.
 pub(crate) fn start(session: Arc<Session>) -> std::thread::JoinHandle<()> {
@@ -104,6 +105,7 @@ fn check(session: &Arc<Session>, kind: Kind) {
             // that waits for the end sees them.
             show_report(session, &report, started);
             progress.end(&crate::report::summary::summary_line(&report));
+            await_confirmations(session, &report);
         }
         Err(QgError::Cancelled) => progress.end("cancelled: a newer change"),
         // What would run changed since the check before the run: nothing
@@ -118,6 +120,56 @@ fn check(session: &Arc<Session>, kind: Kind) {
         }
     }
 }
+
+/// How long the editor waits for a warm answer's confirmation, at most.
+const CONFIRMATION_PATIENCE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Waits, on a thread of its own, for the confirmations of the report's
+/// warm answers: one that agreed marks its gate's findings confirmed (and
+/// tells the editor again); one that differed checks what changed again —
+/// the gate answers cold now — and the editor gets the cold truth. A newer
+/// run supersedes the wait (its own answers are waited for).
+fn await_confirmations(session: &Arc<Session>, report: &RunReport) {
+    let mut awaited = run::awaited(&report.gates);
+    if awaited.is_empty() {
+        return;
+    }
+    let generation = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+    let session = Arc::clone(session);
+    let root = report.root.clone();
+    std::thread::spawn(move || {
+        let begun = std::time::Instant::now();
+        while !awaited.is_empty() && begun.elapsed() < CONFIRMATION_PATIENCE {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            if RUNS.load(Ordering::SeqCst) != generation {
+                return;
+            }
+            let mut index = 0;
+            while index < awaited.len() {
+                let (gate, job) = &awaited[index];
+                match run::landed(&root, gate, job) {
+                    None | Some(Outcome::Waiting) => index += 1,
+                    Some(Outcome::Agreed) => {
+                        let files = session.state().store.confirmed(gate);
+                        session.publish(&files);
+                        awaited.remove(index);
+                    }
+                    Some(Outcome::Differed { .. }) => {
+                        session.queue.push(super::queue::Job::Auto);
+                        return;
+                    }
+                    Some(Outcome::Inconclusive { .. }) => {
+                        awaited.remove(index);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Runs that waited for confirmations, counted: a wait ends when a newer
+/// one starts.
+static RUNS: AtomicUsize = AtomicUsize::new(0);
 
 fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
     let root = session.state().root.clone()?;
@@ -147,6 +199,7 @@ fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
         cancel: Cancel::default(),
         report_covered: true,
         require_trust: true,
+        confirm: false,
         daemons: match session.state().settings.no_daemon {
             true => DaemonUse::Ignore,
             false => DaemonUse::Use,

@@ -344,6 +344,7 @@ fn file_diagnostics(
             let origin = Origin {
                 gate,
                 columns: found.columns,
+                unconfirmed: found.unconfirmed,
             };
             found
                 .violations

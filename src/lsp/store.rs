@@ -42,6 +42,10 @@ pub(crate) struct GateFindings {
     pub(crate) columns: PositionEncoding,
     /// The findings.
     pub(crate) violations: Vec<Violation>,
+    /// A warm answer a cold run has not confirmed yet (it is, in the
+    /// background; the editor is told again when it lands).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) unconfirmed: bool,
 }
 
 impl Store {
@@ -70,6 +74,19 @@ impl Store {
         let entry = self.files.get(file)?;
         let now = crate::git::blob_id(&crate::file_name::join(root, file));
         (entry.blob.is_some() && entry.blob == now).then_some(entry)
+    }
+
+    /// Marks `gate`'s findings confirmed in every file; returns the files
+    /// whose findings it marked.
+    pub(crate) fn confirmed(&mut self, gate: &str) -> Vec<String> {
+        self.files
+            .iter_mut()
+            .filter_map(|(file, found)| {
+                let findings = found.gates.get_mut(gate).filter(|g| g.unconfirmed)?;
+                findings.unconfirmed = false;
+                Some(file.clone())
+            })
+            .collect()
     }
 
     /// A file's findings, whatever content they were found in.
@@ -115,6 +132,7 @@ impl Store {
                     GateFindings {
                         columns,
                         violations,
+                        unconfirmed: gate.unconfirmed.is_some(),
                     },
                 );
                 touched.insert(file.to_string());
@@ -183,6 +201,8 @@ mod tests {
             baseline: None,
             since_last_run: None,
             shard: None,
+            contradicted: Vec::new(),
+            background: Vec::new(),
             covered: covered
                 .iter()
                 .map(|(gate, files)| {

@@ -225,6 +225,11 @@ struct RunGatesArgs {
     /// Neither move the baseline nor record the run (qg run --no-state).
     #[serde(default)]
     no_state: bool,
+    /// Wait until a cold run has confirmed each warm answer (qg run
+    /// --confirm): before a commit. Otherwise a warm answer comes at once,
+    /// marked `unconfirmed`, and is confirmed in the background.
+    #[serde(default)]
+    confirm: bool,
 }
 
 /// `list_scope` arguments.
@@ -308,6 +313,7 @@ fn run_options(
     scope: &ScopeArgs,
     gates: Vec<String>,
     no_state: bool,
+    confirm: bool,
 ) -> RunOptions {
     RunOptions {
         cwd: call.project.cwd.clone(),
@@ -322,6 +328,7 @@ fn run_options(
         report_covered: false,
         require_trust: true,
         daemons: Default::default(),
+        confirm,
     }
 }
 
@@ -348,7 +355,7 @@ fn run_gates_tool() -> Tool {
 
 fn run_gates(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: RunGatesArgs = arguments(args)?;
-    let options = run_options(call, &args.scope, args.gates, args.no_state);
+    let options = run_options(call, &args.scope, args.gates, args.no_state, args.confirm);
     let report = crate::run::run(&options, call.observer)?;
     let json = crate::report::json::document_with;
     match shortened(call, &report, &args.listing, |whole| {
@@ -404,7 +411,7 @@ fn fix_tool() -> Tool {
 fn fix(call: &Call<'_>, args: JsonObject) -> Result<Answer, Failure> {
     let args: FixArgs = arguments(args)?;
     let options = FixOptions {
-        run: run_options(call, &args.scope, args.gates, false),
+        run: run_options(call, &args.scope, args.gates, false, false),
         unsafe_fixes: args.unsafe_fixes,
         diff: args.diff,
     };

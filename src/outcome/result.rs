@@ -152,6 +152,19 @@ impl Progress {
     }
 }
 
+/// A warm answer being confirmed by a cold run in the background.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Unconfirmed {
+    /// The files the cold run checks.
+    pub(crate) files: usize,
+    /// Whether a daemon is confirming it (false: none could be asked —
+    /// it stopped, or changed key — and the next run checks again).
+    pub(crate) confirming: bool,
+    /// The confirmation's id (see `run::confirm::Job`).
+    #[serde(skip)]
+    pub(crate) job: String,
+}
+
 /// One gate's result. Serialized, it is a gate of the `--format json`
 /// report, and reads back from one (`qg merge`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -176,9 +189,19 @@ pub struct GateResult {
     #[serde(default)]
     pub(crate) warm: bool,
     /// A warm answer this run compared with a cold run of the tool and
-    /// found equal (`--verify`, or a failing answer confirmed).
+    /// found equal (`--verify`, `--confirm`, or an answer a cold run
+    /// already confirmed for the same files and tree).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) verified: bool,
+    /// A warm answer shown before a cold run confirmed it: one checks the
+    /// files it vouches for in the background, and the state moves only
+    /// when it agrees (none: a cold answer, or one confirmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) unconfirmed: Option<Unconfirmed>,
+    /// What the gate's daemon found wrong in its earlier answers since the
+    /// last run (the run's report opens with it).
+    #[serde(skip)]
+    pub(crate) notice: Option<String>,
     /// Files passed to the tool.
     pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
@@ -261,6 +284,12 @@ impl GateResult {
         }
     }
 
+    /// A passed result of `gate` with nothing in it (a side of a
+    /// comparison to fill).
+    pub(crate) fn named(gate: &Gate) -> GateResult {
+        GateResult::empty(gate, GateStatus::Passed)
+    }
+
     pub(super) fn empty(gate: &Gate, status: GateStatus) -> GateResult {
         GateResult {
             id: gate.id.clone(),
@@ -271,6 +300,8 @@ impl GateResult {
             member: gate.member.clone(),
             warm: false,
             verified: false,
+            unconfirmed: None,
+            notice: None,
             files_checked: 0,
             violations: Vec::new(),
             fix_hint: None,

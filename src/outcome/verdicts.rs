@@ -121,6 +121,15 @@ impl Judge<GateResult> for Verdicts<'_> {
         if let (GateStatus::Error, Some(error)) = (result.status, &result.error) {
             return Err(warm_error(error, result.log.as_deref()));
         }
+        // A daemon's exit code does not say whether the tool stopped before
+        // checking anything (dmypy exits 1 on a syntax error, where mypy
+        // exits 2): a finding that may have stopped it is answered cold,
+        // which says whether it did — a run that stops at a parse is quick.
+        if let Some(said) = may_have_stopped(plan.gate, &result) {
+            return Err(format!(
+                "its daemon's answer holds what may have stopped the tool ({said}): a cold run says whether it did"
+            ));
+        }
         // The daemon checked the whole program: report what a cold run of
         // this plan reports — silently dropping what it would not have
         // seen, counting what it would have left out, as it does.
@@ -146,9 +155,25 @@ impl Judge<GateResult> for Verdicts<'_> {
     }
 
     fn noted(&self, mut result: GateResult, note: String) -> GateResult {
-        result.warnings.push(note);
+        result.notice = Some(note);
         result
     }
+}
+
+/// The first finding of `result` that `gate`'s `success.stopped` marks as
+/// a stop, in a few words.
+fn may_have_stopped(gate: &crate::config::Gate, result: &GateResult) -> Option<String> {
+    let stopped = gate.stopped.as_ref()?;
+    let finding = result
+        .violations
+        .iter()
+        .find(|v| stopped.marks(v.code.as_deref(), &v.message))?;
+    Some(format!(
+        "{}:{} {}",
+        finding.file.as_deref().unwrap_or("-"),
+        finding.line.unwrap_or(0),
+        finding.code.as_deref().unwrap_or(&finding.message)
+    ))
 }
 
 /// Why a daemon's answer was not taken: its error, the line its stderr

@@ -88,6 +88,21 @@ impl Tree {
         }
     }
 
+    /// Stops every process of the tree where it stands (SIGSTOP) until
+    /// [`Tree::resume`]: background work yielding the cores to a run the
+    /// user waits for. Elsewhere than Unix the tree keeps running at the
+    /// lowest priority it was started with.
+    pub(crate) fn pause(&self) {
+        #[cfg(unix)]
+        signal_tree(self.leader, libc::SIGSTOP);
+    }
+
+    /// Lets a paused tree go on (SIGCONT).
+    pub(crate) fn resume(&self) {
+        #[cfg(unix)]
+        signal_tree(self.leader, libc::SIGCONT);
+    }
+
     /// Kills every process of the tree.
     pub(crate) fn kill(&self) {
         #[cfg(unix)]
@@ -98,6 +113,64 @@ impl Tree {
             None => kill_process(self.leader),
         }
     }
+}
+
+/// Sends `signal` to the tree `leader` leads: its group, and every process
+/// descended from it (a tool runs in a group of its own), leader last on
+/// a stop and first on a continue, so nothing it starts meanwhile escapes.
+#[cfg(unix)]
+fn signal_tree(leader: u32, signal: i32) {
+    let descendants = descendants(leader);
+    let send = |pid: u32| {
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(pid as libc::pid_t, signal);
+        }
+    };
+    if signal == libc::SIGCONT {
+        send(leader);
+    }
+    for pid in descendants {
+        send(pid);
+    }
+    // SAFETY: killpg only sends a signal.
+    unsafe {
+        libc::killpg(leader as libc::pid_t, signal);
+    }
+}
+
+/// Every process descended from `leader`, children before grandchildren,
+/// from `/proc` (Linux); elsewhere none: the leader's group alone is
+/// signalled.
+#[cfg(unix)]
+fn descendants(leader: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = entries
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+            let after = &stat[stat.rfind(')')? + 1..];
+            let ppid = after.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![leader];
+    let mut next = 0;
+    while next < found.len() {
+        let parent = found[next];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        next += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// Kills the process group `group` (ESRCH, a group already gone, is fine).

@@ -22,12 +22,36 @@ impl super::Emitter for HumanEmitter {
         let color = self.color;
         let p = Palette::new(color);
         writeln!(out, "{}", p.bold(&summary_line(report)))?;
+        for (_, said) in &report.contradicted {
+            writeln!(out, "{} {}", p.yellow("warning:"), neutralize(said))?;
+        }
         write_violations(out, report, &p)?;
         write_gates(out, report, &p)?;
         for warning in &report.warnings {
             writeln!(out, "{} {}", p.yellow("warning:"), neutralize(warning))?;
         }
+        for work in &report.background {
+            writeln!(
+                out,
+                "{}",
+                p.dim(&format!(
+                    "in the background: {} compares {} with a cold run ({:.1} s so far, at the lowest priority, standing still while a run is under way)",
+                    report.gate_name(&work.gate),
+                    work.what,
+                    work.running_ms as f64 / 1000.0
+                ))
+            )?;
+        }
         Ok(())
+    }
+}
+
+/// How an unconfirmed warm answer says so on its gate's line.
+fn unconfirmed_words(unconfirmed: &crate::outcome::Unconfirmed) -> String {
+    let files = plural(unconfirmed.files, "file");
+    match unconfirmed.confirming {
+        true => format!("warm, unconfirmed: a cold run of its {files} confirms it in the background"),
+        false => format!("warm, unconfirmed: no daemon could confirm its {files}; the next run checks them again"),
     }
 }
 
@@ -208,9 +232,10 @@ fn gate_detail(gate: &GateResult) -> String {
                 parts.push(format!("{known} known from the baseline"));
             }
             parts.push(format!("{} ms", gate.duration_ms));
-            match (gate.warm, gate.verified) {
-                (true, true) => parts.push("warm, equal to a cold run".into()),
-                (true, false) => parts.push("warm".into()),
+            match (gate.warm, gate.verified, &gate.unconfirmed) {
+                (true, true, _) => parts.push("warm, equal to a cold run".into()),
+                (true, false, Some(unconfirmed)) => parts.push(unconfirmed_words(unconfirmed)),
+                (true, false, None) => parts.push("warm".into()),
                 _ => {}
             }
             parts.join(", ")

@@ -12,6 +12,10 @@ use crate::outcome::GateResult;
 pub(crate) struct JsonReport<'a> {
     summary_line: String,
     overall_pass: bool,
+    /// What the last warm answers got wrong, found by their confirmation
+    /// after they were shown: right after the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    contradicted: Vec<Contradiction<'a>>,
     /// What a shortened answer left out (`qg mcp`), right after the
     /// verdict; the CLI lists everything and never writes these fields.
     #[serde(flatten)]
@@ -27,12 +31,23 @@ pub(crate) struct JsonReport<'a> {
     warnings: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     shard: Option<&'a crate::shard::ShardInfo>,
-    timings: Timings,
+    timings: Timings<'a>,
+}
+
+/// A warm answer a cold run contradicted.
+#[derive(Serialize)]
+struct Contradiction<'a> {
+    gate: &'a str,
+    said: &'a str,
 }
 
 #[derive(Serialize)]
-struct Timings {
+struct Timings<'a> {
     total_ms: u64,
+    /// The daemons' comparisons with a cold run under way in the
+    /// background (standing still while the run ran).
+    #[serde(skip_serializing_if = "<[super::BackgroundWork]>::is_empty")]
+    background: &'a [super::BackgroundWork],
 }
 
 /// What a shortened report left out of its violation lists: counts, and
@@ -65,6 +80,11 @@ pub(crate) fn document_with<'a>(
     JsonReport {
         summary_line: summary_line(report),
         overall_pass: report.overall_pass(),
+        contradicted: report
+            .contradicted
+            .iter()
+            .map(|(gate, said)| Contradiction { gate, said })
+            .collect(),
         omitted,
         summary: report.summary(),
         scope: &report.scope,
@@ -75,6 +95,7 @@ pub(crate) fn document_with<'a>(
         shard: report.shard.as_ref(),
         timings: Timings {
             total_ms: report.total_ms,
+            background: &report.background,
         },
     }
 }

@@ -15,7 +15,7 @@ pub(crate) mod terminal;
 
 use crate::outcome::GateResult;
 use crate::violation::Violation;
-pub(crate) use model::ReportScope;
+pub(crate) use model::{BackgroundWork, ReportScope};
 pub use model::{RunReport, Summary};
 pub(crate) use summary::plural;
 

@@ -67,6 +67,17 @@ impl From<&Scope> for ReportScope {
     }
 }
 
+/// A daemon's comparison with a cold run, under way in the background.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct BackgroundWork {
+    /// The gate whose daemon runs it.
+    pub(crate) gate: String,
+    /// What it compares.
+    pub(crate) what: String,
+    /// How long it has been under way.
+    pub(crate) running_ms: u64,
+}
+
 /// Everything a run found.
 #[derive(Debug, Clone)]
 pub struct RunReport {
@@ -93,6 +104,13 @@ pub struct RunReport {
     pub(crate) since_last_run: Option<crate::outcome::Progress>,
     /// This run's share of a sharded run (`--shard I/N`).
     pub(crate) shard: Option<crate::shard::ShardInfo>,
+    /// What the last warm answers got wrong, found by their confirmation
+    /// after they were shown: gate id → in words. Every format opens with
+    /// it.
+    pub(crate) contradicted: Vec<(String, String)>,
+    /// The daemons' comparisons with a cold run under way in the
+    /// background when the run ended (they stood still while it ran).
+    pub(crate) background: Vec<BackgroundWork>,
     /// Gate id → the root-relative files it checked and reports on (what a
     /// baseline may call fixed; what an editor clears when they pass).
     pub(crate) covered: std::collections::BTreeMap<String, Vec<String>>,
@@ -150,6 +168,14 @@ impl RunReport {
         let mut parts = vec![".."; ups];
         parts.extend(there.drain(common..));
         parts.join("/").into()
+    }
+
+    /// The name of gate `id` (the id itself when the run has no such gate).
+    pub(crate) fn gate_name<'a>(&'a self, id: &'a str) -> &'a str {
+        self.gates
+            .iter()
+            .find(|g| g.id == id)
+            .map_or(id, |g| g.name.as_str())
     }
 
     /// True when no gate failed or errored.

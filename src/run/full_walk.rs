@@ -69,6 +69,10 @@ pub(super) fn compare(
         &resolved.scope,
         listing.as_deref(),
         &options,
+        gates::Vouching {
+            branch: "",
+            state_moves: false,
+        },
         &exec::Silent,
     )?;
     let mut full = runs.results;

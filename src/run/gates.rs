@@ -6,7 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::compare::{self, Comparison, Purpose, TreeStamp};
+use super::compare::{Comparison, TreeStamp};
+use super::confirm::{self, Job};
+use super::project::tool_selections;
+pub(super) use super::project::Project;
 use super::{DaemonUse, RunOptions};
 use crate::config::{self, Config};
 use crate::error::QgError;
@@ -15,7 +18,7 @@ use crate::graph;
 use crate::outcome::{GateResult, GateStatus, Verdicts};
 use crate::plan::{self, GatePlan};
 use crate::scope::{self, Scope, ScopeMode};
-use crate::selection::{self, ToolSelection};
+use crate::selection::ToolSelection;
 use crate::shard;
 use crate::state;
 use crate::tools::version;
@@ -32,6 +35,20 @@ pub(super) struct GateRuns<'a> {
     pub(super) covered: plan::Covered<'a>,
     /// This run's share, when it is a shard of a run.
     pub(super) shard: Option<shard::Share>,
+    /// The confirmations of its warm answers, for their daemons once the
+    /// run's held state is written.
+    pub(super) jobs: Vec<Job>,
+}
+
+/// What the confirmation of a run's warm answers needs to know of the run.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Vouching<'b> {
+    /// The branch whose findings record the answers are compared with.
+    pub(super) branch: &'b str,
+    /// Whether the run moves the branch's state on its answers' word (an
+    /// `auto` run that records): then every file they covered is
+    /// confirmed, not only those whose findings changed.
+    pub(super) state_moves: bool,
 }
 
 /// Every file of the project, when a gate needs them besides a partial
@@ -57,18 +74,6 @@ fn needs_project_files(gates: &[&config::Gate], scope: &Scope) -> bool {
     })
 }
 
-/// The project a run checks, as every stage of it sees the project: its
-/// workspace, its config and its tools (found once per run).
-#[derive(Clone, Copy)]
-pub(super) struct Project<'p> {
-    /// The workspace.
-    pub(super) workspace: &'p Workspace,
-    /// The loaded config.
-    pub(super) config: &'p Config,
-    /// The run's tools.
-    pub(super) tools: &'p Toolbox<'p>,
-}
-
 /// Plans every gate against the scope and runs them, in config order.
 /// `listing` is [`project_listing`]'s.
 pub(super) fn run_gates<'a>(
@@ -77,6 +82,7 @@ pub(super) fn run_gates<'a>(
     scope: &'a Scope,
     listing: Option<&'a [String]>,
     options: &RunOptions,
+    vouching: Vouching<'_>,
     observer: &dyn Observer<GateResult>,
 ) -> Result<GateRuns<'a>, QgError> {
     let Project {
@@ -116,8 +122,11 @@ pub(super) fn run_gates<'a>(
     if options.daemons != DaemonUse::Ignore {
         ctx.warm = warm_requests(workspace, config, &plans, verifying, scope, tools);
     }
-    // A comparison is of one tree: the files as the warm answer saw them.
-    let before = verifying.then(|| TreeStamp::take(workspace, config));
+    // A comparison is of one tree: the files as the warm answers saw them.
+    let before = ctx
+        .warm
+        .is_some()
+        .then(|| TreeStamp::take(workspace, config));
     let running: Vec<&config::Gate> = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
@@ -125,7 +134,7 @@ pub(super) fn run_gates<'a>(
         .collect();
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
-    let (mut results, versions) = std::thread::scope(|threads| {
+    let (mut results, versions, jobs) = std::thread::scope(|threads| {
         let versions =
             threads.spawn(|| version::tool_versions(&running, &ctx.tools, options.records()));
         if scope.mode == ScopeMode::Project && options.records() {
@@ -140,38 +149,25 @@ pub(super) fn run_gates<'a>(
         };
         super::settle::after_last_write(&workspace.root, &plans, every_file, answered_warm);
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
-        if let Some(warm) = &ctx.warm {
-            let (purpose, answered) = match verifying {
-                true => (
-                    Purpose::Verify,
-                    (0..results.len()).filter(|i| results[*i].warm).collect(),
-                ),
-                false => (
-                    Purpose::Confirm,
-                    compare::to_confirm(workspace, &results, &plans, options),
-                ),
+        let mut jobs = Vec::new();
+        if let (Some(warm), Some(before)) = (&ctx.warm, &before) {
+            let project = Project {
+                workspace,
+                config,
+                tools,
             };
-            // A confirmation's tree is the one after the warm answer.
-            let after = (!answered.is_empty() && before.is_none())
-                .then(|| TreeStamp::take(workspace, config));
-            if let Some(before) = before.as_ref().or(after.as_ref()) {
-                let comparison = Comparison {
-                    workspace,
-                    config,
-                    plans: &plans,
-                    selections: &selections,
-                    warm,
-                    options,
-                    tools,
-                    before,
-                    whole: scope.mode == ScopeMode::Project,
-                    purpose,
-                };
-                comparison.compare(&mut results, answered);
-            }
+            let checking = Checking {
+                project,
+                plans: &plans,
+                selections: &selections,
+                warm,
+                options,
+                before,
+            };
+            jobs = checking.check(&mut results, scope, vouching)?;
         }
-        (results, versions.join().unwrap_or_default())
-    });
+        Ok::<_, QgError>((results, versions.join().unwrap_or_default(), jobs))
+    })?;
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
         result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
@@ -202,7 +198,77 @@ pub(super) fn run_gates<'a>(
         results,
         covered,
         shard: share,
+        jobs,
     })
+}
+
+/// What compares or confirms a run's warm answers.
+struct Checking<'c, 'p> {
+    project: Project<'c>,
+    plans: &'c [GatePlan<'p>],
+    selections: &'c BTreeMap<String, ToolSelection>,
+    warm: &'c WarmRequests,
+    options: &'c RunOptions,
+    before: &'c TreeStamp,
+}
+
+impl Checking<'_, '_> {
+    /// `--verify`: every warm answer compared with a cold run now. Else
+    /// each answer a cold run must confirm is confirmed now (`--confirm`)
+    /// or marked unconfirmed, its job returned for its daemon.
+    fn check(
+        &self,
+        results: &mut [GateResult],
+        scope: &Scope,
+        vouching: Vouching<'_>,
+    ) -> Result<Vec<Job>, QgError> {
+        let Project {
+            workspace, config, ..
+        } = self.project;
+        if self.options.daemons == DaemonUse::Verify {
+            let answered = (0..results.len()).filter(|i| results[*i].warm).collect();
+            let comparison = Comparison {
+                workspace,
+                config,
+                plans: self.plans,
+                selections: self.selections,
+                warm: self.warm,
+                options: self.options,
+                tools: self.project.tools,
+                before: self.before,
+                whole: scope.mode == ScopeMode::Project,
+            };
+            comparison.compare(results, answered);
+            return Ok(Vec::new());
+        }
+        // `--confirm` vouches for every file, whatever the scope: it is
+        // what a commit is made on.
+        let wanted = confirm::wanted(
+            workspace,
+            results,
+            self.plans,
+            vouching.branch,
+            vouching.state_moves || self.options.confirm,
+        );
+        if !self.options.confirm {
+            return Ok(confirm::hold(
+                results,
+                wanted,
+                self.warm,
+                self.before.snapshot(),
+            ));
+        }
+        let foreground = confirm::Foreground {
+            project: self.project,
+            plans: self.plans,
+            selections: self.selections,
+            warm: self.warm,
+            jobs: self.options.jobs,
+            before: self.before,
+        };
+        foreground.confirm(results, wanted)?;
+        Ok(Vec::new())
+    }
 }
 
 /// A tool older than its gate's command needs (`min_version`), and how to
@@ -224,14 +290,14 @@ fn too_old(gate: &config::Gate, result: &GateResult, tools: &Toolbox<'_>) -> Opt
 /// gate's plan reports. A tool whose cold run also reports the modules its
 /// files import needs the import graph to say which; without one, the gate
 /// runs cold.
-fn warm_requests<'a>(
+fn warm_requests(
     workspace: &Workspace,
-    config: &'a Config,
+    config: &Config,
     plans: &[GatePlan<'_>],
     verify: bool,
     scope: &Scope,
     tools: &Toolbox<'_>,
-) -> Option<WarmRequests<'a>> {
+) -> Option<WarmRequests> {
     let project = scope.mode == ScopeMode::Project;
     let mut requests = std::collections::BTreeMap::new();
     let mut installed: Option<Vec<String>> = None;
@@ -268,17 +334,18 @@ fn warm_requests<'a>(
                 .collect(),
             false => BTreeSet::new(),
         };
+        let key = warm::key::DaemonKey::now(&workspace.root, config, gate, tools).digest();
         requests.insert(
             gate.id.clone(),
             WarmPlan {
                 report,
                 whole,
                 left_out,
+                key,
             },
         );
     }
     (!requests.is_empty()).then_some(WarmRequests {
-        config,
         plans: requests,
         verify,
     })
@@ -340,31 +407,6 @@ fn installed_roots(workspace: &Workspace, tools: &Toolbox<'_>) -> Vec<String> {
 fn under_any(file: &str, dirs: &[String]) -> bool {
     dirs.iter()
         .any(|dir| dir == "." || file.starts_with(&format!("{dir}/")))
-}
-
-/// Each gate's tool's own choice of files, read from its config; a config
-/// that cannot be read is a warning of its gate (the tool's defaults are
-/// assumed; the tool itself will say more).
-fn tool_selections(
-    workspace: &Workspace,
-    gates: &[&config::Gate],
-) -> (BTreeMap<String, ToolSelection>, BTreeMap<String, String>) {
-    let mut selections = BTreeMap::new();
-    let mut warnings = BTreeMap::new();
-    for gate in gates {
-        let Some(spec) = &gate.selection else {
-            continue;
-        };
-        let selection = match selection::read(&workspace.root, gate, spec) {
-            Ok(selection) => selection,
-            Err((selection, why)) => {
-                warnings.insert(gate.id.clone(), why);
-                selection
-            }
-        };
-        selections.insert(gate.id.clone(), selection);
-    }
-    (selections, warnings)
 }
 
 /// Builds or updates the cached import graph when a gate checks importers:

@@ -6,10 +6,14 @@
 mod bases;
 mod body_only;
 mod compare;
+mod confirm;
 mod full_walk;
 mod gates;
 mod left_out;
+#[cfg(all(test, unix))]
+mod lies;
 mod new_baseline;
+mod project;
 mod record;
 mod resolve;
 mod settle;
@@ -30,6 +34,7 @@ use crate::scope::{ScopeMode, ScopeRequest};
 use crate::shard::{BaselineShare, Shard, ShardInfo};
 use crate::tools::Toolbox;
 use crate::workspace::Workspace;
+pub(crate) use confirm::{awaited, confirm_job, landed};
 pub(crate) use left_out::judge_sample;
 pub(crate) use new_baseline::write_baseline;
 pub(crate) use record::record_merged;
@@ -61,6 +66,9 @@ pub struct RunOptions {
     pub cancel: Cancel,
     /// Whether live daemons answer the gates they keep warm.
     pub daemons: DaemonUse,
+    /// `--confirm`: a warm answer is confirmed by a cold run before the
+    /// run reports (else it is shown at once, confirmed in the background).
+    pub confirm: bool,
     /// Whether the report lists the files each gate covered
     /// ([`RunReport::covered`]): an editor clears the ones that passed.
     pub report_covered: bool,
@@ -169,6 +177,10 @@ pub fn run(
 ) -> Result<RunReport, QgError> {
     let started = Instant::now();
     let (workspace, config) = prepare_for(&options.cwd, options.config.as_deref(), &options.scope)?;
+    // The daemons' background comparisons stand still while the user
+    // waits (a comparison's own run, under --verify, is background work).
+    let _foreground = (options.daemons != DaemonUse::Verify)
+        .then(|| crate::warm::foreground::announce(&workspace.root));
     let gates = plan::select_gates(&config, &options.gates)?;
     // Found once: every stage resolves the same tools in the same environment.
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
@@ -186,10 +198,16 @@ pub fn run(
     // Taken before the tools run, so an edit made meanwhile is never marked clean.
     let state_plan = record::plan(options, &config, &workspace, &resolved)?;
     let listing = gates::project_listing(&workspace, &config, &gates, &resolved.scope)?;
+    let branch = crate::state::findings::branch_key(resolved.head.as_ref());
+    let vouching = gates::Vouching {
+        branch: &branch,
+        state_moves: state_plan.moves(),
+    };
     let gates::GateRuns {
         mut results,
         covered,
         shard,
+        jobs,
     } = gates::run_gates(
         gates::Project {
             workspace: &workspace,
@@ -200,6 +218,7 @@ pub fn run(
         &resolved.scope,
         listing.as_deref(),
         options,
+        vouching,
         observer,
     )?;
     // Killed tools prove nothing: nothing is judged, recorded or ratcheted.
@@ -249,6 +268,7 @@ pub fn run(
             ..share.info
         }
     });
+    let contradicted = contradicted(&resolved, &results);
     let mut report = RunReport {
         root: workspace.root.clone(),
         cwd: workspace.relative(&workspace.cwd).unwrap_or_default(),
@@ -266,17 +286,64 @@ pub fn run(
                 .collect(),
             false => Default::default(),
         },
+        contradicted,
+        background: background_work(&workspace, &config),
         total_ms: started.elapsed().as_millis() as u64,
     };
-    record::record(
+    let held = record::record(
         &workspace,
         &config,
         &resolved,
         &mut report,
+        &covered,
         state_plan,
         options.records(),
     );
+    // Handed over once the held state is written: no confirmation can land
+    // before the state that waits for it.
+    confirm::hand_over(
+        &workspace,
+        &config,
+        jobs,
+        held.as_deref(),
+        &mut report.gates,
+    );
     Ok(report)
+}
+
+/// What the last warm answers got wrong, as the run opens with it: the
+/// confirmations of the run that held the branch's state, and what each
+/// gate's daemon told this run — one sentence per gate.
+fn contradicted(resolved: &ResolvedScope, results: &[GateResult]) -> Vec<(String, String)> {
+    let mut said = resolved.contradicted();
+    for result in results {
+        if let Some(notice) = &result.notice {
+            if !said.iter().any(|(gate, _)| gate == &result.id) {
+                said.push((result.id.clone(), notice.clone()));
+            }
+        }
+    }
+    said
+}
+
+/// What the daemons of the run's gates compare with a cold run in the
+/// background now, read from their records (none without a daemon).
+fn background_work(workspace: &Workspace, config: &Config) -> Vec<crate::report::BackgroundWork> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    crate::warm::slot::all(&workspace.root)
+        .into_iter()
+        .filter(|slot| config.gates.contains_key(&slot.gate))
+        .filter_map(|slot| {
+            let background = slot.record()?.background?;
+            Some(crate::report::BackgroundWork {
+                gate: slot.gate.clone(),
+                what: background.what,
+                running_ms: now_ms.saturating_sub(background.since_ms),
+            })
+        })
+        .collect()
 }
 
 /// Leaves out of the baseline every entry that records a tool stopping

@@ -1,5 +1,7 @@
 //! What a run leaves behind: the branch's state (only an `auto` run of
-//! every gate moves it) and a line of history.
+//! every gate moves it; one answered warm holds it until a cold run has
+//! confirmed the answers, see [`crate::state::pending`]), the record of
+//! findings (cold and confirmed answers only) and a line of history.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,8 +14,9 @@ use crate::outcome::{GateResult, GateStatus, Progress};
 use crate::report::RunReport;
 use crate::scope::settings::{self, SettingsDigests};
 use crate::scope::{Reason, Scope, ScopeMode};
-use crate::state::findings;
+use crate::state::findings::{self, BranchFindings};
 use crate::state::history::{self, GateRecord, RunRecord};
+use crate::state::pending::{self, Awaited, Pending};
 use crate::state::{transition, RunFacts, StateStore, Worktree};
 use crate::workspace::Workspace;
 
@@ -23,6 +26,13 @@ pub(super) struct StatePlan {
     dirty_blobs: Option<BTreeMap<String, String>>,
     /// The gates' settings digests that differ from HEAD's.
     tool_settings: SettingsDigests,
+}
+
+impl StatePlan {
+    /// Whether the run moves the branch's state.
+    pub(super) fn moves(&self) -> bool {
+        self.dirty_blobs.is_some()
+    }
 }
 
 /// Decides whether the run writes state and, if so, takes the blob ids of
@@ -52,31 +62,40 @@ pub(super) fn plan(
     })
 }
 
-/// Records the run: the state when it moves, a history line when the run
-/// `records` (not `--no-state`, not a shard); what cannot be saved becomes
-/// a warning of the report.
+/// Records the run: the state when it moves (held, when an answer awaits
+/// its confirmation), a history line when the run `records` (not
+/// `--no-state`, not a shard); what cannot be saved becomes a warning of
+/// the report. Returns the branch whose state it held, if it did.
 pub(super) fn record(
     workspace: &Workspace,
     config: &Config,
     resolved: &ResolvedScope,
     report: &mut RunReport,
+    covered: &crate::plan::Covered<'_>,
     plan: StatePlan,
     records: bool,
-) {
+) -> Option<String> {
+    let mut held = None;
     if let Some(dirty_blobs) = plan.dirty_blobs {
+        let found = Found { report, covered };
         match record_state(
             workspace,
             config,
             resolved,
-            report,
+            found,
             dirty_blobs,
             plan.tool_settings,
         ) {
-            Ok(warnings) => report.warnings.extend(warnings),
+            Ok((warnings, branch)) => {
+                report.warnings.extend(warnings);
+                held = branch;
+            }
             Err(e) => report.warnings.push(format!(
                 "state not saved, the next run will check more than needed: {e}"
             )),
         }
+    } else if records && !report.contradicted.is_empty() {
+        forget_contradicted(workspace, resolved);
     }
     if records {
         let branch = resolved.head.as_ref().map(|h| h.branch.clone());
@@ -87,6 +106,22 @@ pub(super) fn record(
                 .push(format!("run not added to {}: {e}", history::HISTORY_FILE));
         }
     }
+    held
+}
+
+/// Drops the held state this run said was contradicted (it never moves,
+/// and has been told): a run that moves no state of its own.
+fn forget_contradicted(workspace: &Workspace, resolved: &ResolvedScope) {
+    let (Some(head), Some(told)) = (&resolved.head, &resolved.held) else {
+        return;
+    };
+    let _ = StateStore::new(&workspace.root).update_branch(&head.branch, |entry| {
+        let mut entry = entry?;
+        if entry.pending.as_ref().is_some_and(|p| p.run == told.run) {
+            entry.pending = None;
+        }
+        Some(entry)
+    });
 }
 
 /// Adds a run that is not this process's own — the shards of a run put
@@ -167,21 +202,33 @@ fn dirty_blobs(workspace: &Workspace, scope: &Scope) -> Result<BTreeMap<String, 
         .collect())
 }
 
+/// What a run found: its report, and the files each gate covered.
+#[derive(Clone, Copy)]
+struct Found<'r, 'c> {
+    report: &'r RunReport,
+    covered: &'r crate::plan::Covered<'c>,
+}
+
+/// Moves the branch's state, or holds it until the run's unconfirmed
+/// answers are confirmed; returns the store's warnings, and the branch
+/// when it held the state.
 fn record_state(
     workspace: &Workspace,
     config: &Config,
     resolved: &ResolvedScope,
-    report: &RunReport,
+    found: Found<'_, '_>,
     dirty_blobs: BTreeMap<String, String>,
     tool_settings: SettingsDigests,
-) -> Result<Vec<String>, QgError> {
+) -> Result<(Vec<String>, Option<String>), QgError> {
     let Some(Head {
         branch,
         commit: Some(head),
     }) = &resolved.head
     else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
+    let report = found.report;
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let facts = RunFacts {
         head_sha: head.to_string(),
         checked: resolved.scope.paths().map(str::to_string).collect(),
@@ -193,8 +240,72 @@ fn record_state(
         config_hash: config.hash.clone(),
         tools: resolved.tools.clone(),
         tool_settings,
-        now: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        now: now.clone(),
     };
+    let store = StateStore::new(&workspace.root);
+    let held = held_state(found, facts.clone(), now);
+    let holds = held.is_some();
+    match held {
+        Some(pending) => store.update_branch(branch, |previous| {
+            let mut entry = previous.unwrap_or_default();
+            entry.pending = Some(pending);
+            Some(entry)
+        })?,
+        None => with_worktree(workspace, config, |tree| {
+            store.update_branch(branch, |previous| Some(transition(previous, &facts, tree)))
+        })?,
+    }
+    Ok((store.take_warnings(), holds.then(|| branch.clone())))
+}
+
+/// The state a run holds for its unconfirmed answers, if it has any: the
+/// transition it would make, each answer's confirmation, and the findings
+/// to remember once confirmed.
+fn held_state(found: Found<'_, '_>, facts: RunFacts, now: String) -> Option<Pending> {
+    let report = found.report;
+    let unconfirmed: Vec<_> = report
+        .gates
+        .iter()
+        .filter_map(|g| Some((g, g.unconfirmed.as_ref()?)))
+        .collect();
+    if unconfirmed.is_empty() {
+        return None;
+    }
+    let gates = unconfirmed
+        .iter()
+        .map(|(gate, unconfirmed)| {
+            let awaited = Awaited {
+                job: unconfirmed.job.clone(),
+                files: unconfirmed.files,
+                outcome: Default::default(),
+            };
+            (gate.id.clone(), awaited)
+        })
+        .collect();
+    let findings = unconfirmed
+        .iter()
+        .map(|(gate, _)| {
+            let none = BTreeSet::new();
+            let files = found.covered.get(&gate.id).unwrap_or(&none);
+            (gate.id.clone(), progress::remembered(gate, files))
+        })
+        .collect();
+    Some(Pending {
+        run: format!("{now}-{}", std::process::id()),
+        at: now,
+        gates,
+        facts,
+        findings,
+    })
+}
+
+/// Calls `f` with what a transition may ask about the project's files: in
+/// its scope and on disk; in HEAD with exactly this clean key.
+pub(super) fn with_worktree<T>(
+    workspace: &Workspace,
+    config: &Config,
+    f: impl FnOnce(&Worktree<'_>) -> T,
+) -> T {
     let root = &workspace.root;
     let head_blobs = workspace.repo.as_ref().map(|r| r.head_blobs());
     let tree = Worktree {
@@ -209,9 +320,7 @@ fn record_state(
                 .is_some_and(|head| head.clean_key() == key)
         },
     };
-    let store = StateStore::new(root);
-    store.update_branch(branch, |previous| Some(transition(previous, &facts, &tree)))?;
-    Ok(store.take_warnings())
+    f(&tree)
 }
 
 /// What the history keeps of a run.
@@ -260,9 +369,11 @@ fn failing_files(report: &RunReport) -> BTreeSet<String> {
 }
 
 /// Compares each gate's findings with what the last run that checked the
-/// same files found on this branch, and remembers this run's when it
-/// `records`. A record that cannot be saved costs the next run's
-/// comparison only, so it is a warning.
+/// same files found on this branch — as it was shown: the confirmed record
+/// with what a held state holds — and remembers this run's cold and
+/// confirmed answers when it `records` (an unconfirmed one is remembered
+/// by its held state, once confirmed). A record that cannot be saved costs
+/// the next run's comparison only, so it is a warning.
 pub(super) fn compare_with_last_run(
     workspace: &Workspace,
     resolved: &ResolvedScope,
@@ -273,8 +384,16 @@ pub(super) fn compare_with_last_run(
 ) -> Option<Progress> {
     let branch = findings::branch_key(resolved.head.as_ref());
     let mut known = findings::read(&workspace.root);
-    let (updated, total) = progress::compare(known.branches.get(&branch), results, covered);
-    if records && known.branches.get(&branch) != Some(&updated) {
+    let confirmed = known.branches.get(&branch);
+    let shown: Option<BranchFindings> = resolved.held.as_ref().map(|held| {
+        let mut shown = confirmed.cloned().unwrap_or_default();
+        pending::remember(&mut shown, &held.findings);
+        shown
+    });
+    let total = progress::compare(shown.as_ref().or(confirmed), results, covered);
+    let vouched = results.iter().filter(|r| r.unconfirmed.is_none());
+    let updated = progress::remember_all(confirmed, vouched, covered);
+    if records && confirmed != Some(&updated) {
         known.branches.insert(branch, updated);
         if let Err(e) = findings::write(&workspace.root, &known) {
             warnings.push(format!(

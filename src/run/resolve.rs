@@ -8,6 +8,7 @@ use crate::error::QgError;
 use crate::git::Head;
 use crate::graph;
 use crate::scope::{self, Baseline, Reason, Scope, ScopeMode, ScopeRequest};
+use crate::state::pending::Pending;
 use crate::state::{StateStore, ToolStamp};
 use crate::tools::{resolve, Toolbox};
 use crate::workspace::Workspace;
@@ -22,6 +23,27 @@ pub(crate) struct ResolvedScope {
     pub(crate) tools: BTreeMap<String, ToolStamp>,
     /// What the report should say (a corrupt state file moved aside).
     pub(crate) warnings: Vec<String>,
+    /// The branch's state held for an earlier run's confirmations, if any.
+    pub(crate) held: Option<Pending>,
+}
+
+impl ResolvedScope {
+    /// What the warm answers of the run that held the branch's state got
+    /// wrong, found by their confirmations: gate id → a sentence.
+    pub(crate) fn contradicted(&self) -> Vec<(String, String)> {
+        let Some(held) = &self.held else {
+            return Vec::new();
+        };
+        held.contradictions()
+            .into_iter()
+            .map(|(gate, said)| {
+                let sentence = format!(
+                    "the last warm answer of {gate} was wrong: {said}; it answers cold until its tool or settings change"
+                );
+                (gate, sentence)
+            })
+            .collect()
+    }
 }
 
 /// Resolves the scope, reading this branch's state for `auto`; on a
@@ -39,10 +61,12 @@ pub(crate) fn resolve_scope(
     let auto = request.effective_mode()? == ScopeMode::Auto;
     let head = workspace.repo.as_ref().map(|r| r.head()).transpose()?;
     let store = StateStore::new(&workspace.root);
-    let state = match (&head, auto) {
-        (Some(head), true) => store.load_branch(&head.branch)?,
-        _ => None,
+    let loaded = match &head {
+        Some(head) => store.load_branch(&head.branch)?,
+        None => None,
     };
+    let held = loaded.as_ref().and_then(|s| s.pending.clone());
+    let state = loaded.filter(|_| auto);
     let stamps = if auto {
         tool_stamps(tools, config)
     } else {
@@ -67,6 +91,7 @@ pub(crate) fn resolve_scope(
         head,
         tools: stamps,
         warnings,
+        held,
     })
 }
 

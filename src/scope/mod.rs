@@ -241,6 +241,31 @@ pub(crate) fn resolve(
     }
 }
 
+impl Scope {
+    /// A scope of exactly `files` (root-relative, project files already):
+    /// what a confirmation's cold run checks, no importer added.
+    pub(crate) fn of_files(files: impl IntoIterator<Item = String>) -> Scope {
+        let files: BTreeSet<String> = files.into_iter().collect();
+        Scope {
+            mode: ScopeMode::Files,
+            requested: ScopeMode::Files,
+            files: files
+                .into_iter()
+                .map(|path| ScopeFile::new(path, Reason::Explicit))
+                .collect(),
+            baseline_sha: None,
+            fallback_reason: None,
+            unmatched: Vec::new(),
+            importers_unknown: None,
+            body_only: Vec::new(),
+            interface_changed: BTreeMap::new(),
+            whole_project: BTreeMap::new(),
+            settings_now: Default::default(),
+            diff: None,
+        }
+    }
+}
+
 /// Adds the files that import a changed one (`importer → the changed file
 /// it depends on`); a file already in scope is checked by every gate anyway.
 pub(crate) fn add_importers(scope: &mut Scope, importers: BTreeMap<String, String>) {

@@ -5,6 +5,7 @@
 pub(crate) mod findings;
 pub(crate) mod history;
 pub(crate) mod importers_off;
+pub(crate) mod pending;
 mod store;
 mod transition;
 pub(crate) mod trend;
@@ -40,6 +41,7 @@ pub(crate) fn is_state_file(path: &str) -> bool {
         || name == "environment.json"
         || name.starts_with("daemons/")
         || name.starts_with("warm-standing/")
+        || name.starts_with("foreground/")
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 
@@ -80,4 +82,8 @@ pub(crate) struct BranchState {
     /// When qg last wrote this entry (RFC 3339, UTC).
     #[serde(default)]
     pub(crate) updated_at: Option<String>,
+    /// A run's next state, held until a cold run confirms its warm
+    /// answers (see [`pending`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pending: Option<pending::Pending>,
 }

@@ -204,7 +204,7 @@ impl StateStore {
 }
 
 /// What qg writes to `.st3/.gitignore`; the first line marks it as qg's.
-const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.*.tmp\ntool-versions.json\nhistory.jsonl\nfindings.json\nimport-graph.json\nimport-names.json\ninterfaces.json\nlsp-findings.json\nenvironment.json\ndaemons/\nwarm-standing/\nlogs/\n";
+const STATE_IGNORE: &str = "# Created by qg: local state, not source.\n.gitignore\nstate.json\nstate.json.*\n.*.tmp\ntool-versions.json\nhistory.jsonl\nfindings.json\nimport-graph.json\nimport-names.json\ninterfaces.json\nlsp-findings.json\nenvironment.json\ndaemons/\nwarm-standing/\nforeground/\nlogs/\n";
 
 /// State is per machine, never source: a `.st3/.gitignore` keeps it (and
 /// its lock, temp and corrupt copies, and itself) out of commits and out of

@@ -3,10 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
+
 use super::{BranchState, ToolStamp};
 
-/// What a finished `auto` run established.
-#[derive(Debug, Clone)]
+/// What a finished `auto` run established (kept whole in a pending state
+/// until its warm answers are confirmed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct RunFacts {
     /// HEAD when the run started.
     pub(crate) head_sha: String,
@@ -58,6 +61,10 @@ pub(crate) fn transition(
     let existed = previous.is_some();
     let before = previous.unwrap_or_default();
     let mut next = advance(before.clone(), facts, tree);
+    // A run's own state replaces one an earlier run held for its
+    // confirmations: this run checked what that one did (the state had
+    // not moved past it) as it is now.
+    next.pending = None;
     if !existed || next != before {
         next.updated_at = Some(facts.now.clone());
     }

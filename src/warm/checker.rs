@@ -1,9 +1,13 @@
 //! The daemon's comparisons of its answers with a cold run of the tool:
 //! `qg daemon self-check` — the run pipeline with `--verify` for the
-//! daemon's gate, over the whole program or a sampled run's files — started
-//! at the lowest CPU priority in a process group of its own, so it yields
-//! to the user's work and its tools go with it when the daemon stops. How
-//! the comparison came out, the comparing run tells the daemon itself (a
+//! daemon's gate, over the whole program or a sampled run's files — and
+//! `qg daemon confirm`, a run's answer confirmed on the files it vouches
+//! for; each started at the lowest CPU priority in a process group of its
+//! own, so it yields to the user's work and its tools go with it when the
+//! daemon stops. One runs at a time: a confirmation stops a sample (or an
+//! older confirmation, which a newer answer supersedes) and a sample
+//! waits for a confirmation. How the comparison came out, the comparing
+//! run tells the daemon itself (a
 //! [`Comparison`](super::record::Comparison) over the socket).
 
 use std::path::{Path, PathBuf};
@@ -24,6 +28,44 @@ pub(crate) enum Compare<'a> {
     Whole,
     /// A sampled run's files.
     Sample(&'a Sample),
+    /// A run's answer, confirmed on the files it vouches for.
+    Confirm {
+        /// The job's id.
+        job: &'a str,
+        /// Where the run wrote it.
+        path: &'a Path,
+    },
+}
+
+/// What the running comparison is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    Whole,
+    Sample(Sample),
+    Confirm(String),
+}
+
+impl Kind {
+    fn of(compare: &Compare<'_>) -> Kind {
+        match compare {
+            Compare::Whole => Kind::Whole,
+            Compare::Sample(sample) => Kind::Sample((*sample).clone()),
+            Compare::Confirm { job, .. } => Kind::Confirm(job.to_string()),
+        }
+    }
+}
+
+/// What [`Checker::start`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Started {
+    /// It started the comparison.
+    Now,
+    /// The same confirmation was under way already.
+    Joined,
+    /// A confirmation is under way: the sample waits for it.
+    Queued,
+    /// A comparison is under way: this one is not made.
+    Busy,
 }
 
 /// A sampled run: the files it reported, and the importers of its
@@ -55,25 +97,49 @@ pub(crate) struct CheckLaunch<'a> {
 /// The self-check under way, if any.
 #[derive(Default)]
 pub(crate) struct Checker {
-    running: Option<(Child, Tree, Instant)>,
+    running: Option<(Child, Tree, Instant, Kind)>,
     /// Whether the running self-check has told how its comparison came
     /// out: it is only exiting then.
     told: bool,
+    /// A sample that waits for a confirmation to end.
+    queued: Option<Sample>,
+    /// Since when the comparison under way stands still for a run.
+    paused: Option<Instant>,
 }
 
 impl Checker {
-    /// Starts a self-check unless one is still comparing; `Ok(false)`
-    /// when one is. One that has told its outcome is waited for: the
+    /// Starts a comparison unless one is still comparing (see
+    /// [`Started`]). One that has told its outcome is waited for: the
     /// daemon turns ready on that word, before the process is gone, and
     /// the first warm answer's sample (`verify_first`) must not be lost to
     /// that instant (on a busy machine, where the exiting self-check runs
-    /// at the lowest priority, it was).
-    pub(crate) fn start(&mut self, launch: &CheckLaunch<'_>) -> Result<bool, String> {
+    /// at the lowest priority, it was). A confirmation stops a sample or
+    /// an older confirmation under way; a sample waits for a confirmation.
+    pub(crate) fn start(&mut self, launch: &CheckLaunch<'_>) -> Result<Started, String> {
         if self.told {
             self.finish_told();
         }
-        if self.running() {
-            return Ok(false);
+        let kind = Kind::of(&launch.compare);
+        let running = self.running().then(|| self.kind()).flatten();
+        match (&kind, running) {
+            (_, None) => {}
+            (Kind::Confirm(job), Some(Kind::Confirm(running))) if *job == running => {
+                return Ok(Started::Joined)
+            }
+            // A sample stopped for a confirmation is made after it.
+            (Kind::Confirm(_), Some(Kind::Sample(sample))) => {
+                self.stop();
+                self.queued = Some(sample);
+            }
+            (Kind::Confirm(_), Some(Kind::Confirm(_))) => self.stop(),
+            // The self-check of a tool started again comes first: nothing
+            // is answered before it.
+            (Kind::Whole, Some(Kind::Sample(_) | Kind::Confirm(_))) => self.stop(),
+            (Kind::Sample(sample), Some(Kind::Confirm(_))) => {
+                self.queued = Some(sample.clone());
+                return Ok(Started::Queued);
+            }
+            (_, Some(_)) => return Ok(Started::Busy),
         }
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -81,8 +147,12 @@ impl Checker {
             .open(launch.slot.log_file())
             .map_err(|e| format!("cannot open {}: {e}", launch.slot.log_file().display()))?;
         let mut command = Command::new(launch.qg);
+        let verb = match kind {
+            Kind::Confirm(_) => "confirm",
+            _ => "self-check",
+        };
         command
-            .args(["daemon", "self-check", "--gate", &launch.slot.gate])
+            .args(["daemon", verb, "--gate", &launch.slot.gate])
             .args(["--owner", &std::process::id().to_string()])
             .current_dir(launch.root)
             .stdin(Stdio::null())
@@ -91,29 +161,71 @@ impl Checker {
         if let Some(config) = launch.config {
             command.arg("--config").arg(config);
         }
-        if let Compare::Sample(sample) = launch.compare {
-            command
-                .arg("--files-from")
-                .arg(write_sample(launch.slot, sample)?);
+        match &launch.compare {
+            Compare::Whole => {}
+            Compare::Sample(sample) => {
+                command
+                    .arg("--files-from")
+                    .arg(write_sample(launch.slot, sample)?);
+            }
+            Compare::Confirm { path, .. } => {
+                command.arg("--job").arg(path);
+            }
         }
         tree::lead_at_lowest_priority(&mut command);
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start the self-check: {e}"))?;
         let tree = Tree::of(&child);
-        self.running = Some((child, tree, Instant::now()));
-        Ok(true)
+        self.running = Some((child, tree, Instant::now(), kind));
+        self.paused = None;
+        Ok(Started::Now)
+    }
+
+    /// The kind of the comparison under way.
+    fn kind(&self) -> Option<Kind> {
+        self.running.as_ref().map(|(_, _, _, kind)| kind.clone())
+    }
+
+    /// The sample waiting for a confirmation, once none runs.
+    pub(crate) fn take_queued(&mut self) -> Option<Sample> {
+        match self.running() {
+            true => None,
+            false => self.queued.take(),
+        }
+    }
+
+    /// Stops the comparison under way where it stands: a run the user
+    /// waits for has the cores.
+    pub(crate) fn pause(&mut self) {
+        if self.paused.is_some() || !self.running() {
+            return;
+        }
+        if let Some((_, tree, _, _)) = &self.running {
+            tree.pause();
+            self.paused = Some(Instant::now());
+        }
+    }
+
+    /// Lets a paused comparison go on; returns how long it stood still.
+    pub(crate) fn resume(&mut self) -> Option<Duration> {
+        let since = self.paused.take()?;
+        if let Some((_, tree, _, _)) = &self.running {
+            tree.resume();
+        }
+        Some(since.elapsed())
     }
 
     /// Whether a self-check runs (one that ended is reaped).
     pub(crate) fn running(&mut self) -> bool {
         let ended = match self.running.as_mut() {
-            Some((child, _, _)) => !matches!(child.try_wait(), Ok(None)),
+            Some((child, _, _, _)) => !matches!(child.try_wait(), Ok(None)),
             None => return false,
         };
         if ended {
             self.running = None;
             self.told = false;
+            self.paused = None;
         }
         !ended
     }
@@ -129,6 +241,7 @@ impl Checker {
     /// cancelled run would report an inconclusive comparison after the
     /// outcome it told.
     fn finish_told(&mut self) {
+        self.resume();
         let deadline = Instant::now() + STOP_GRACE;
         while self.running() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -141,8 +254,10 @@ impl Checker {
     /// kills (a kill of its group alone left a cold mypy running on);
     /// killed, tree and all, if it has not stopped within [`STOP_GRACE`].
     pub(crate) fn stop(&mut self) {
+        // A stopped process cannot hear it is asked to end.
+        self.resume();
         self.told = false;
-        if let Some((mut child, tree, _)) = self.running.take() {
+        if let Some((mut child, tree, _, _)) = self.running.take() {
             tree.terminate();
             let deadline = Instant::now() + STOP_GRACE;
             while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
@@ -183,8 +298,10 @@ mod tests {
         let child = Command::new("sleep").arg("1").spawn().unwrap();
         let tree = Tree::of(&child);
         let checker = Checker {
-            running: Some((child, tree, Instant::now())),
+            running: Some((child, tree, Instant::now(), Kind::Sample(Sample::default()))),
             told: false,
+            queued: None,
+            paused: None,
         };
         (checker, slot)
     }
@@ -208,7 +325,7 @@ mod tests {
     fn a_self_check_still_comparing_keeps_the_next_one_from_starting() {
         let dir = tempfile::tempdir().unwrap();
         let (mut checker, slot) = holding_a_lingering_check(dir.path());
-        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(false));
+        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(Started::Busy));
         checker.stop();
     }
 
@@ -220,7 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut checker, slot) = holding_a_lingering_check(dir.path());
         checker.told();
-        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(true));
+        assert_eq!(checker.start(&launch(dir.path(), &slot)), Ok(Started::Now));
         assert!(!checker.told, "the new self-check has told nothing yet");
         checker.stop();
     }

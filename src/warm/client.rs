@@ -5,12 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::key::DaemonKey;
 use super::record::Comparison;
 use super::slot::Slot;
 use super::wire::{self, CommandOutput, Reply, Request};
 use super::{WarmAnswer, WarmFindings, WarmPlan};
-use crate::config::{Config, Gate};
+use crate::config::Gate;
 use crate::process::{Capture, Finished, Termination};
 use crate::tools::Toolbox;
 
@@ -22,6 +21,8 @@ pub(crate) struct NotWarm {
     /// Whether the run should say so: a daemon that failed (a crash, a
     /// hang, garbage), not one that is absent or warming up.
     pub(crate) warn: bool,
+    /// A warm answer given earlier was found wrong since (told once).
+    pub(crate) notice: Option<String>,
 }
 
 /// Time a daemon gets beyond the gate's own timeout (it enforces that one
@@ -38,7 +39,6 @@ pub(crate) fn may_have_daemon(root: &std::path::Path, gate: &Gate) -> bool {
 /// the whole exchange took. `verify`: the run compares the answer with a
 /// cold run's (a daemon being checked answers such a run too).
 pub(crate) fn ask(
-    config: &Config,
     gate: &Gate,
     tools: &Toolbox<'_>,
     plan: &WarmPlan,
@@ -46,20 +46,24 @@ pub(crate) fn ask(
 ) -> Result<(WarmAnswer, Duration), NotWarm> {
     let started = Instant::now();
     let slot = Slot::new(tools.root, &gate.id);
-    let key = DaemonKey::now(tools.root, config, gate, tools).digest();
     let request = Request::Check {
-        key,
+        key: plan.key.clone(),
         files: plan.report.iter().cloned().collect(),
         verify,
         left_out: plan.left_out.iter().cloned().collect(),
     };
-    let failed = |reason: String| NotWarm { reason, warn: true };
+    let failed = |reason: String| NotWarm {
+        reason,
+        warn: true,
+        notice: None,
+    };
     let reply =
         wire::ask(&slot.socket(), &request, gate.timeout + SLACK).map_err(|e| match e.kind() {
             // A socket nobody listens on: a daemon that is gone.
             std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound => NotWarm {
                 reason: "its daemon is gone".into(),
                 warn: false,
+                notice: None,
             },
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => failed(format!(
                 "its daemon did not answer within {}s",
@@ -83,7 +87,17 @@ pub(crate) fn ask(
                 notice,
             }
         }
-        Reply::Unavailable { reason, warn } => return Err(NotWarm { reason, warn }),
+        Reply::Unavailable {
+            reason,
+            warn,
+            notice,
+        } => {
+            return Err(NotWarm {
+                reason,
+                warn,
+                notice,
+            })
+        }
         other => {
             return Err(failed(format!(
                 "its daemon answered out of turn: {other:?}"
@@ -91,6 +105,39 @@ pub(crate) fn ask(
         }
     };
     Ok((answer, started.elapsed()))
+}
+
+/// What a daemon did with a confirmation it was handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Confirming {
+    /// It confirms it in the background (or already was).
+    Started,
+    /// It confirmed the very same answer on the same tree before.
+    Already,
+}
+
+/// Hands `gate`'s daemon the confirmation `job` (written at `path`) of an
+/// answer it gave for `key`.
+pub(crate) fn confirm(
+    root: &std::path::Path,
+    gate: &str,
+    key: &str,
+    job: &str,
+    path: &std::path::Path,
+) -> Result<Confirming, String> {
+    let slot = Slot::new(root, gate);
+    let request = Request::Confirm {
+        key: key.to_string(),
+        job: job.to_string(),
+        path: path.to_string_lossy().into_owned(),
+    };
+    match wire::ask(&slot.socket(), &request, Duration::from_secs(5)) {
+        Ok(Reply::Confirming) => Ok(Confirming::Started),
+        Ok(Reply::Confirmed) => Ok(Confirming::Already),
+        Ok(Reply::Unavailable { reason, .. }) => Err(reason),
+        Ok(other) => Err(format!("its daemon answered out of turn: {other:?}")),
+        Err(e) => Err(format!("its daemon could not be asked: {e}")),
+    }
 }
 
 /// Tells `gate`'s daemon how a comparison of its answer with a cold run

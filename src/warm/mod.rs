@@ -22,6 +22,7 @@ mod context;
 pub(crate) mod control;
 pub(crate) mod daemon;
 mod engine;
+pub(crate) mod foreground;
 pub(crate) mod guard;
 pub(crate) mod key;
 pub(crate) mod log;
@@ -32,7 +33,7 @@ pub(crate) mod record;
 pub(crate) mod slot;
 pub(crate) mod snapshot;
 pub(crate) mod standing;
-mod transport;
+pub(crate) mod transport;
 mod tree;
 pub(crate) mod wire;
 
@@ -78,6 +79,9 @@ pub(crate) struct WarmPlan {
     /// too, and a finding there that the baseline does not hold proves the
     /// run wrong to leave them out.
     pub(crate) left_out: std::collections::BTreeSet<String>,
+    /// The digest of the daemon key the run computed: a daemon answers only
+    /// for its own, and a confirmation only on the same.
+    pub(crate) key: String,
 }
 
 impl WarmPlan {

@@ -84,6 +84,19 @@ pub(crate) struct Record {
     /// Why its answers are not used, when a comparison differed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) distrust: Option<Distrust>,
+    /// The comparison with a cold run under way in the background, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) background: Option<Background>,
+}
+
+/// A comparison with a cold run under way: what a run's time line names
+/// beside its own work (it stands still while the run is under way).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Background {
+    /// What it compares (`the whole program`, `a run's answer …`).
+    pub(crate) what: String,
+    /// When it started (milliseconds since the epoch).
+    pub(crate) since_ms: u64,
 }
 
 /// A comparison of a daemon's answer with a cold run's that differed.
@@ -101,6 +114,10 @@ pub(crate) struct Distrust {
     /// confirmed with a cold run, and reported cold.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) withheld: bool,
+    /// The answer's confirmation found it, and the run's held state tells
+    /// the next run: the daemon need not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) told: bool,
 }
 
 impl Distrust {
@@ -122,6 +139,9 @@ pub(crate) enum Comparison {
     Agreed {
         /// What was compared.
         compared: String,
+        /// The confirmation it was, if one (see `run::confirm::Job`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job: Option<String>,
     },
     /// Different findings.
     Differed(Distrust),

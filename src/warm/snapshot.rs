@@ -9,19 +9,23 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use serde::{Deserialize, Serialize};
+
 /// One file's identity on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Stamp {
     len: u64,
     mtime_ns: i128,
     ctime_ns: i128,
     inode: u64,
     /// Set when the file was modified too recently to trust the times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     racy_hash: Option<String>,
 }
 
-/// The files as last seen.
-#[derive(Debug, Default)]
+/// The files as last seen (kept in a confirmation's job: the tree its warm
+/// answer was given on).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Snapshot {
     files: BTreeMap<String, Stamp>,
 }
@@ -64,6 +68,26 @@ impl Snapshot {
             })
             .collect();
         Snapshot { files }
+    }
+
+    /// A digest of every file's name and identity on disk: equal for the
+    /// same tree whenever it is taken (a racy file's content hash, which
+    /// depends on when, is left out; its times and inode still tell).
+    pub(crate) fn digest(&self) -> String {
+        let mut hasher = sha1_smol::Sha1::new();
+        for (file, stamp) in &self.files {
+            hasher.update(file.as_bytes());
+            hasher.update(&[0]);
+            for part in [
+                stamp.len as i128,
+                stamp.mtime_ns,
+                stamp.ctime_ns,
+                stamp.inode as i128,
+            ] {
+                hasher.update(&part.to_le_bytes());
+            }
+        }
+        hasher.digest().to_string()
     }
 
     /// What changed from `self` to `newer`.

@@ -119,6 +119,7 @@ mod tests {
             first_difference: "only warm: a.py:1:1 X".into(),
             log: ".st3/logs/x.log".into(),
             withheld: false,
+            told: false,
         }
     }
 

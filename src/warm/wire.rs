@@ -13,7 +13,7 @@ use super::transport::{self, Connection};
 use crate::violation::Violation;
 
 /// The version of what runs and daemons say; part of the socket's name.
-pub(crate) const PROTOCOL: u32 = 2;
+pub(crate) const PROTOCOL: u32 = 3;
 
 /// A run's (or a control command's) request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,6 +44,16 @@ pub(crate) enum Request {
     Stop,
     /// How a comparison of the daemon's answer with a cold run came out.
     Compared(Comparison),
+    /// Confirm an answer given for `key` with a cold run, in the
+    /// background: the job written at `path` (see `run::confirm::Job`).
+    Confirm {
+        /// The digest of the key the run asked with.
+        key: String,
+        /// The job's id.
+        job: String,
+        /// Where it is written.
+        path: String,
+    },
 }
 
 /// A daemon's reply.
@@ -68,6 +78,9 @@ pub(crate) enum Reply {
         reason: String,
         /// Whether the run should warn (a crash, a hang) or not (warming up).
         warn: bool,
+        /// A warm answer given earlier was found wrong since (told once).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notice: Option<String>,
     },
     /// The first full pass is made, and the answers agree with a cold run.
     Ready {
@@ -90,6 +103,10 @@ pub(crate) enum Reply {
     },
     /// What the daemon is doing.
     Status(Box<Status>),
+    /// A confirmation is under way (started now, or already).
+    Confirming,
+    /// The same answer on the same tree was confirmed already.
+    Confirmed,
     /// The daemon is stopping (or restarting its tool).
     Ok,
 }

@@ -24,6 +24,7 @@ use crate::exec::Silent;
 use crate::outcome::GateResult;
 use crate::report::RunReport;
 use crate::run::{self, DaemonUse, RunOptions};
+use crate::state::pending::Outcome;
 use crate::violation::{BaselineState, Fingerprint, Violation};
 use crate::warm::control::{self, StartRequest};
 use filter::Filter;
@@ -73,6 +74,11 @@ pub(crate) trait Screen {
     fn note(&mut self, message: &str);
     /// A pass.
     fn pass(&mut self, pass: &Pass<'_>);
+    /// The last pass again, once a cold run confirmed its warm answers
+    /// (its gates marked so); a screen of one report per pass says nothing.
+    fn confirmed(&mut self, pass: &Pass<'_>) {
+        let _ = pass;
+    }
 }
 
 /// Watches until `stop` is set; then stops the daemons it started.
@@ -153,26 +159,48 @@ fn watch_loop(
     let mut changed: Vec<String> = Vec::new();
     loop {
         state.run(options, &changed, screen);
-        changed = match wait_for_changes(&heard, filter, root, stop, screen) {
-            Some(changed) => changed,
-            None => return Ok(()),
+        changed = loop {
+            match wait_for_changes(&heard, filter, root, stop, screen, &mut state) {
+                Wake::Changed(changed) => break changed,
+                // The cold truth, as the gate now answers (cold).
+                Wake::Contradicted => break Vec::new(),
+                Wake::Confirmed => state.show_again(screen),
+                Wake::Stop => return Ok(()),
+            }
         };
     }
 }
 
-/// Blocks until relevant files change (then returns them, sorted) or
-/// `stop` is set (`None`); shows file-watching errors meanwhile.
+/// Why a watch stops waiting.
+enum Wake {
+    /// Relevant files changed (sorted).
+    Changed(Vec<String>),
+    /// A cold run confirmed the last pass's warm answers.
+    Confirmed,
+    /// A cold run found a warm answer of the last pass wrong.
+    Contradicted,
+    /// `stop` is set.
+    Stop,
+}
+
+/// Blocks until relevant files change, a confirmation of the last pass's
+/// warm answers lands, or `stop` is set; shows file-watching errors
+/// meanwhile.
 fn wait_for_changes(
     heard: &mpsc::Receiver<DebounceEventResult>,
     filter: &Filter,
     root: &std::path::Path,
     stop: &AtomicBool,
     screen: &mut dyn Screen,
-) -> Option<Vec<String>> {
+    passes: &mut Passes,
+) -> Wake {
     let mut changed = BTreeSet::new();
     loop {
         if stop.load(Ordering::SeqCst) {
-            return None;
+            return Wake::Stop;
+        }
+        if let Some(wake) = passes.landed(root, screen) {
+            return wake;
         }
         match heard.recv_timeout(Duration::from_millis(100)) {
             Ok(Ok(events)) => {
@@ -186,7 +214,7 @@ fn wait_for_changes(
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Wake::Stop,
         }
         // Whatever else is already queued belongs to the same burst.
         if !changed.is_empty() {
@@ -195,20 +223,72 @@ fn wait_for_changes(
                     changed.extend(filter.relevant_paths(root, &event));
                 }
             }
-            return Some(changed.into_iter().collect());
+            return Wake::Changed(changed.into_iter().collect());
         }
     }
 }
 
 /// The passes so far: the findings of the last one, for the next one's
-/// fixed and new.
+/// fixed and new; the last one's report, and the confirmations of its warm
+/// answers not yet landed.
 #[derive(Default)]
 struct Passes {
     number: usize,
     last: Option<BTreeMap<(String, Fingerprint), Violation>>,
+    shown: Option<(RunReport, Vec<String>)>,
+    awaited: Vec<(String, String)>,
 }
 
 impl Passes {
+    /// Whether a confirmation of the last pass's answers landed: each that
+    /// agreed marks its gate confirmed; one that differed makes the next
+    /// pass (its gate answers cold now), the cold truth on the screen.
+    fn landed(&mut self, root: &std::path::Path, screen: &mut dyn Screen) -> Option<Wake> {
+        let mut confirmed = false;
+        let mut index = 0;
+        while index < self.awaited.len() {
+            let (gate, job) = &self.awaited[index];
+            match run::landed(root, gate, job) {
+                None | Some(Outcome::Waiting) => index += 1,
+                Some(Outcome::Agreed) => {
+                    if let Some((report, _)) = self.shown.as_mut() {
+                        for result in report.gates.iter_mut().filter(|g| &g.id == gate) {
+                            result.unconfirmed = None;
+                            result.verified = true;
+                        }
+                    }
+                    self.awaited.remove(index);
+                    confirmed = true;
+                }
+                Some(Outcome::Differed { said }) => {
+                    screen.note(&format!(
+                        "{gate}'s warm answer was wrong: {said}; checking again"
+                    ));
+                    self.awaited.clear();
+                    return Some(Wake::Contradicted);
+                }
+                Some(Outcome::Inconclusive { .. }) => {
+                    self.awaited.remove(index);
+                }
+            }
+        }
+        confirmed.then_some(Wake::Confirmed)
+    }
+
+    /// Shows the last pass again, its confirmed answers marked so.
+    fn show_again(&self, screen: &mut dyn Screen) {
+        let Some((report, changed)) = &self.shown else {
+            return;
+        };
+        screen.confirmed(&Pass {
+            number: self.number,
+            report,
+            changed,
+            fixed: Vec::new(),
+            new: Vec::new(),
+        });
+    }
+
     /// Runs one pass and shows it.
     fn run(&mut self, options: &WatchOptions, changed: &[String], screen: &mut dyn Screen) {
         self.number += 1;
@@ -237,6 +317,8 @@ impl Passes {
             new,
         });
         self.last = Some(now);
+        self.awaited = run::awaited(&report.gates);
+        self.shown = Some((report, changed.to_vec()));
     }
 }
 

@@ -97,7 +97,9 @@ pub(super) fn start_engine(shared: &Arc<Shared>, why: &str) {
             });
             match trusted {
                 true => standing::clear_refusal(&shared.root, &shared.options.gate),
-                false => checking::compare(shared, Compare::Whole),
+                false => {
+                    let _ = checking::compare(shared, Compare::Whole);
+                }
             }
         }
         Err(why) => {

@@ -104,6 +104,7 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
         error: None,
         verified: None,
         distrust: None,
+        background: None,
     };
     let verify_every = options.verify_every.unwrap_or(spec.verify_every);
     slot.write_record(&record)
@@ -135,6 +136,8 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
             notice: None,
             agreed: 0,
             last_agreed: None,
+            last_confirmed: None,
+            answering: 0,
         }),
         phase_changed: Condvar::new(),
         engine: Mutex::new(None),
@@ -184,6 +187,7 @@ fn answer(shared: &Arc<Shared>, stream: transport::Connection) {
             };
             requests::check(shared, &key, &asked, verify)
         }
+        Ok(Request::Confirm { key, job, path }) => requests::confirm(shared, &key, &job, &path),
         Ok(Request::WaitReady) => requests::wait_ready(shared),
         Ok(Request::Status) => Reply::Status(Box::new(requests::status(shared))),
         Ok(Request::Stop) => {
@@ -200,6 +204,7 @@ fn answer(shared: &Arc<Shared>, stream: transport::Connection) {
         Err(e) => Reply::Unavailable {
             reason: e.to_string(),
             warn: true,
+            notice: None,
         },
     };
     let _ = wire::write_reply(&stream, &reply);
@@ -249,6 +254,7 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
         if let Some(owner) = owner.filter(|pid| !super::procfs::alive(*pid)) {
             return stop(shared, &format!("its owner (pid {owner}) is gone"));
         }
+        checking::yield_to_runs(shared);
         // An untrusted daemon watches its key too: a new tool or new
         // settings earn trust again.
         if !matches!(phase, Phase::Ready | Phase::Checking | Phase::Untrusted) {
@@ -272,6 +278,7 @@ fn watch(shared: &Arc<Shared>, terminated: &AtomicBool) {
         if crashed {
             lifecycle::restart(shared, "the tool exited", lifecycle::Restart::Trouble);
         }
+        checking::start_queued(shared);
         let silent =
             lock(&shared.live).comparing_since.is_some() && !lock(&shared.checker).running();
         if silent {

@@ -33,13 +33,16 @@ pub(super) fn check(shared: &Arc<Shared>, key: &str, asked: &Asked<'_>, verify: 
         true => None,
         false => lock(&shared.live).notice.take(),
     };
-    // An untrusted daemon's notice already says the gate answers cold.
-    if let Some(notice) = &notice {
-        if lock(&shared.live).record.phase == Phase::Untrusted {
-            return unavailable(notice.clone(), true);
-        }
+    // A run the user waits for has the cores: the comparison under way
+    // stands still until no run is (see `checking::yield_to_runs`).
+    if !verify {
+        lock(&shared.live).answering += 1;
+        lock(&shared.checker).pause();
     }
     let reply = answer(shared, key, asked, verify);
+    if !verify {
+        lock(&shared.live).answering -= 1;
+    }
     match notice {
         Some(notice) => with_notice(reply, notice),
         None => reply,
@@ -181,12 +184,50 @@ fn counted(shared: &Shared, asked: &Asked<'_>) {
             files: asked.report.to_vec(),
             left_out: asked.left_out.to_vec(),
         };
-        checking::compare(shared, Compare::Sample(&sample));
+        let _ = checking::compare(shared, Compare::Sample(&sample));
+    }
+}
+
+/// Confirms a run's answer in the background: only an answer this daemon
+/// gave, ready and trusted, for the key it holds. The same answer on the
+/// same tree (the same job) confirmed already, or being confirmed, is not
+/// checked again.
+pub(super) fn confirm(shared: &Shared, key: &str, job: &str, path: &str) -> Reply {
+    {
+        let live = lock(&shared.live);
+        if live.record.digest != key || live.record.phase != Phase::Ready {
+            return unavailable(
+                format!(
+                    "the daemon is {} for {} key",
+                    live.record.phase.as_str(),
+                    match live.record.digest == key {
+                        true => "this",
+                        false => "another",
+                    }
+                ),
+                false,
+            );
+        }
+        if live.last_confirmed.as_deref() == Some(job) {
+            return Reply::Confirmed;
+        }
+    }
+    let what = Compare::Confirm {
+        job,
+        path: std::path::Path::new(path),
+    };
+    match checking::compare(shared, what) {
+        Ok(_) => Reply::Confirming,
+        Err(why) => unavailable(why, true),
     }
 }
 
 fn unavailable(reason: String, warn: bool) -> Reply {
-    Reply::Unavailable { reason, warn }
+    Reply::Unavailable {
+        reason,
+        warn,
+        notice: None,
+    }
 }
 
 /// `reply` carrying `notice` (an answer), or saying it (no answer).
@@ -201,9 +242,10 @@ fn with_notice(reply: Reply, notice: String) -> Reply {
             output.notice = Some(notice);
             Reply::Output(output)
         }
-        Reply::Unavailable { reason, .. } => Reply::Unavailable {
-            reason: format!("{notice}; now: {reason}"),
-            warn: true,
+        Reply::Unavailable { reason, warn, .. } => Reply::Unavailable {
+            reason,
+            warn,
+            notice: Some(notice),
         },
         other => other,
     }

@@ -71,6 +71,11 @@ pub(super) struct Live {
     pub(super) agreed: u64,
     /// When the last one did (RFC 3339, UTC).
     pub(super) last_agreed: Option<String>,
+    /// The last confirmation of an answer that agreed (its job's id).
+    pub(super) last_confirmed: Option<String>,
+    /// Runs' checks being answered now (the comparison under way stands
+    /// still meanwhile).
+    pub(super) answering: u32,
 }
 
 /// A running engine with the project and config it runs under.
@@ -136,6 +141,21 @@ impl Shared {
         }
         drop(live);
         self.phase_changed.notify_all();
+    }
+}
+
+impl Shared {
+    /// Records the comparison under way in the background (none: it
+    /// ended), for runs to name in their time line.
+    pub(super) fn note_background(&self, background: Option<crate::warm::record::Background>) {
+        let mut live = lock(&self.live);
+        if live.record.background == background {
+            return;
+        }
+        live.record.background = background;
+        if let Err(e) = self.slot.write_record(&live.record) {
+            self.log(&format!("cannot write the record: {e}"));
+        }
     }
 }
 

@@ -27,19 +27,25 @@ const MAX_INCONCLUSIVE: u32 = 3;
 /// Takes in how a comparison came out.
 pub(super) fn compared(shared: &Arc<Shared>, comparison: Comparison) {
     let since = lock(&shared.live).comparing_since.take();
+    shared.note_background(None);
     match comparison {
-        Comparison::Agreed { compared } => agreed(shared, &compared, since),
+        Comparison::Agreed { compared, job } => agreed(shared, &compared, job, since),
         Comparison::Differed(distrust) => differed(shared, distrust),
         Comparison::Inconclusive { reason } => inconclusive(shared, &reason),
     }
 }
 
-fn agreed(shared: &Shared, compared: &str, since: Option<std::time::Instant>) {
+fn agreed(shared: &Shared, compared: &str, job: Option<String>, since: Option<std::time::Instant>) {
     let phase = {
         let mut live = lock(&shared.live);
         live.inconclusive = 0;
         live.agreed += 1;
         live.last_agreed = Some(crate::warm::record::now_rfc3339());
+        // A run asking again for the same answer on the same tree is
+        // told it is confirmed.
+        if job.is_some() {
+            live.last_confirmed = job;
+        }
         live.record.phase
     };
     shared.log(&format!("its answers for {compared} equal a cold run's"));
@@ -72,7 +78,7 @@ fn differed(shared: &Arc<Shared>, distrust: Distrust) {
     };
     // Warm answers were shown since the tool started: the one compared
     // (unless the run withheld it, reporting the cold one), or others.
-    let shown = phase == Phase::Ready && (answered > 1 || !distrust.withheld);
+    let shown = phase == Phase::Ready && (answered > 1 || !distrust.withheld) && !distrust.told;
     shared.log(&format!(
         "untrusted for good for this key: {}",
         distrust.describe()
@@ -126,7 +132,7 @@ fn inconclusive(shared: &Arc<Shared>, reason: &str) {
     std::thread::spawn(move || {
         std::thread::sleep(pause);
         if lock(&shared.live).record.phase == Phase::Checking {
-            checking::compare(&shared, Compare::Whole);
+            let _ = checking::compare(&shared, Compare::Whole);
         }
     });
 }
