@@ -579,6 +579,7 @@ impl Compiler<'_> {
         ];
         let command_only = [
             ("check", raw.check.is_some()),
+            ("check_ahead", raw.check_ahead.is_some()),
             ("stop", raw.stop.is_some()),
             ("ready_file", raw.ready_file.is_some()),
         ];
@@ -596,9 +597,14 @@ impl Compiler<'_> {
             ("command", Some(&raw.command)),
             ("check", raw.check.as_ref()),
             ("stop", raw.stop.as_ref()),
+            ("check_ahead", raw.check_ahead.as_ref()),
         ] {
+            let known: &[&str] = match sub {
+                "check_ahead" => &["{daemon_dir}", "{check_dir}"],
+                _ => &["{daemon_dir}"],
+            };
             for (index, arg) in argv.into_iter().flatten().enumerate() {
-                check_placeholders(arg, &["{daemon_dir}"])
+                check_placeholders(arg, known)
                     .map_err(|m| self.error(&key(&format!("{sub}[{index}]")), m))?;
             }
         }
@@ -653,6 +659,7 @@ impl Compiler<'_> {
                 let note_output = lines("note_output", raw.note_output.as_deref())?;
                 Protocol::Command(CommandSpec {
                     check,
+                    check_ahead: raw.check_ahead.filter(|c| !c.is_empty()),
                     stop: raw.stop.filter(|s| !s.is_empty()),
                     ready_file: raw.ready_file,
                     ignore_output,

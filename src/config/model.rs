@@ -385,6 +385,9 @@ pub(crate) struct CommandSpec {
     /// One whole-program check (the tool's own-run arguments appended);
     /// its output is read by the gate's parser.
     pub(crate) check: Vec<String>,
+    /// The check's client, started ahead and given the check's arguments
+    /// on stdin (`{check_dir}`: the check program's directory).
+    pub(crate) check_ahead: Option<Vec<String>>,
     /// The polite stop.
     pub(crate) stop: Option<Vec<String>>,
     /// The file whose existence says the daemon takes requests.

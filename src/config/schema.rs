@@ -326,6 +326,14 @@ pub(crate) struct RawDaemon {
     /// arguments are appended.
     #[serde(default)]
     pub(crate) check: Option<Vec<String>>,
+    /// `command`: the check's client started ahead of the check it answers,
+    /// waiting for the check's arguments (after its program) as one line of
+    /// JSON on stdin: a client slow to start (dmypy's imports mypy, 0.2 s)
+    /// is ready when a run asks. `{check_dir}` is the directory of the
+    /// check's resolved program (whose interpreter it is). Where it cannot
+    /// start, the check runs as `check` says.
+    #[serde(default)]
+    pub(crate) check_ahead: Option<Vec<String>>,
     /// `command`: asks the daemon to exit (it is killed after a grace
     /// period anyway).
     #[serde(default)]

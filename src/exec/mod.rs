@@ -312,34 +312,47 @@ impl<R: Send> Runner<'_, R> {
         let parts: Vec<Mutex<Vec<Timed<R>>>> =
             plans.iter().map(|_| Mutex::new(Vec::new())).collect();
         let combined: Vec<Mutex<Option<R>>> = plans.iter().map(|_| Mutex::new(None)).collect();
+        // A gate a live daemon answers waits on its socket, not on a core:
+        // it is asked at once, beside the tools that run (a warm answer
+        // that falls back to a cold run runs on its own thread then).
+        let (warm, cold): (Vec<&Unit>, Vec<&Unit>) = units
+            .iter()
+            .partition(|u| self.answered_warm(&plans[u.plan]));
         let next = AtomicUsize::new(0);
-        let workers = jobs.clamp(1, units.len().max(1));
+        let workers = jobs.clamp(1, cold.len().max(1));
+        let run = |unit: &Unit| {
+            let plan = &plans[unit.plan];
+            let launch = launches[unit.plan]
+                .as_ref()
+                .expect("units exist only for launchable gates");
+            let started = Instant::now();
+            let result = self.warm_or_cold(plan, launch, &unit.files);
+            let timed = Timed {
+                result,
+                started,
+                ended: Instant::now(),
+            };
+            let mut mine = lock(&parts[unit.plan]);
+            mine.push(timed);
+            if mine.len() == expected[unit.plan] {
+                let mut all = std::mem::take(&mut *mine);
+                // Batches finish in any order; logs are listed in file order.
+                all.sort_by_key(|t| t.started);
+                let result = self.judge.gate(plan, all);
+                self.observer.gate_finished(&result);
+                *lock(&combined[unit.plan]) = Some(result);
+            }
+        };
         std::thread::scope(|scope| {
+            for unit in &warm {
+                let run = &run;
+                scope.spawn(move || run(unit));
+            }
             for _ in 0..workers {
                 scope.spawn(|| loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(unit) = units.get(index) else { break };
-                    let plan = &plans[unit.plan];
-                    let launch = launches[unit.plan]
-                        .as_ref()
-                        .expect("units exist only for launchable gates");
-                    let started = Instant::now();
-                    let result = self.warm_or_cold(plan, launch, &unit.files);
-                    let timed = Timed {
-                        result,
-                        started,
-                        ended: Instant::now(),
-                    };
-                    let mut mine = lock(&parts[unit.plan]);
-                    mine.push(timed);
-                    if mine.len() == expected[unit.plan] {
-                        let mut all = std::mem::take(&mut *mine);
-                        // Batches finish in any order; logs are listed in file order.
-                        all.sort_by_key(|t| t.started);
-                        let result = self.judge.gate(plan, all);
-                        self.observer.gate_finished(&result);
-                        *lock(&combined[unit.plan]) = Some(result);
-                    }
+                    let Some(unit) = cold.get(index) else { break };
+                    run(unit);
                 });
             }
         });
@@ -347,6 +360,14 @@ impl<R: Send> Runner<'_, R> {
             .into_iter()
             .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
+    }
+
+    /// Whether a live daemon may answer `plan`'s gate.
+    fn answered_warm(&self, plan: &GatePlan<'_>) -> bool {
+        self.ctx
+            .warm
+            .as_ref()
+            .is_some_and(|w| w.plans.contains_key(&plan.gate.id))
     }
 
     /// Asks the gate's live daemon, if it has one; runs its tool when

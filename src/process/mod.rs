@@ -46,7 +46,8 @@ pub(crate) struct Capture {
 }
 
 impl Capture {
-    fn new(file: File) -> std::io::Result<Capture> {
+    /// The capture a process wrote to `file`.
+    pub(crate) fn new(file: File) -> std::io::Result<Capture> {
         let len = file.metadata()?.len();
         Ok(Capture { file, len })
     }

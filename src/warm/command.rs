@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
+use super::ahead::{self, Ahead};
 use super::context::Context;
 use super::program::Program;
 use super::tree::Process;
@@ -19,6 +20,10 @@ use crate::process::{self, Termination};
 pub(crate) struct CommandDaemon {
     process: Process,
     spec: CommandSpec,
+    /// The next check's client, started ahead (`check_ahead`).
+    ahead: Option<Ahead>,
+    /// A client started ahead could not start: checks run as `check` says.
+    ahead_failed: bool,
 }
 
 impl CommandDaemon {
@@ -43,6 +48,8 @@ impl CommandDaemon {
         let mut daemon = CommandDaemon {
             process,
             spec: spec.clone(),
+            ahead: None,
+            ahead_failed: false,
         };
         if let Some(file) = ready_file {
             while !std::path::Path::new(&file).exists() {
@@ -110,7 +117,13 @@ impl CommandDaemon {
             .chain(program.own_args.iter().cloned())
             .collect();
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let finished = run(ctx, &argv, timeout)?;
+        let finished = match self.ready_client(ctx) {
+            Some(client) => client
+                .answer(&argv[1..], timeout)
+                .map_err(|e| format!("cannot run `{}`: {e}", argv[0]))?,
+            None => run(ctx, &argv, timeout)?,
+        };
+        self.start_ahead(ctx, &argv[0]);
         let (exit_code, signal) = match finished.termination {
             Termination::Exited(code) => (Some(code), None),
             Termination::Signaled(signal) => (None, Some(signal)),
@@ -140,6 +153,53 @@ impl CommandDaemon {
             ));
         }
         Ok(Reply::Output(Box::new(output)))
+    }
+
+    /// The client started ahead for this check, if one waits; one that
+    /// exited before it was asked could not start (its interpreter lacks
+    /// the tool), and none is started again.
+    fn ready_client(&mut self, ctx: &Context<'_>) -> Option<Ahead> {
+        let mut client = self.ahead.take()?;
+        if client.waiting() {
+            return Some(client);
+        }
+        self.ahead_failed = true;
+        ctx.log.line(
+            "the check's client started ahead exited before it was asked; checks start their client again each time",
+        );
+        None
+    }
+
+    /// Starts the next check's client ahead (`check_ahead`), `{check_dir}`
+    /// being the directory of `check`, the check's program, as resolved.
+    fn start_ahead(&mut self, ctx: &Context<'_>, check: &str) {
+        let Some(template) = self
+            .spec
+            .check_ahead
+            .as_ref()
+            .filter(|_| !self.ahead_failed)
+        else {
+            return;
+        };
+        let Ok((program, env)) = ctx.resolve(check) else {
+            return;
+        };
+        let program = dunce::canonicalize(&program).unwrap_or(program);
+        let dir = program
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let argv: Vec<String> = template
+            .iter()
+            .map(|a| ctx.expand(a).replace("{check_dir}", &dir))
+            .collect();
+        let cwd = ctx.cwd();
+        let launch = ahead::Launch {
+            argv: &argv,
+            cwd: &cwd,
+            env: &env,
+        };
+        self.ahead = Ahead::start(&launch);
     }
 
     /// The output without the lines the gate's `ignore_output` matches.
@@ -187,6 +247,7 @@ impl CommandDaemon {
 
     /// The polite stop, then whatever is left is killed.
     pub(crate) fn stop(&mut self, ctx: &Context<'_>) {
+        self.ahead = None;
         if let Some(stop) = &self.spec.stop {
             if self.process.running() {
                 let argv: Vec<String> = stop.iter().map(|a| ctx.expand(a)).collect();

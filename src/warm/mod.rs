@@ -15,6 +15,7 @@
 //! different verdict: it becomes the same violation records as a cold run,
 //! and whatever goes wrong with a daemon makes the run answer cold.
 
+mod ahead;
 pub(crate) mod checker;
 pub(crate) mod client;
 mod command;
