@@ -921,7 +921,10 @@ fn watch_prints_a_report_per_pass_and_stops_cleanly_on_ctrl_c() {
     // has confirmed it in the background.
     eventually(COMPARISON_PATIENCE, "the red confirmed", || {
         let state = branch_state(dir);
-        state["pending"].is_null() && state["failed_files"].as_array().is_some_and(|f| !f.is_empty())
+        state["pending"].is_null()
+            && state["failed_files"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
     });
     // A git-ignored file, or one outside the project's globs, makes none.
     project.write(".gitignore", "build/\n");

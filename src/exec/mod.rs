@@ -211,7 +211,7 @@ pub(crate) fn run_all<'a, R: Send>(
     let started = artifacts::run_started();
     let mut combined = std::thread::scope(|threads| {
         // Beside the tools, not after them: a run waits for its slowest tool anyway.
-        if !units.is_empty() {
+        if !units.is_empty() && ctx.logging.enabled {
             threads.spawn(|| {
                 artifacts::rotate_logs(ctx.tools.root, ctx.logging, &started, units.len())
             });
@@ -348,13 +348,16 @@ impl<R: Send> Runner<'_, R> {
                 let run = &run;
                 scope.spawn(move || run(unit));
             }
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(unit) = cold.get(index) else { break };
-                    run(unit);
-                });
+            let work = || loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(unit) = cold.get(index) else { break };
+                run(unit);
+            };
+            // This thread is a worker too: one fewer to start and stop.
+            for _ in 1..workers {
+                scope.spawn(work);
             }
+            work();
         });
         combined
             .into_iter()

@@ -135,9 +135,14 @@ pub(super) fn run_gates<'a>(
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions, jobs) = std::thread::scope(|threads| {
-        let versions =
-            threads.spawn(|| version::tool_versions(&running, &ctx.tools, options.records()));
-        if scope.mode == ScopeMode::Project && options.records() {
+        // Threads only for work there is: one costs a run a few hundred
+        // microseconds to start and stop on a slow machine.
+        let asks_versions = running.iter().any(|g| g.version_args.is_some());
+        let versions = asks_versions.then(|| {
+            threads.spawn(|| version::tool_versions(&running, &ctx.tools, options.records()))
+        });
+        let graph_wanted = config.import_graph.is_some() && running.iter().any(|g| g.importers);
+        if scope.mode == ScopeMode::Project && options.records() && graph_wanted {
             let cwd = workspace.cwd.clone();
             threads.spawn(|| refresh_import_graph(cwd, config, &running, &ctx.tools));
         }
@@ -166,7 +171,10 @@ pub(super) fn run_gates<'a>(
             };
             jobs = checking.check(&mut results, scope, vouching)?;
         }
-        Ok::<_, QgError>((results, versions.join().unwrap_or_default(), jobs))
+        let versions = versions
+            .map(|v| v.join().unwrap_or_default())
+            .unwrap_or_default();
+        Ok::<_, QgError>((results, versions, jobs))
     })?;
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
