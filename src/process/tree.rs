@@ -88,19 +88,26 @@ impl Tree {
         }
     }
 
-    /// Stops every process of the tree where it stands (SIGSTOP) until
-    /// [`Tree::resume`]: background work yielding the cores to a run the
-    /// user waits for. Elsewhere than Unix the tree keeps running at the
-    /// lowest priority it was started with.
+    /// Stops every process the leader started, and what they started,
+    /// where it stands (SIGSTOP) until [`Tree::resume`]: background work
+    /// yielding the cores to a run the user waits for. The leader itself
+    /// goes on: it is a qg process that only waits on its tools — and, for
+    /// an instant at its end, holds the state's lock, which stopped there
+    /// stopped every run of the project until the background work would
+    /// have gone on, that is never. A tool the leader starts after this is
+    /// stopped by the next call (the daemon asks on every tick while a run
+    /// is under way). Where `/proc` is missing (not Linux) and on Windows
+    /// nothing stops: the tree keeps running at the lowest priority it was
+    /// started with.
     pub(crate) fn pause(&self) {
         #[cfg(unix)]
-        signal_tree(self.leader, libc::SIGSTOP);
+        signal_descendants(self.leader, libc::SIGSTOP);
     }
 
-    /// Lets a paused tree go on (SIGCONT).
+    /// Lets what [`Tree::pause`] stopped go on (SIGCONT).
     pub(crate) fn resume(&self) {
         #[cfg(unix)]
-        signal_tree(self.leader, libc::SIGCONT);
+        signal_descendants(self.leader, libc::SIGCONT);
     }
 
     /// Kills every process of the tree.
@@ -115,33 +122,26 @@ impl Tree {
     }
 }
 
-/// Sends `signal` to the tree `leader` leads: its group, and every process
-/// descended from it (a tool runs in a group of its own), leader last on
-/// a stop and first on a continue, so nothing it starts meanwhile escapes.
+/// Sends `signal` to every process descended from `leader` (each tool
+/// runs in a group of its own, so no group signal reaches them all):
+/// parents first on a stop, children first on a continue, so nothing they
+/// start meanwhile runs on unseen for long.
 #[cfg(unix)]
-fn signal_tree(leader: u32, signal: i32) {
-    let descendants = descendants(leader);
-    let send = |pid: u32| {
+fn signal_descendants(leader: u32, signal: i32) {
+    let mut descendants = descendants(leader);
+    if signal == libc::SIGCONT {
+        descendants.reverse();
+    }
+    for pid in descendants {
         // SAFETY: kill only sends a signal.
         unsafe {
             libc::kill(pid as libc::pid_t, signal);
         }
-    };
-    if signal == libc::SIGCONT {
-        send(leader);
-    }
-    for pid in descendants {
-        send(pid);
-    }
-    // SAFETY: killpg only sends a signal.
-    unsafe {
-        libc::killpg(leader as libc::pid_t, signal);
     }
 }
 
 /// Every process descended from `leader`, children before grandchildren,
-/// from `/proc` (Linux); elsewhere none: the leader's group alone is
-/// signalled.
+/// from `/proc` (Linux); elsewhere none.
 #[cfg(unix)]
 fn descendants(leader: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -279,5 +279,51 @@ impl Drop for Job {
         unsafe {
             windows_sys::Win32::Foundation::CloseHandle(self.handle());
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// The state letter of `pid` in `/proc` (`T` stopped, `S` sleeping…).
+    fn state(pid: u32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        after.trim_start().chars().next().unwrap()
+    }
+
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "never: {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A paused background comparison's qg process may hold the state's
+    /// lock: stopping it stopped every run of the project for good (a
+    /// foreground run waited on the lock, the daemon waited for the run).
+    #[test]
+    fn a_pause_stops_what_the_leader_started_and_not_the_leader() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 30 & wait"]);
+        lead(&mut command);
+        let mut leader = command.spawn().unwrap();
+        let tree = Tree::of(&leader);
+        until("the leader starts its child", || {
+            !descendants(tree.leader()).is_empty()
+        });
+        let child = descendants(tree.leader())[0];
+
+        tree.pause();
+        until("the child stops", || state(child) == 'T');
+        assert_ne!(state(tree.leader()), 'T', "the leader was stopped");
+
+        tree.resume();
+        until("the child goes on", || state(child) != 'T');
+        tree.kill();
+        let _ = leader.wait();
     }
 }

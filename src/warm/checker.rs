@@ -195,15 +195,16 @@ impl Checker {
         }
     }
 
-    /// Stops the comparison under way where it stands: a run the user
-    /// waits for has the cores.
+    /// Stops the comparison's tools where they stand: a run the user waits
+    /// for has the cores. Asked again while paused, it stops the tools
+    /// started since (see [`Tree::pause`]).
     pub(crate) fn pause(&mut self) {
-        if self.paused.is_some() || !self.running() {
+        if !self.running() {
             return;
         }
         if let Some((_, tree, _, _)) = &self.running {
             tree.pause();
-            self.paused = Some(Instant::now());
+            self.paused.get_or_insert_with(Instant::now);
         }
     }
 
