@@ -284,8 +284,9 @@ fn kill_group(group: u32) {
     }
 }
 
+/// How a finished process ended: its exit code, or the signal that ended it.
 #[cfg(unix)]
-fn termination_of(status: &std::process::ExitStatus) -> Termination {
+pub(crate) fn termination_of(status: &std::process::ExitStatus) -> Termination {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => Termination::Exited(code),
@@ -295,7 +296,7 @@ fn termination_of(status: &std::process::ExitStatus) -> Termination {
 }
 
 #[cfg(not(unix))]
-fn termination_of(status: &std::process::ExitStatus) -> Termination {
+pub(crate) fn termination_of(status: &std::process::ExitStatus) -> Termination {
     Termination::Exited(status.code().unwrap_or(-1))
 }
 

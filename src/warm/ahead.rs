@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::process::tree::{self, Tree};
-use crate::process::{Capture, Finished, Termination};
+use crate::process::{termination_of, Capture, Finished, Termination};
 
 /// A started client, waiting for its arguments.
 pub(crate) struct Ahead {
@@ -123,21 +123,6 @@ fn existing(program: &Path) -> Option<PathBuf> {
         std::env::consts::EXE_SUFFIX
     ));
     suffixed.is_file().then_some(suffixed)
-}
-
-#[cfg(unix)]
-fn termination_of(status: &std::process::ExitStatus) -> Termination {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => Termination::Exited(code),
-        (None, Some(signal)) => Termination::Signaled(signal),
-        (None, None) => Termination::Exited(-1),
-    }
-}
-
-#[cfg(not(unix))]
-fn termination_of(status: &std::process::ExitStatus) -> Termination {
-    Termination::Exited(status.code().unwrap_or(-1))
 }
 
 #[cfg(all(test, unix))]
