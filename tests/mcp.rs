@@ -275,6 +275,9 @@ fn bad_arguments_are_tool_errors_and_an_unknown_tool_is_a_protocol_error() {
 
 /// A project with two gates, `slow` and `other`, each a fake tool that
 /// records its pid, its child's and when it ran, sleeping `seconds`.
+/// The pid file appears whole (written aside, then renamed): a cancel
+/// waits for it to exist, and a cancel between the shell's truncating
+/// open and its write left it empty (CI at ae6781e).
 fn sleeping_gate_project(seconds: u32) -> Project {
     let project = Project::empty();
     project.write("a.py", "x = 1\n");
@@ -282,7 +285,8 @@ fn sleeping_gate_project(seconds: u32) -> Project {
 sleep 60 &
 echo $! > "$name.child"
 echo "$(date +%s.%N) start" >> "$name.times"
-echo $$ > "$name.pid"
+echo $$ > "$name.pid.tmp"
+mv "$name.pid.tmp" "$name.pid"
 sleep "$seconds"
 echo "$(date +%s.%N) end" >> "$name.times"
 echo '[]'"#;
