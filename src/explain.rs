@@ -33,8 +33,10 @@ pub(crate) struct GateExplanation {
     /// Why the program cannot run, and what fixes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) problem: Option<Problem>,
-    /// Suffixes of the files it checks (empty: any).
+    /// Suffixes of the files it checks (empty, and no `file_names`: any).
     pub(crate) file_types: Vec<String>,
+    /// Names of further files it checks wherever they are.
+    pub(crate) file_names: Vec<String>,
     /// Where its files come from: the tool's own config, or qg's list.
     pub(crate) files_from: String,
     /// Where the tool runs, root-relative (a workspace member's directory,
@@ -137,6 +139,7 @@ pub(crate) fn explain(
         tool_version,
         problem,
         file_types: gate.file_types.clone(),
+        file_names: gate.file_names.clone(),
         files_from: crate::selection::files_from(root, gate).unwrap_or_else(|why| why),
         working_dir: gate.working_dir.as_deref().map(crate::paths::to_slash),
         settings: gate

@@ -438,7 +438,7 @@ pub(crate) fn render_table(inspection: &Inspection) -> String {
     let _ = writeln!(out, "\n[tool.qg.project_scope]");
     let _ = writeln!(
         out,
-        "# Python files and stubs, and the notebooks and Markdown ruff checks."
+        "# Python files and stubs, and the notebooks, Markdown and settings files ruff checks."
     );
     let _ = writeln!(out, "include_globs = {}", quoted_list(&default_includes()));
     let excluded: Vec<String> = excluded_globs(inspection);
@@ -518,7 +518,7 @@ fn render_scope(out: &mut String, inspection: &Inspection) {
     let _ = writeln!(out, "\nproject_scope:");
     let _ = writeln!(
         out,
-        "  # Python files and stubs, and the notebooks and Markdown ruff checks."
+        "  # Python files and stubs, and the notebooks, Markdown and settings files ruff checks."
     );
     let _ = writeln!(out, "  include_globs: {}", quoted_list(&default_includes()));
     if !inspection.source_dirs.is_empty() {

@@ -343,18 +343,18 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         Some(format!(
             "none of the {} files in scope is of type {} (capabilities.file_types)",
             scope.files.len(),
-            gate.file_types.join(", ")
+            gate.file_kinds(", ")
         ))
     } else if let Some(member) = &gate.member {
         Some(format!(
             "none of the {} {} files in scope is in {} (or passes gates.{}.scope)",
             typed.len(),
-            gate.file_types.join("/"),
+            gate.file_kinds("/"),
             member.dir,
             member.of
         ))
     } else {
-        let (count, types, id) = (typed.len(), gate.file_types.join("/"), &gate.id);
+        let (count, types, id) = (typed.len(), gate.file_kinds("/"), &gate.id);
         Some(match gate.runs_per_member {
             // A workspace member holding the tool's own config takes its files.
             true => format!(

@@ -53,7 +53,10 @@ fn src_layout_with_pyproject_config_and_one_installed_tool() {
     // The written config is the one qg then uses.
     let files = project.qg(&["files", "--scope", "project"]);
     files.assert_code(0);
-    assert_eq!(files.stdout, "src/app/__init__.py\ntests/test_app.py\n");
+    assert_eq!(
+        files.stdout,
+        "pyproject.toml\nsrc/app/__init__.py\ntests/test_app.py\n"
+    );
 }
 
 #[test]
@@ -141,7 +144,10 @@ fn init_pyproject_appends_a_tool_qg_table_and_leaves_the_rest_as_it_was() {
         doctor.stdout
     );
     let files = project.qg(&["files", "--scope", "project"]);
-    assert_eq!(files.stdout, "src/app/__init__.py\ntests/test_app.py\n");
+    assert_eq!(
+        files.stdout,
+        "pyproject.toml\nsrc/app/__init__.py\ntests/test_app.py\n"
+    );
     // Written once: never rewritten, and no YAML that would shadow it.
     project
         .qg(&["init", "--pyproject"])

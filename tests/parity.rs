@@ -309,3 +309,68 @@ fn pyright_include_wildcards_select_what_pyrights_own_walk_finds() {
         assert_eq!(reported, found, "{include}: named paths: {pyright}");
     }
 }
+
+/// ruff lints its own settings files too — `pyproject.toml`, `ruff.toml`,
+/// `.ruff.toml` — (`RUF200`, and the preview rule on rule codes in
+/// selectors): `ruff check .` fails on them, and so does qg, in project
+/// scope and when such a file appears in a partial scope. They were once
+/// "outside the scope", and a red project was green (platformdirs 4.3.6).
+#[test]
+fn ruff_findings_in_its_own_settings_files_fail_every_scope() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    let settings = |ignore: &str| {
+        format!("[tool.ruff.lint]\npreview = true\nselect = [\"RUF\"]\nignore = [\"{ignore}\"]\n")
+    };
+    project.write("pyproject.toml", &settings("E501"));
+    // The built-in gates and files; ruff's lint alone runs (and moves state).
+    project.write(".st3/quality.yaml", "version: \"1\"\nactive_gates: [ruff_check]\n");
+    project.git_init();
+    project.trust();
+    let ruff_check_files = |project: &Project| -> Vec<String> {
+        let out = Command::new(common::tools_venv().join("bin/ruff"))
+            .args(["check", "--no-fix", "--output-format=json", "."])
+            .current_dir(project.path())
+            .output()
+            .unwrap();
+        let found: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let root = project.path().to_string_lossy().into_owned() + "/";
+        found
+            .iter()
+            .map(|v| v["filename"].as_str().unwrap().replace(&root, ""))
+            .collect()
+    };
+    let qg_files = |run: &common::Run| -> Vec<String> {
+        run.gate("ruff_check")["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let run = |scope: &str| {
+        project.qg_with_tools(&["run", "--scope", scope, "--format", "json"])
+    };
+    assert_eq!(ruff_check_files(&project), ["pyproject.toml"]);
+    let project_run = run("project");
+    assert_eq!(project_run.code, 1, "{}", project_run.stdout);
+    assert_eq!(qg_files(&project_run), ["pyproject.toml"]);
+
+    // Fixed, with a member's pyproject.toml that is no ruff settings file
+    // (no [tool.ruff]): green, and the baseline moves.
+    project.write("pyproject.toml", &settings("line-too-long"));
+    project.write("member/pyproject.toml", "[project]\nname = \"member\"\n");
+    common::git(project.path(), &["add", "-A"]);
+    common::git(project.path(), &["commit", "-qm", "fixed"]);
+    let green = run("auto");
+    assert_eq!(green.code, 0, "{}", green.stdout);
+    // It stops parsing: only ruff's own look at that one file finds it,
+    // as no ruff setting changed.
+    project.write("member/pyproject.toml", "[project]\nname = 1\n");
+    assert_eq!(ruff_check_files(&project), ["member/pyproject.toml"]);
+    let auto = run("auto");
+    assert_eq!(auto.code, 1, "{}", auto.stdout);
+    assert_eq!(auto.json()["scope"]["mode"], "auto", "{}", auto.stdout);
+    assert_eq!(qg_files(&auto), ["member/pyproject.toml"]);
+    assert_eq!(auto.gate("ruff_check")["violations"][0]["code"], "RUF200");
+}

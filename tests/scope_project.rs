@@ -62,7 +62,7 @@ fn project_scope_include_and_exclude_globs_both_apply() {
     let project = repo_with_every_kind_of_file();
     let config = qg::config::EMBEDDED_DEFAULT
         .replace(
-            "include_globs: [\"**/*.py\", \"**/*.pyi\", \"**/*.ipynb\", \"**/*.md\"]",
+            "include_globs: [\"**/*.py\", \"**/*.pyi\", \"**/*.ipynb\", \"**/*.md\",\n                  \"**/pyproject.toml\", \"**/ruff.toml\", \"**/.ruff.toml\"]",
             "include_globs: [\"pkg/**/*.py\"]",
         )
         .replace(
@@ -201,7 +201,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     assert_eq!(
         json["unmatched"],
         serde_json::json!([
-            {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md)"},
+            {"path": "docs", "reason": "the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md, **/pyproject.toml, **/ruff.toml, **/.ruff.toml)"},
             {"path": "build/out.py", "reason": "excluded by project_scope.exclude_globs `build/**`"},
             {"path": "generated/deeper", "reason": "git ignores every file under it"},
             {"path": ".venv", "reason": "every matching file under it is excluded by project_scope.exclude_globs (`.venv/**`)"},
@@ -212,7 +212,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     run.assert_code(0);
     assert_eq!(
         run.stdout.lines().next().unwrap(),
-        "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
+        "⏭️ nothing to check — docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md, **/pyproject.toml, **/ruff.toml, **/.ruff.toml); build/out.py: excluded by project_scope.exclude_globs `build/**` (files)"
     );
     // Next to paths that do yield files, the others are warnings.
     let run = project.qg(&[
@@ -227,7 +227,7 @@ fn a_named_path_that_yields_nothing_says_which_filter_removed_it() {
     let json = run.json();
     assert_eq!(
         json["warnings"],
-        serde_json::json!(["docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md)"]),
+        serde_json::json!(["docs: the one file under it does not match project_scope.include_globs (**/*.py, **/*.pyi, **/*.ipynb, **/*.md, **/pyproject.toml, **/ruff.toml, **/.ruff.toml)"]),
         "{json}"
     );
 }

@@ -67,9 +67,11 @@ fn human(e: &GateExplanation) -> String {
         }
         (None, None) => {}
     }
-    let types = match e.file_types.is_empty() {
+    let types = match e.file_types.is_empty() && e.file_names.is_empty() {
         true => "any".to_string(),
-        false => e.file_types.join(" "),
+        false => [e.file_types.as_slice(), e.file_names.as_slice()]
+            .concat()
+            .join(" "),
     };
     out.push_str(&format!("  files:    {types}; {}\n", e.files_from));
     if e.checks_importers {

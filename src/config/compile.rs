@@ -366,6 +366,14 @@ impl Compiler<'_> {
                 ));
             }
         }
+        for (index, name) in raw.capabilities.file_names.iter().enumerate() {
+            if name.is_empty() || name.contains(['/', '\\']) {
+                return Err(self.error(
+                    &key(&format!("capabilities.file_names[{index}]")),
+                    format!("`{name}` must be a file name without a directory, like \"pyproject.toml\""),
+                ));
+            }
+        }
         match (&raw.fix, raw.capabilities.supports_autofix) {
             // The capability promises a fixer: `qg fix` runs its command.
             (None, true) => {
@@ -470,6 +478,7 @@ impl Compiler<'_> {
             stopped,
             parser,
             file_types: raw.capabilities.file_types,
+            file_names: raw.capabilities.file_names,
             scope,
             importers: raw.scope.importers,
             fix_hint: raw.fix_hint,

@@ -225,6 +225,16 @@ mod tests {
         }
     }
 
+    /// A config that names no files gets the embedded default's.
+    #[test]
+    fn a_config_without_project_scope_has_the_embedded_defaults_files() {
+        let short = parse("version: \"1\"\nactive_gates: [ruff_check]\n", "short").unwrap();
+        assert_eq!(
+            short.project_scope.include_patterns(),
+            default_project_globs().0
+        );
+    }
+
     #[test]
     fn a_tool_qg_table_needs_no_version_as_no_other_tools_table_does() {
         let text = "[project]\nname = \"x\"\n\n[tool.qg]\nactive_gates = [\"ruff_check\"]\n";

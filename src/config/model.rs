@@ -158,8 +158,11 @@ pub struct Gate {
     pub(crate) stopped: Option<Stopped>,
     /// How output becomes violations.
     pub parser: ParserSpec,
-    /// File suffixes the tool understands (`.py`); empty = any.
+    /// File suffixes the tool understands (`.py`); empty (and no
+    /// `file_names`) = any.
     pub(crate) file_types: Vec<String>,
+    /// Names of further files it takes in any directory (`pyproject.toml`).
+    pub(crate) file_names: Vec<String>,
     /// Gate-specific include/exclude globs.
     pub(crate) scope: GlobFilter,
     /// On a partial scope, also check every project file that imports a
@@ -355,14 +358,24 @@ impl Gate {
         }
     }
 
-    /// Whether the gate checks files like `path` (`capabilities.file_types`;
-    /// none listed: every file).
+    /// The kinds of files it takes, for messages: its suffixes, then its
+    /// file names, joined by `sep`.
+    pub(crate) fn file_kinds(&self, sep: &str) -> String {
+        [self.file_types.as_slice(), self.file_names.as_slice()]
+            .concat()
+            .join(sep)
+    }
+
+    /// Whether the gate checks files like `path` (`capabilities.file_types`
+    /// and `file_names`; none listed: every file).
     pub(crate) fn handles_file_type(&self, path: &str) -> bool {
-        self.file_types.is_empty()
+        let name = path.rsplit('/').next().unwrap_or(path);
+        (self.file_types.is_empty() && self.file_names.is_empty())
             || self
                 .file_types
                 .iter()
                 .any(|suffix| path.ends_with(suffix.as_str()))
+            || self.file_names.iter().any(|n| n == name)
     }
 }
 

@@ -114,8 +114,23 @@ impl Default for RawProjectScope {
     }
 }
 
+/// The files of a project whose config names none: what the tools check
+/// when the project runs them itself — Python files and stubs, and the
+/// notebooks, Markdown and settings files ruff lints or formats. The same
+/// list as the embedded default's (a unit test holds them equal): a
+/// three-line config must not leave out a file `ruff check .` fails on.
 fn default_project_includes() -> Vec<String> {
-    vec!["**/*.py".into(), "**/*.pyi".into()]
+    [
+        "**/*.py",
+        "**/*.pyi",
+        "**/*.ipynb",
+        "**/*.md",
+        "**/pyproject.toml",
+        "**/ruff.toml",
+        "**/.ruff.toml",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// `artifact_logging`: where each tool's raw output is kept.
@@ -756,6 +771,10 @@ pub(crate) struct RawCapabilities {
     /// Suffixes of the files the tool takes (`.py`, `.pyi`); others are never passed to it.
     #[serde(default)]
     pub(crate) file_types: Vec<String>,
+    /// Names of further files the tool takes wherever they are
+    /// (`pyproject.toml`: ruff lints its own settings files).
+    #[serde(default)]
+    pub(crate) file_names: Vec<String>,
     /// The gate can fix its findings (requires `fix`).
     #[serde(default)]
     pub(crate) supports_autofix: bool,
