@@ -32,6 +32,8 @@ pub(crate) struct ToolSelection {
     pub(crate) named: Box<[String]>,
     /// The config that says so (`pyproject.toml [tool.mypy]`), if one does.
     pub(crate) config_label: Option<Box<str>>,
+    /// It names them by dotted module name (`packages = pkg`).
+    by_module: bool,
     include: Option<Box<Matcher>>,
     exclude: Option<Box<Matcher>>,
     prefer_stub: bool,
@@ -94,6 +96,12 @@ impl WalkedEntry {
 }
 
 impl ToolSelection {
+    /// Whether its config names the files by dotted module name (mypy's
+    /// `packages`, `modules`) rather than by path.
+    pub(crate) fn names_modules(&self) -> bool {
+        self.by_module
+    }
+
     /// Whether the tool's own run would check `path` (root-relative).
     pub(crate) fn selects(&self, path: &str) -> bool {
         let Some(path) = path.strip_prefix(&*self.within) else {
@@ -186,6 +194,7 @@ fn read_at(
         names_files: false,
         named: Box::default(),
         config_label: None,
+        by_module: false,
         include: None,
         exclude: spec
             .exclude
@@ -222,6 +231,8 @@ fn from_section(
     within: &str,
 ) -> Result<ToolSelection, String> {
     let mut shown = Vec::new();
+    let by_name = dotted_include(section, &spec.include_modules, &mut shown)
+        .map_err(|e| format!("{label}: {e}"))?;
     // The key's matcher and the entries it was made of.
     type Read = Option<(Box<Matcher>, Vec<String>)>;
     let mut read_key = |key: &Option<crate::config::SelectionKey>| -> Result<Read, String> {
@@ -238,9 +249,15 @@ fn from_section(
             .map(|matcher| Some((Box::new(matcher), entries)))
             .map_err(|e| format!("{label}: `{}` cannot be read: {e}", key.key))
     };
-    let (include, named) = match read_key(&spec.include)? {
-        Some((matcher, entries)) => (Some(matcher), entries),
-        None => (None, Vec::new()),
+    let by_module = by_name.is_some();
+    let (include, named) = match by_name {
+        // mypy stops when both are set; the dotted names are what it
+        // would check were `files` not there.
+        Some(matcher) => (Some(matcher), Vec::new()),
+        None => match read_key(&spec.include)? {
+            Some((matcher, entries)) => (Some(matcher), entries),
+            None => (None, Vec::new()),
+        },
     };
     let exclude = read_key(&spec.exclude)?.map(|(matcher, _)| matcher);
     let source = match shown.is_empty() {
@@ -252,6 +269,7 @@ fn from_section(
         names_files: include.is_some(),
         named: named.into(),
         config_label: Some(label.into()),
+        by_module,
         include,
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
@@ -259,8 +277,87 @@ fn from_section(
     })
 }
 
+/// The files the dotted-name keys name (`packages = pkg, tests.examples`),
+/// found under the tool's directory and the directories each key's
+/// `roots_key` lists (mypy's `mypy_path`); `None` when none is present.
+/// Each name is looked for under every root (the tool takes the first it
+/// finds: two roots holding one package is a mistake it reports itself).
+fn dotted_include(
+    section: &Section,
+    keys: &[crate::config::SelectionKey],
+    shown: &mut Vec<String>,
+) -> Result<Option<Box<Matcher>>, String> {
+    let mut paths = Vec::new();
+    let mut present = false;
+    for key in keys {
+        let Some(names) = entries(section, &key.key, key.syntax) else {
+            continue;
+        };
+        present = true;
+        shown.push(format!("{} = {}", key.key, names.join(", ")));
+        let roots = roots(section, key.roots_key.as_deref());
+        for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            paths.extend(module_paths(name, key.syntax, &roots));
+        }
+    }
+    if !present {
+        return Ok(None);
+    }
+    // Keys present but naming nothing: the tool checks nothing by them.
+    if paths.is_empty() {
+        return Ok(Some(Box::new(Matcher::Paths(GlobSet::empty()))));
+    }
+    paths_matcher(paths.iter().map(String::as_str)).map(|set| Some(Box::new(Matcher::Paths(set))))
+}
+
+/// The directories dotted names are found under: the tool's own (`""`)
+/// and those `key` lists, relative to it (`$MYPY_CONFIG_FILE_DIR/src` is
+/// `src`; mypy separates them by `,` or `:` on every platform).
+fn roots(section: &Section, key: Option<&str>) -> Vec<String> {
+    let listed = key
+        .and_then(|k| entries(section, k, PatternSyntax::Paths))
+        .unwrap_or_default();
+    let listed = listed.iter().flat_map(|e| e.split(':')).map(|root| {
+        let root = root.trim();
+        let root = root.strip_prefix("$MYPY_CONFIG_FILE_DIR").unwrap_or(root);
+        clean(root.trim_start_matches('/')).to_string()
+    });
+    let mut roots = vec![String::new()];
+    roots.extend(listed.filter(|r| !r.is_empty() && r != "."));
+    roots
+}
+
+/// Where the module or package `name` may be under each of `roots`, as
+/// path entries: a package's directory (all under it) or a module's file
+/// for `packages`; the module's file or its package's `__init__` alone
+/// for `modules`.
+fn module_paths(name: &str, syntax: PatternSyntax, roots: &[String]) -> Vec<String> {
+    let relative = name.replace('.', "/");
+    let mut paths = Vec::new();
+    for root in roots {
+        let at = match root.is_empty() {
+            true => relative.clone(),
+            false => format!("{root}/{relative}"),
+        };
+        paths.push(format!("{at}.py"));
+        paths.push(format!("{at}.pyi"));
+        match syntax {
+            PatternSyntax::Packages => paths.push(at),
+            _ => {
+                paths.push(format!("{at}/__init__.py"));
+                paths.push(format!("{at}/__init__.pyi"));
+            }
+        }
+    }
+    paths
+}
+
 fn compile(entries: &[String], syntax: PatternSyntax) -> Result<Matcher, String> {
     match syntax {
+        // Checked when the config is read: these are never file patterns.
+        PatternSyntax::Packages | PatternSyntax::Modules => {
+            Err("dotted module names are not file patterns".to_string())
+        }
         PatternSyntax::Paths => {
             paths_matcher(entries.iter().map(String::as_str)).map(Matcher::Paths)
         }
@@ -322,7 +419,10 @@ fn glob(pattern: &str) -> Result<globset::Glob, String> {
 fn entries(section: &Section, key: &str, syntax: PatternSyntax) -> Option<Vec<String>> {
     let split = |text: &str| -> Vec<String> {
         match syntax {
-            PatternSyntax::Paths | PatternSyntax::WalkedPaths => text
+            PatternSyntax::Paths
+            | PatternSyntax::WalkedPaths
+            | PatternSyntax::Packages
+            | PatternSyntax::Modules => text
                 .split([',', '\n'])
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -358,7 +458,20 @@ mod tests {
                 syntax: PatternSyntax::Paths,
                 default: Vec::new(),
                 missing: Default::default(),
+                roots_key: None,
             }),
+            include_modules: ["packages", "modules"]
+                .map(|key| SelectionKey {
+                    key: key.into(),
+                    syntax: match key {
+                        "packages" => PatternSyntax::Packages,
+                        _ => PatternSyntax::Modules,
+                    },
+                    default: Vec::new(),
+                    missing: Default::default(),
+                    roots_key: Some("mypy_path".into()),
+                })
+                .to_vec(),
             exclude: Some(SelectionKey {
                 key: exclude.0.into(),
                 syntax: exclude.1,
@@ -366,9 +479,10 @@ mod tests {
                     PatternSyntax::Paths | PatternSyntax::WalkedPaths => {
                         vec!["**/node_modules".into()]
                     }
-                    PatternSyntax::Regex => Vec::new(),
+                    _ => Vec::new(),
                 },
                 missing: Default::default(),
+                roots_key: None,
             }),
             stubs: StubPolicy::Both,
         }
@@ -404,6 +518,47 @@ mod tests {
             &s,
         );
         assert!(own.selects("tests/other.py") && !own.selects("src/a.py"));
+    }
+
+    /// mypy's `packages` (each with all under it) and `modules` (alone),
+    /// found under the current directory and every `mypy_path` entry.
+    #[test]
+    fn dotted_names_select_packages_and_modules_under_each_root() {
+        let s = spec(
+            &[("setup.cfg", "mypy")],
+            "files",
+            ("exclude", PatternSyntax::Regex),
+        );
+        let cfg = "[mypy]\npackages = app.core, tests\nmodules = tool,\n    lib.one\n\
+                   mypy_path = $MYPY_CONFIG_FILE_DIR/src:stubs\nfiles = ignored.py\n";
+        let selection = read_in(&[("setup.cfg", cfg)], &s);
+        assert!(selection.names_files && selection.names_modules());
+        for checked in [
+            "src/app/core/__init__.py",
+            "src/app/core/deep/x.py",
+            "app/core/x.py",
+            "tests/test_a.py",
+            "tool.py",
+            "src/tool.pyi",
+            "stubs/lib/one/__init__.pyi",
+            "lib/one.py",
+        ] {
+            assert!(selection.selects(checked), "{checked}");
+        }
+        for left_out in [
+            "src/app/other.py",
+            "app/__init__.py",
+            "lib/one/two.py",
+            "ignored.py",
+            "src/tests_extra.py",
+        ] {
+            assert!(!selection.selects(left_out), "{left_out}");
+        }
+        assert!(
+            selection.source.contains("packages = app.core, tests"),
+            "{}",
+            selection.source
+        );
     }
 
     #[test]

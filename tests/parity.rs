@@ -324,7 +324,10 @@ fn ruff_findings_in_its_own_settings_files_fail_every_scope() {
     };
     project.write("pyproject.toml", &settings("E501"));
     // The built-in gates and files; ruff's lint alone runs (and moves state).
-    project.write(".st3/quality.yaml", "version: \"1\"\nactive_gates: [ruff_check]\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_check]\n",
+    );
     project.git_init();
     project.trust();
     let ruff_check_files = |project: &Project| -> Vec<String> {
@@ -348,9 +351,7 @@ fn ruff_findings_in_its_own_settings_files_fail_every_scope() {
             .map(|v| v["file"].as_str().unwrap().to_string())
             .collect()
     };
-    let run = |scope: &str| {
-        project.qg_with_tools(&["run", "--scope", scope, "--format", "json"])
-    };
+    let run = |scope: &str| project.qg_with_tools(&["run", "--scope", scope, "--format", "json"]);
     assert_eq!(ruff_check_files(&project), ["pyproject.toml"]);
     let project_run = run("project");
     assert_eq!(project_run.code, 1, "{}", project_run.stdout);
@@ -373,4 +374,72 @@ fn ruff_findings_in_its_own_settings_files_fail_every_scope() {
     assert_eq!(auto.json()["scope"]["mode"], "auto", "{}", auto.stdout);
     assert_eq!(qg_files(&auto), ["member/pyproject.toml"]);
     assert_eq!(auto.gate("ruff_check")["violations"][0]["code"], "RUF200");
+}
+
+/// mypy's `packages` and `modules` name its files by dotted name, found
+/// under the current directory and `mypy_path` (with `files` too, mypy
+/// stops: "May only specify one of"): bare `mypy` checks them alone. qg checks what it checks, in project
+/// scope and in which changed files (and importers) go to mypy.
+#[test]
+fn mypys_packages_and_modules_choose_its_files_on_every_scope() {
+    let project = Project::empty();
+    project.write("pkg/__init__.py", "x: int = 1\n");
+    project.write("pkg/sub/deep.py", "from pkg import x\n\nz: int = x\n");
+    project.write("src/app/__init__.py", "a: int = 1\n");
+    project.write("tool.py", "t: int = 1\n");
+    project.write("extra.py", "from pkg import x\n\ny: int = \"no\"\n");
+    project.write("files_only.py", "f: int = \"no\"\n");
+    project.write(
+        "pyproject.toml",
+        "[tool.mypy]\npackages = [\"pkg\", \"app\"]\nmodules = [\"tool\"]\n\
+         mypy_path = [\"$MYPY_CONFIG_FILE_DIR/src\"]\n",
+    );
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    project.trust();
+    let mypy = Command::new(common::tools_venv().join("bin/mypy"))
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&mypy.stdout).into_owned();
+    assert!(said.contains("Success: no issues found"), "{said}");
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--format", "json"];
+        all.extend_from_slice(args);
+        project.qg_with_tools(&all)
+    };
+    let whole = run(&["--scope", "project"]);
+    assert_eq!(whole.code, 0, "{}", whole.stdout);
+    // Green: the baseline moves. An edit outside the selection, and one
+    // that breaks a module outside it that imports one inside.
+    assert_eq!(run(&[]).code, 0);
+    project.write("extra.py", "from pkg import x\n\ny: int = x + 1\n");
+    project.write("pkg/__init__.py", "x: str = 'one'\n");
+    let auto = run(&[]);
+    let checked: Vec<String> = auto.json()["covered"]["mypy"]
+        .as_array()
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(auto.code, 1, "{}", auto.stdout);
+    let gate = auto.gate("mypy");
+    let found: Vec<&str> = gate["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        found,
+        ["pkg/sub/deep.py"],
+        "{} (checked {checked:?})",
+        auto.stdout
+    );
 }

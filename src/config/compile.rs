@@ -370,7 +370,9 @@ impl Compiler<'_> {
             if name.is_empty() || name.contains(['/', '\\']) {
                 return Err(self.error(
                     &key(&format!("capabilities.file_names[{index}]")),
-                    format!("`{name}` must be a file name without a directory, like \"pyproject.toml\""),
+                    format!(
+                        "`{name}` must be a file name without a directory, like \"pyproject.toml\""
+                    ),
                 ));
             }
         }
@@ -424,10 +426,14 @@ impl Compiler<'_> {
             .daemon
             .map(|daemon| self.daemon(id, daemon))
             .transpose()?;
+        if let Some(s) = &raw.selection {
+            self.check_selection_syntaxes(&key("selection"), s)?;
+        }
         let selection = raw.selection.map(|s| SelectionSpec {
             project_args: s.project_args,
             config: s.config.into_iter().map(config_source).collect(),
             include: s.include.map(selection_key),
+            include_modules: s.include_modules.into_iter().map(selection_key).collect(),
             exclude: s.exclude.map(selection_key),
             stubs: s.stubs,
         });
@@ -505,6 +511,36 @@ impl Compiler<'_> {
             tool_config,
             executes: raw.executes,
         })
+    }
+
+    /// `include` and `exclude` name files, `include_modules` dotted names:
+    /// a key of the other kind would be read as the wrong thing.
+    fn check_selection_syntaxes(
+        &self,
+        key: &str,
+        raw: &schema::RawSelection,
+    ) -> Result<(), ConfigError> {
+        let files = [("include", &raw.include), ("exclude", &raw.exclude)];
+        for (name, selection_key) in files {
+            if let Some(k) = selection_key.as_ref().filter(|k| dotted(k.syntax)) {
+                return Err(self.error(
+                    &format!("{key}.{name}.syntax"),
+                    format!("`{}` names files: its syntax is paths, walked_paths or regex; dotted names go under include_modules", k.key),
+                ));
+            }
+        }
+        for (index, k) in raw.include_modules.iter().enumerate() {
+            if !dotted(k.syntax) {
+                return Err(self.error(
+                    &format!("{key}.include_modules[{index}].syntax"),
+                    format!(
+                        "`{}` names modules by dotted name: its syntax is packages or modules",
+                        k.key
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `success.stopped`, its message regexes compiled.
@@ -890,5 +926,11 @@ fn selection_key(raw: schema::RawSelectionKey) -> SelectionKey {
         syntax: raw.syntax,
         default: raw.default,
         missing: raw.missing,
+        roots_key: raw.roots_key,
     }
+}
+
+/// Whether `syntax` names modules by dotted name rather than files.
+fn dotted(syntax: PatternSyntax) -> bool {
+    matches!(syntax, PatternSyntax::Packages | PatternSyntax::Modules)
 }

@@ -442,6 +442,9 @@ pub(crate) struct SelectionSpec {
     pub(crate) config: Vec<ConfigSource>,
     /// The key that names the files it checks.
     pub(crate) include: Option<SelectionKey>,
+    /// Keys naming modules by dotted name, which replace `include` when
+    /// any is present.
+    pub(crate) include_modules: Vec<SelectionKey>,
     /// The key that names files it leaves out.
     pub(crate) exclude: Option<SelectionKey>,
     /// How it treats a `.py` beside a `.pyi`.
@@ -470,6 +473,9 @@ pub(crate) struct SelectionKey {
     pub(crate) default: Vec<String>,
     /// What the tool does with an entry naming a missing path.
     pub(crate) missing: MissingPath,
+    /// For dotted names: the key listing further directories they are
+    /// found under.
+    pub(crate) roots_key: Option<String>,
 }
 
 pub(crate) use super::schema::{MissingPath, PatternSyntax, StubPolicy};

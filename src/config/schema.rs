@@ -500,6 +500,12 @@ pub(crate) struct RawSelection {
     /// The config key naming the files the tool checks.
     #[serde(default)]
     pub(crate) include: Option<RawSelectionKey>,
+    /// Config keys naming the modules or packages the tool checks by dotted
+    /// name (mypy's `packages` and `modules`, syntax `packages`/`modules`):
+    /// when any is present, their entries together name the files instead
+    /// of `include`'s.
+    #[serde(default)]
+    pub(crate) include_modules: Vec<RawSelectionKey>,
     /// The config key naming the files the tool leaves out.
     #[serde(default)]
     pub(crate) exclude: Option<RawSelectionKey>,
@@ -536,6 +542,9 @@ pub(crate) struct RawSelectionKey {
     /// What the tool does when an entry names a path that does not exist: `stops` (mypy: "Cannot read file", before checking anything) or `warns` and checks the rest (pyright).
     #[serde(default)]
     pub(crate) missing: MissingPath,
+    /// For dotted names: the key listing the directories they are found under besides the tool's own (mypy's `mypy_path`).
+    #[serde(default)]
+    pub(crate) roots_key: Option<String>,
 }
 
 /// What a tool does with an include entry naming a missing path.
@@ -565,6 +574,11 @@ pub(crate) enum PatternSyntax {
     /// the directories the entry matches, unless it holds `**` (pyright's
     /// `include`: `packages/*/lib` matches nothing, `packages/**/lib` does).
     WalkedPaths,
+    /// Dotted package names, each with every module under it (mypy's
+    /// `packages`), found under the tool's directory and `roots_key`.
+    Packages,
+    /// Dotted module names, each the module alone (mypy's `modules`).
+    Modules,
 }
 
 /// How a tool treats `mod.py` beside `mod.pyi`.

@@ -43,8 +43,12 @@ pub(crate) fn whole_program(
     // The tool's own run would reach the members that run on their own:
     // a gate around members checks its own files by name, named from the
     // directory it runs in.
+    // So does a config naming modules by dotted name (mypy's `packages`),
+    // which a client given files does not read: their files by name.
     let own_args = match (&gate.selection, &selection) {
-        (Some(spec), Some(selection)) if gate.left_to_members.is_empty() => {
+        (Some(spec), Some(selection))
+            if gate.left_to_members.is_empty() && !selection.names_modules() =>
+        {
             own_args(selection, &spec.project_args, &listing)
         }
         _ => checked.iter().map(|f| named_from(gate, f)).collect(),
