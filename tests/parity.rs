@@ -443,3 +443,35 @@ fn mypys_packages_and_modules_choose_its_files_on_every_scope() {
         auto.stdout
     );
 }
+
+/// A file ruff's settings exclude (`exclude`, honoured for named files by
+/// `--force-exclude`) is one `ruff check .` and `ruff format --check .`
+/// never look at: an edit to it passes both gates, checked by neither —
+/// never an error because ruff format printed no JSON for it.
+#[test]
+fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.write("examples/ex.py", "y = 1\n");
+    project.write("pyproject.toml", "[tool.ruff]\nexclude = [\"examples\"]\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
+    );
+    project.git_init();
+    project.trust();
+    assert_eq!(project.qg_with_tools(&["run"]).code, 0);
+    project.write("examples/ex.py", "import os\ny  =  2\n");
+    let run = project.qg_with_tools(&["run", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for gate in ["ruff_format", "ruff_check"] {
+        let result = run.gate(gate);
+        assert_eq!(result["status"], "passed", "{result}");
+        assert_eq!(result["files_checked"], 0, "{result}");
+    }
+    // What the tools say when the project runs them.
+    assert_eq!(
+        native_counts(&project)[..2],
+        counts(&[("ruff_format", 0), ("ruff_check", 0)])
+    );
+}

@@ -441,6 +441,11 @@ impl Compiler<'_> {
             .stopped
             .map(|raw| self.stopped(&key("success.stopped"), raw))
             .transpose()?;
+        let nothing_checked = success
+            .nothing_checked
+            .as_deref()
+            .map(|pattern| self.regex(&key("success.nothing_checked"), pattern))
+            .transpose()?;
         let tool_config = raw
             .tool_config
             .into_iter()
@@ -482,6 +487,7 @@ impl Compiler<'_> {
             fail_on: success.fail_on,
             tool_error_codes: success.tool_error_codes,
             stopped,
+            nothing_checked,
             parser,
             file_types: raw.capabilities.file_types,
             file_names: raw.capabilities.file_names,
@@ -543,21 +549,21 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// `pattern` compiled, or an error naming `key`.
+    fn regex(&self, key: &str, pattern: &str) -> Result<regex::Regex, ConfigError> {
+        regex::Regex::new(pattern).map_err(|e| {
+            let first = e.to_string().lines().last().unwrap_or_default().to_string();
+            self.error(key, format!("is not a valid regex: {first}"))
+        })
+    }
+
     /// `success.stopped`, its message regexes compiled.
     fn stopped(&self, key: &str, raw: schema::RawStopped) -> Result<Stopped, ConfigError> {
         let messages = raw
             .messages
             .iter()
             .enumerate()
-            .map(|(index, pattern)| {
-                regex::Regex::new(pattern).map_err(|e| {
-                    let first = e.to_string().lines().last().unwrap_or_default().to_string();
-                    self.error(
-                        &format!("{key}.messages[{index}]"),
-                        format!("is not a valid regex: {first}"),
-                    )
-                })
-            })
+            .map(|(index, pattern)| self.regex(&format!("{key}.messages[{index}]"), pattern))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Stopped {
             exit_codes: raw.exit_codes,

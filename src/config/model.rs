@@ -156,6 +156,8 @@ pub struct Gate {
     pub(crate) tool_error_codes: Vec<String>,
     /// How the tool says it stopped before checking anything.
     pub(crate) stopped: Option<Stopped>,
+    /// The line it prints when its settings leave out every file given.
+    pub(crate) nothing_checked: Option<regex::Regex>,
     /// How output becomes violations.
     pub parser: ParserSpec,
     /// File suffixes the tool understands (`.py`); empty (and no

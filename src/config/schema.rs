@@ -661,6 +661,9 @@ pub(crate) struct RawSuccess {
     /// How the tool says it stopped before checking anything (mypy's blocking errors): the gate is then an error, never a verdict, and such a finding is never baselined.
     #[serde(default)]
     pub(crate) stopped: Option<RawStopped>,
+    /// A regex matching the line the tool prints (on stderr) when its own settings leave out every file it was given (ruff's `No Python files found`): with an ok exit code, the gate passes having checked none of them, and says so.
+    #[serde(default)]
+    pub(crate) nothing_checked: Option<String>,
 }
 
 /// `success.stopped`: how a tool says it stopped before checking anything.
@@ -693,6 +696,7 @@ impl Default for RawSuccess {
             fail_on: default_fail_on(),
             tool_error_codes: Vec::new(),
             stopped: None,
+            nothing_checked: None,
         }
     }
 }

@@ -64,6 +64,13 @@ pub(crate) fn judge(
             return result.into_error(stopped_error(gate, Some(code), &said, fail));
         }
     }
+    if let Some(said) = nothing_checked(gate, code, finished, paths) {
+        result.files_checked = 0;
+        result.warnings.push(format!(
+            "its settings exclude every file it was given, so it checked none, as its own run of the project would not (it said `{said}`)"
+        ));
+        return result;
+    }
     let signals_violations = gate.exit_codes_violations.contains(&code);
     if !signals_violations && !gate.exit_codes_ok.contains(&code) {
         let message = format!(
@@ -109,6 +116,31 @@ pub(crate) fn judge(
         }
         None => result,
     }
+}
+
+/// What the tool said when its settings left out every file it was given
+/// (`success.nothing_checked`), when it exited ok and printed no finding.
+fn nothing_checked(
+    gate: &Gate,
+    code: i32,
+    finished: &Finished,
+    paths: &PathContext,
+) -> Option<String> {
+    let pattern = gate.nothing_checked.as_ref()?;
+    if !gate.exit_codes_ok.contains(&code) {
+        return None;
+    }
+    let stderr = finished.stderr.tail(4096).unwrap_or_default();
+    let said = String::from_utf8_lossy(&stderr)
+        .lines()
+        .find(|line| pattern.is_match(line))?
+        .trim()
+        .to_string();
+    let found_something = gate
+        .parser
+        .parse(finished, paths)
+        .is_ok_and(|parsed| !parsed.violations.is_empty());
+    (!found_something).then_some(said)
 }
 
 /// The error of a gate whose tool stopped before checking anything: what
