@@ -1005,3 +1005,42 @@ fn branch_scope_never_takes_the_branch_itself_as_its_parent() {
         "no parent branch found (tried main, which is this branch, origin/HEAD → origin/main, master)"
     );
 }
+
+/// A run whose warm answer awaits its confirmation holds its next state
+/// (`pending`): the files it found failing are not yet `failed_files`, yet
+/// the next run checks them as it checks failed files — the fix after a
+/// red step checks what was red (on platformdirs a fix checked 1 file
+/// warm where the cold run's fix checked the 11 the red run failed).
+#[test]
+fn files_a_held_run_found_failing_are_checked_again() {
+    let repo = Repo::new();
+    assert_eq!(repo.run()["overall_pass"], true);
+    let path = repo.path().join(".st3/state.json");
+    let mut state: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let branch = &mut state["quality_gates"]["branches"]["main"];
+    branch["pending"] = serde_json::json!({
+        "run": "a-red-warm-run",
+        "at": "2026-11-29T08:00:00Z",
+        "gates": {"check": {"job": "j", "files": 1}},
+        "facts": {
+            "head_sha": repo.head(),
+            "checked": ["b.py"],
+            "failing": ["b.py"],
+            "any_error": false,
+            "full_check": false,
+            "fell_back": false,
+            "dirty_blobs": {},
+            "config_hash": "",
+            "tools": {},
+            "tool_settings": {},
+            "now": "2026-11-29T08:00:00Z"
+        }
+    });
+    fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let files = repo.files();
+    assert_eq!(
+        reasons(&files, "b.py"),
+        serde_json::json!(["failed_last_run"]),
+        "{files}"
+    );
+}

@@ -28,7 +28,13 @@ impl GitScope<'_> {
             return project_scope(self.ws, self.config, ScopeMode::Auto, Some(reason));
         };
         let state = baseline.state;
-        let failed = state.map(|s| s.failed_files.as_slice()).unwrap_or_default();
+        let mut failed: Vec<String> = state.map(|s| s.failed_files.clone()).unwrap_or_default();
+        // A run whose warm answer awaits its confirmation moved nothing:
+        // the files it found failing are checked again, as failed files
+        // are, so the fix that follows a red step checks what was red.
+        if let Some(held) = state.and_then(|s| s.pending.as_ref()) {
+            failed.extend(held.facts.failing.iter().cloned());
+        }
         let mut scope = match self.trusted_baseline(head, baseline) {
             Ok(sha) => {
                 let changes = self.repo.changes_since(Some(&sha))?;
@@ -50,7 +56,7 @@ impl GitScope<'_> {
             Err(reason) => self.fallback(head_commit, reason)?,
         };
         scope.requested = ScopeMode::Auto;
-        self.add_failed_files(&mut scope, failed);
+        self.add_failed_files(&mut scope, &failed);
         Ok(scope)
     }
 
