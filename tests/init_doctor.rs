@@ -347,3 +347,39 @@ fn doctor_names_a_path_the_tools_config_names_that_does_not_exist() {
         "{warned}"
     );
 }
+
+/// The root's mypy `files` names a directory inside a workspace member
+/// with its own mypy config: qg checks it as the member's own run does,
+/// and `qg doctor` says so, with how to check it the root's way too.
+#[test]
+fn doctor_says_where_the_roots_files_lie_in_a_member_with_its_own_config() {
+    let project = common::Project::empty();
+    project.write("a/m.py", "x: int = 1\n");
+    project.write("b/sub/n.py", "y: int = 1\n");
+    project.write(
+        "b/pyproject.toml",
+        "[project]\nname = \"b\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = true\n",
+    );
+    project.write(
+        "pyproject.toml",
+        "[project]\nname = \"root\"\nversion = \"0\"\n\n[tool.uv.workspace]\nmembers = [\"b\"]\n\n\
+         [tool.mypy]\nfiles = [\"a\", \"b/sub\"]\n",
+    );
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    let json = project.qg(&["doctor", "--format", "json"]).json();
+    let said: Vec<&serde_json::Value> = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "mypy files" && c["status"] == "warning")
+        .collect();
+    assert_eq!(said.len(), 1, "{json}");
+    assert_eq!(
+        said[0]["detail"],
+        "pyproject.toml [tool.mypy] `files` names b/sub, inside member b (checked as `cd b && mypy` checks it, with its config); `mypy` run here would check it with these settings as well, which qg does not"
+    );
+}

@@ -267,8 +267,56 @@ fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
             Err(why) => checks.push(Check::new(&name, Health::Warning, why, None)),
         }
         checks.extend(missing_selected_paths(root, gate, &name));
+        checks.extend(files_left_to_members(root, gate, &name));
     }
     checks
+}
+
+/// The entries of a gate's own file selection that lie in a workspace
+/// member with its own config: the tool's own run from here checks them
+/// with these settings, while qg leaves them to the member's run, with the
+/// member's (as `cd member && tool` does) — by design, and said here.
+fn files_left_to_members(root: &Path, gate: &config::Gate, name: &str) -> Option<Check> {
+    let spec = gate.selection.as_ref()?;
+    let selection = crate::selection::read(root, gate, spec).ok()?;
+    let within = |entry: &str, dir: &str| {
+        let entry = entry.trim().trim_start_matches("./").trim_end_matches('/');
+        entry == dir
+            || entry
+                .strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let tool = gate.command.first().map_or("the tool", String::as_str);
+    let overlaps: Vec<String> = selection
+        .named
+        .iter()
+        .filter_map(|entry| {
+            let dir = gate.left_to_members.iter().find(|dir| within(entry, dir))?;
+            Some(format!(
+                "{}, inside member {dir} (checked as `cd {dir} && {tool}` checks it, with its config)",
+                entry.trim()
+            ))
+        })
+        .collect();
+    if overlaps.is_empty() {
+        return None;
+    }
+    let key = spec.include.as_ref().map_or("", |k| k.key.as_str());
+    let source = selection
+        .config_label
+        .as_deref()
+        .unwrap_or("the tool's config");
+    Some(Check::new(
+        name,
+        Health::Warning,
+        format!(
+            "{source} `{key}` names {}; `{tool}` run here would check it with these settings as well, which qg does not",
+            overlaps.join("; ")
+        ),
+        Some(format!(
+            "to check it with these settings too, run `{tool}` here yourself; to silence this, take it out of `{key}`"
+        )),
+    ))
 }
 
 /// Whether `qg lsp`, `qg mcp` and `qg watch` may run the repository's
