@@ -383,3 +383,55 @@ fn doctor_says_where_the_roots_files_lie_in_a_member_with_its_own_config() {
         "pyproject.toml [tool.mypy] `files` names b/sub, inside member b (checked as `cd b && mypy` checks it, with its config); `mypy` run here would check it with these settings as well, which qg does not"
     );
 }
+
+/// A new folder with its own mypy config that the root's `files` leaves
+/// out and no workspace declares is checked by nothing: `qg doctor` says
+/// so, and how to make it a member; declared, it is one.
+#[test]
+fn doctor_names_a_config_folder_nothing_checks_and_how_to_make_it_a_member() {
+    let project = common::Project::empty();
+    project.write("a/m.py", "x: int = 1\n");
+    project.write("mypy.ini", "[mypy]\nfiles = a\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    // Made a minute ago, not yet `git add`ed.
+    project.write(
+        "b/pyproject.toml",
+        "[project]\nname = \"b\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = true\n",
+    );
+    project.write("b/n.py", "def f(x):\n    return x\n");
+    let check = |name: &str| -> Option<serde_json::Value> {
+        let json = project.qg(&["doctor", "--format", "json"]).json();
+        json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+    };
+    let unrun = check("not members").expect("a `not members` line");
+    assert!(
+        unrun["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("b (its own pyproject.toml): "),
+        "{unrun}"
+    );
+    assert!(
+        unrun["fix"].as_str().unwrap().contains("cd b && "),
+        "{unrun}"
+    );
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\nmembers: [b]\n",
+    );
+    assert!(check("not members").is_none());
+    let member = check("member").expect("b is a member");
+    assert!(
+        member["detail"].as_str().unwrap().contains("mypy@b"),
+        "{member}"
+    );
+}

@@ -80,7 +80,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
         }
     };
     match crate::members::load_config_and_members(&workspace, config_path) {
-        Ok((config, members)) => {
+        Ok((config, members, unrun)) => {
             let active = config.active_gates.len();
             let detail = format!(
                 "{}: {} gates defined, {active} active",
@@ -99,6 +99,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             }
             checks.push(environment_check(&workspace.root));
             checks.extend(member_checks(&workspace, &members));
+            checks.extend(unrun_config_dirs(&unrun));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
             checks.push(settings_check(&workspace, &config));
@@ -154,6 +155,35 @@ fn member_checks(workspace: &Workspace, members: &[MemberRuns]) -> Vec<Check> {
             Check::new("member", Health::Ok, detail, None)
         })
         .collect()
+}
+
+/// The directories holding a config of a tool run per member that no run
+/// checks: no declared member, and outside the project's own run of the
+/// tool. A test fixture needs nothing; a member made a minute ago needs
+/// declaring, or it is never checked — one line says which they are.
+fn unrun_config_dirs(unrun: &[crate::members::Member]) -> Option<Check> {
+    const SHOWN: usize = 5;
+    let first = unrun.first()?;
+    let mut named: Vec<String> = unrun
+        .iter()
+        .take(SHOWN)
+        .map(|m| format!("{} ({})", m.dir, m.found_by))
+        .collect();
+    if unrun.len() > SHOWN {
+        named.push(format!("and {} more", unrun.len() - SHOWN));
+    }
+    Some(Check::new(
+        "not members",
+        Health::Ok,
+        format!(
+            "{}: each holds a tool's config, but no workspace declares it a member and the project's own run of that tool leaves it out, so nothing checks it (a test fixture needs nothing)",
+            named.join(", ")
+        ),
+        Some(format!(
+            "to check one as `cd {} && <tool>` does, declare it: [tool.uv.workspace] members, Hatch's workspace.members, or qg's `members`",
+            first.dir
+        )),
+    ))
 }
 
 fn finish(root: String, checks: Vec<Check>) -> Diagnosis {

@@ -30,21 +30,26 @@ pub(crate) type MemberRuns = (Member, Vec<String>);
 /// gives every member holding its own config for a gate run per member a
 /// gate of its own: what every command runs from.
 pub(crate) fn load_config(ws: &Workspace, explicit: Option<&Path>) -> Result<Config, QgError> {
-    load_config_and_members(ws, explicit).map(|(config, _)| config)
+    load_config_and_members(ws, explicit).map(|(config, _, _)| config)
 }
 
 /// `load_config`, and the members it split the gates by, each with the
 /// gates that run in it with its own config (`mypy@packages/a`), for
-/// `qg doctor` to show without finding them again.
+/// `qg doctor` to show without finding them again — and the directories
+/// holding such a config that are no member: undeclared, and left out by
+/// the project's own run (a test fixture, or a member not yet declared),
+/// which nothing checks.
 pub(crate) fn load_config_and_members(
     ws: &Workspace,
     explicit: Option<&Path>,
-) -> Result<(Config, Vec<MemberRuns>), QgError> {
+) -> Result<(Config, Vec<MemberRuns>, Vec<Member>), QgError> {
     let mut config = config::load(&ws.root, explicit)?;
     let members = discover(ws, &config)?;
     expand::gates_per_member(&mut config, &ws.root, &members)?;
-    let shown = own_runs(&config, members);
-    Ok((config, shown))
+    let (shown, unrun): (Vec<MemberRuns>, Vec<MemberRuns>) =
+        own_runs(&config, members).into_iter().partition(is_member);
+    let unrun = unrun.into_iter().map(|(member, _)| member).collect();
+    Ok((config, shown, unrun))
 }
 
 /// The workspace's members under a config not yet split by them (`qg
@@ -53,7 +58,16 @@ pub(crate) fn with_own_runs(ws: &Workspace, config: &Config) -> Result<Vec<Membe
     let members = discover(ws, config)?;
     let mut expanded = config.clone();
     expand::gates_per_member(&mut expanded, &ws.root, &members)?;
-    Ok(own_runs(&expanded, members))
+    Ok(own_runs(&expanded, members)
+        .into_iter()
+        .filter(is_member)
+        .collect())
+}
+
+/// A directory found only for its config, with no run of its own (the
+/// project's run leaves it out), is no member to show.
+fn is_member((member, own): &MemberRuns) -> bool {
+    member.declared || !own.is_empty()
 }
 
 /// Each member with the gates of `expanded` that run in it.
@@ -69,8 +83,5 @@ fn own_runs(expanded: &Config, members: Vec<Member>) -> Vec<MemberRuns> {
                 .collect();
             (member, own)
         })
-        // A directory found only for its config, with no run of its own
-        // (the project's run leaves it out), is no member to show.
-        .filter(|(member, own)| member.declared || !own.is_empty())
         .collect()
 }
