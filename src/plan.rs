@@ -182,6 +182,9 @@ pub(crate) fn plan<'a>(
                 (scope.whole_project.get(&gate.id), context.project_files)
             {
                 check_whole_project(&mut plan, all, &accepts, context, why);
+                if scope.uncached.contains(&gate.id) {
+                    from_scratch(&mut plan);
+                }
                 return plan;
             }
             let importers_unknown = gate.importers && scope.importers_unknown.is_some();
@@ -285,6 +288,22 @@ fn check_whole_project<'a>(
     if let Some((selection, spec)) = own {
         plan.native_args = Some(own_run_args(selection, spec));
         plan.project_scope = Some(context.project_scope.clone());
+    }
+}
+
+/// Code the tool's plugin imports changed (a settings module), which the
+/// tool's own cache does not key on: the run reads no cache
+/// (`uncached_args`), and writes one the next runs can trust, and says so.
+fn from_scratch(plan: &mut GatePlan<'_>) {
+    let uncached = &plan.gate.uncached_args;
+    if uncached.is_empty() {
+        return;
+    }
+    plan.extra_args = uncached.clone();
+    if let Some(note) = &mut plan.note {
+        note.push_str(
+            ", from scratch: its plugin imports what changed, which its cache does not key on",
+        );
     }
 }
 

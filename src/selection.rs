@@ -313,7 +313,7 @@ fn dotted_include(
 /// The directories dotted names are found under: the tool's own (`""`)
 /// and those `key` lists, relative to it (`$MYPY_CONFIG_FILE_DIR/src` is
 /// `src`; mypy separates them by `,` or `:` on every platform).
-fn roots(section: &Section, key: Option<&str>) -> Vec<String> {
+pub(crate) fn roots(section: &Section, key: Option<&str>) -> Vec<String> {
     let listed = key
         .and_then(|k| entries(section, k, PatternSyntax::Paths))
         .unwrap_or_default();
@@ -325,6 +325,12 @@ fn roots(section: &Section, key: Option<&str>) -> Vec<String> {
     let mut roots = vec![String::new()];
     roots.extend(listed.filter(|r| !r.is_empty() && r != "."));
     roots
+}
+
+/// Where the module `name` may be under each of `roots`: its file, or its
+/// package's `__init__` (relative to the tool's directory).
+pub(crate) fn module_files(name: &str, roots: &[String]) -> Vec<String> {
+    module_paths(name, PatternSyntax::Modules, roots)
 }
 
 /// Where the module or package `name` may be under each of `roots`, as

@@ -315,3 +315,62 @@ fn ty_and_pyrefly_settings_make_their_gate_alone_check_the_whole_project() {
     assert_eq!(whole(&pyrefly), ["pyrefly"], "{pyrefly}");
     assert_eq!(status_of(&pyrefly, "ty"), "skipped");
 }
+
+/// What a mypy plugin imports is config too: django-stubs imports the
+/// settings module `[tool.django-stubs] django_settings_module` names (and
+/// through it the project's apps). An edit to it makes mypy alone check
+/// its whole project, reading no cache (mypy's does not key on what a
+/// plugin imports: a cached run gave 1 error where a fresh one gave 31),
+/// and `qg trust` covers its content: trust given before the edit is gone.
+#[test]
+fn a_settings_module_a_plugin_imports_is_mypys_settings_and_trust_covers_it() {
+    let tools =
+        "[tool.mypy]\n\n[tool.django-stubs]\ndjango_settings_module = \"site_conf.settings\"\n";
+    let mut repo = green_project(tools);
+    let store = tempfile::tempdir().unwrap();
+    let store_file = store.path().join("trust.json");
+    repo.set_env("QG_TRUST_FILE", &store_file.display().to_string());
+    repo.write("site_conf/__init__.py", "");
+    repo.write("site_conf/settings.py", "DEBUG = True\n");
+    repo.commit("settings");
+    assert_eq!(repo.run().code, 0);
+    let trust_line = |repo: &GitRepo| -> Value {
+        let doctor = repo.qg(&["doctor", "--format", "json"]).json();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "trust")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(repo.qg(&["trust"]).code, 0);
+    let trusted = trust_line(&repo);
+    assert_eq!(trusted["status"], "ok", "{trusted}");
+    assert!(
+        trusted["detail"]
+            .as_str()
+            .unwrap()
+            .contains("site_conf/settings.py, which Mypy's plugin imports"),
+        "{trusted}"
+    );
+
+    repo.write("site_conf/settings.py", "DEBUG = False\n");
+    let run = repo.qg(&["run", "--format", "json", "--verbose"]);
+    let report = run.json();
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(whole(&report), ["mypy"], "{report}");
+    assert!(
+        report["scope"]["whole_project"]["mypy"]
+            .as_str()
+            .unwrap()
+            .contains("its settings in site_conf/settings.py changed"),
+        "{report}"
+    );
+    assert!(
+        run.stderr.contains("mypy --output=json --no-incremental"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(trust_line(&repo)["status"], "warning");
+}

@@ -477,6 +477,7 @@ impl Compiler<'_> {
             pass_files: exec.pass_files,
             batchable: exec.batchable,
             whole_second_mtimes: exec.whole_second_mtimes,
+            uncached_args: exec.uncached_args,
             project_wide: exec.project_wide,
             runs_per_member: exec.runs_per_member,
             member: None,
@@ -516,6 +517,18 @@ impl Compiler<'_> {
             selection,
             tool_config,
             executes: raw.executes,
+            settings_modules: raw
+                .settings_modules
+                .into_iter()
+                .map(|m| SettingsModule {
+                    source: ConfigSource {
+                        file: m.file,
+                        section: m.section,
+                    },
+                    key: m.key,
+                    roots_key: m.roots_key,
+                })
+                .collect(),
         })
     }
 
@@ -598,6 +611,7 @@ impl Compiler<'_> {
             file: raw.file,
             matcher,
             sections: raw.sections,
+            runs: false,
         })
     }
 

@@ -143,6 +143,8 @@ pub struct Gate {
     /// The tool's cache trusts a file's size and whole-second mtime: a cold
     /// run waits out the second of the newest write to a project file.
     pub(crate) whole_second_mtimes: bool,
+    /// Arguments to check without reading the tool's cache (still writing it).
+    pub(crate) uncached_args: Vec<String>,
     /// Extra environment variables for the tool.
     pub(crate) env: BTreeMap<String, String>,
     /// Exit codes meaning "ran fine".
@@ -215,6 +217,9 @@ pub struct Gate {
     pub(crate) tool_config: Vec<ToolConfigFile>,
     /// Keys of the tool's config naming project code it imports and runs.
     pub(crate) executes: Vec<String>,
+    /// Keys naming a module its plugin imports and runs; their files are
+    /// added to `tool_config` (`runs`) when the config is loaded.
+    pub(crate) settings_modules: Vec<SettingsModule>,
 }
 
 /// The workspace member a gate runs for (also the `member` of its result
@@ -295,6 +300,20 @@ pub(crate) struct ToolConfigFile {
     /// The tool's sections (dotted names, `*` within one part); empty:
     /// the whole file.
     pub(crate) sections: Vec<String>,
+    /// Code the tool imports and runs (a module a plugin's setting names),
+    /// not only reads: `qg trust` covers its content.
+    pub(crate) runs: bool,
+}
+
+/// A config key naming a module the tool's plugin imports (`settings_modules`).
+#[derive(Debug, Clone)]
+pub(crate) struct SettingsModule {
+    /// The config file and the section holding the key.
+    pub(crate) source: ConfigSource,
+    /// The key.
+    pub(crate) key: String,
+    /// A key of the tool's own config listing more roots (`mypy_path`).
+    pub(crate) roots_key: Option<String>,
 }
 
 impl Gate {

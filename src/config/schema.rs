@@ -232,6 +232,9 @@ pub(crate) struct RawGate {
     /// Keys of the tool's own config (where `selection.config` says it lives) that name project code the tool imports and runs (mypy's `plugins`): a repository that sets one must be trusted (`qg trust`) before `qg lsp`, `qg mcp` or `qg watch` runs the gate.
     #[serde(default)]
     pub(crate) executes: Vec<String>,
+    /// Config keys naming a module the tool's plugin imports and runs (django-stubs' `django_settings_module`): that module's files are settings of the gate (an edit checks its whole project) and code `qg trust` covers.
+    #[serde(default)]
+    pub(crate) settings_modules: Vec<RawSettingsModule>,
 }
 
 /// One file a tool reads settings from (`tool_config`).
@@ -244,6 +247,22 @@ pub(crate) struct RawToolConfigFile {
     /// The sections of it that are the tool's (TOML tables and INI sections by dotted name, `*` matching within one part: `tool.mypy`, `tool.*-mypy`, `mypy-*`); none: the whole file.
     #[serde(default)]
     pub(crate) sections: Vec<String>,
+}
+
+/// A config key naming, by dotted name, a module the tool imports.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSettingsModule {
+    /// The config file, relative to where the tool runs (`pyproject.toml`).
+    pub(crate) file: String,
+    /// The table or section holding the key (`tool.django-stubs`).
+    pub(crate) section: String,
+    /// The key (`django_settings_module`).
+    pub(crate) key: String,
+    /// A key of the tool's own config (`selection.config`) listing further directories the module is found under (mypy's `mypy_path`).
+    #[serde(default)]
+    pub(crate) roots_key: Option<String>,
 }
 
 /// `search_paths`: where a tool looks for the project's own modules, read
@@ -632,6 +651,9 @@ pub(crate) struct RawExecution {
     /// The tool's cache takes a file whose size and mtime in whole seconds are unchanged for unchanged (mypy): a cold run starts only after the second of the newest write to a project file, so no later edit that keeps a file's size can look unchanged to it.
     #[serde(default)]
     pub(crate) whole_second_mtimes: bool,
+    /// Arguments that make the tool check without reading its cache, still writing it (mypy's `--no-incremental`): a run after code its plugin imports changed (`settings_modules`), which its cache does not key on.
+    #[serde(default)]
+    pub(crate) uncached_args: Vec<String>,
     /// Extra environment variables.
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,

@@ -135,6 +135,7 @@ fn in_member(file: &ToolConfigFile, dir: &str) -> Result<ToolConfigFile, GlobErr
         matcher: GlobFilter::new(std::slice::from_ref(&moved), &[])?,
         file: moved,
         sections: file.sections.clone(),
+        runs: file.runs,
     })
 }
 

@@ -13,6 +13,7 @@
 
 mod discover;
 mod expand;
+mod named_modules;
 
 use std::path::Path;
 
@@ -46,6 +47,7 @@ pub(crate) fn load_config_and_members(
     let mut config = config::load(&ws.root, explicit)?;
     let members = discover(ws, &config)?;
     expand::gates_per_member(&mut config, &ws.root, &members)?;
+    named_modules::add(&mut config, &ws.root);
     let (shown, unrun): (Vec<MemberRuns>, Vec<MemberRuns>) =
         own_runs(&config, members).into_iter().partition(is_member);
     let unrun = unrun.into_iter().map(|(member, _)| member).collect();

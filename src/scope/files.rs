@@ -40,6 +40,7 @@ pub(super) fn project_scope(
         body_only: Vec::new(),
         interface_changed: BTreeMap::new(),
         whole_project: BTreeMap::new(),
+        uncached: Default::default(),
         settings_now: Default::default(),
         diff: None,
     })

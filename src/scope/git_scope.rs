@@ -172,6 +172,7 @@ impl GitScope<'_> {
             since,
         );
         scope.whole_project.extend(found.whole);
+        scope.uncached.extend(found.uncached);
         scope.settings_now = found.now;
     }
 
@@ -211,6 +212,7 @@ impl GitScope<'_> {
             body_only: Vec::new(),
             interface_changed: BTreeMap::new(),
             whole_project: BTreeMap::new(),
+            uncached: Default::default(),
             settings_now: Default::default(),
             diff: None,
         }

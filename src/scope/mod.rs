@@ -130,6 +130,11 @@ pub(crate) struct Scope {
     /// and why: their tool, or its settings, changed since the scope's base.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) whole_project: BTreeMap<String, String>,
+    /// Of those, the gates whose tool's own cache cannot be trusted for
+    /// the change: code its plugin imports changed (a settings module),
+    /// which the tool's cache does not key on. They check from scratch.
+    #[serde(skip)]
+    pub(crate) uncached: BTreeSet<String>,
     /// The gates' settings files the comparison looked at, as they are
     /// now: what a green run records of the uncommitted ones.
     #[serde(skip)]
@@ -260,6 +265,7 @@ impl Scope {
             body_only: Vec::new(),
             interface_changed: BTreeMap::new(),
             whole_project: BTreeMap::new(),
+            uncached: Default::default(),
             settings_now: Default::default(),
             diff: None,
         }

@@ -21,6 +21,8 @@ pub(crate) type SettingsDigests = BTreeMap<String, BTreeMap<String, String>>;
 pub(crate) struct SettingsChanges {
     /// Gate id → why it checks its whole project scope.
     pub(crate) whole: BTreeMap<String, String>,
+    /// The gates among them for which code the tool runs changed.
+    pub(crate) uncached: BTreeSet<String>,
     /// The digests of every settings file the comparison looked at, as the
     /// files are now (what a green run records of the uncommitted ones).
     pub(crate) now: SettingsDigests,
@@ -59,6 +61,9 @@ pub(crate) fn compare(
             };
             if now != then {
                 changed.insert(path.clone());
+                if entries.iter().any(|e| e.runs) {
+                    found.uncached.insert(gate.id.clone());
+                }
             }
             found
                 .now

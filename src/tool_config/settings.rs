@@ -131,6 +131,7 @@ mod tests {
 
     fn entry(file: &str, sections: &[&str]) -> ToolConfigFile {
         ToolConfigFile {
+            runs: false,
             file: file.into(),
             matcher: GlobFilter::new(&[file.to_string()], &[]).unwrap(),
             sections: sections.iter().map(|s| s.to_string()).collect(),

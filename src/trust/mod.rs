@@ -277,6 +277,20 @@ fn project_code_settings(root: &Path, config: &Config) -> Vec<String> {
             }
         }
     }
+    // A module a plugin's setting names (django-stubs' settings module)
+    // is imported and run as it is now: its content, not only its name.
+    for gate in config.gates.values() {
+        for file in gate.tool_config.iter().filter(|f| f.runs) {
+            let blob = crate::git::blob_id(&crate::file_name::join(root, &file.file));
+            if let Some(blob) = blob {
+                let short = &blob[..blob.len().min(12)];
+                found.push(format!(
+                    "{}, which {}'s plugin imports ({short})",
+                    file.file, gate.name
+                ));
+            }
+        }
+    }
     found.sort();
     found.dedup();
     found
