@@ -104,13 +104,22 @@ pub(crate) fn ask(tool: &ResolvedTool, args: &[String], tools: &Toolbox<'_>) -> 
     }
     let first_line = |stream: &process::Capture| {
         let bytes = stream.read_all().unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        text.lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
+        version_line(&String::from_utf8_lossy(&bytes)).map(str::to_string)
     };
     first_line(&done.stdout).or_else(|| first_line(&done.stderr))
+}
+
+/// The line of `--version` output that says the version: the first that
+/// is not a notice around it (pyright-python's "WARNING: there is a new
+/// pyright version available (v1.1.399 -> v1.1.407)." and its "Please
+/// install the new version..." come before `pyright 1.1.399`).
+fn version_line(text: &str) -> Option<&str> {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let notice = |line: &str| {
+        let lower = line.to_ascii_lowercase();
+        lower.starts_with("warning") || lower.starts_with("please ") || lower.starts_with("note:")
+    };
+    lines().find(|l| !notice(l)).or_else(|| lines().next())
 }
 
 /// The version number in a `--version` line (`mypy 2.4.1 (compiled: yes)`
@@ -169,6 +178,20 @@ mod tests {
         assert!(too_old("tool v0.9rc1", "1.0").is_some());
         // Nothing to compare: never a complaint.
         assert_eq!(too_old("no number here", "1.11"), None);
+    }
+
+    #[test]
+    fn a_notice_before_the_version_line_is_passed_over() {
+        let pyright = "WARNING: there is a new pyright version available (v1.1.399 -> v1.1.407).\n\
+                       Please install the new version or set PYRIGHT_PYTHON_FORCE_VERSION to `latest`\n\n\
+                       pyright 1.1.399\n";
+        assert_eq!(version_line(pyright), Some("pyright 1.1.399"));
+        assert_eq!(version_line("ruff 0.17.5\n"), Some("ruff 0.17.5"));
+        assert_eq!(
+            version_line("WARNING: only this\n"),
+            Some("WARNING: only this")
+        );
+        assert_eq!(version_line("\n"), None);
     }
 
     #[test]
