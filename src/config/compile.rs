@@ -227,6 +227,7 @@ impl Compiler<'_> {
             package_bases: raw.package_bases,
             explicit_bases_key: raw.explicit_bases_key,
             bases_env: raw.bases_env,
+            bases_cache_args: raw.bases_cache_args,
             config_dir_variable: raw.config_dir_variable,
         })
     }

@@ -96,6 +96,8 @@ pub(crate) struct SearchPathSpec {
     /// The variable a gate's partial run gets the bases of all the tool's
     /// files in, ahead of its own value.
     pub(crate) bases_env: Option<String>,
+    /// Arguments of a run given `bases_env`: a cache of qg's own.
+    pub(crate) bases_cache_args: Vec<String>,
     /// The variable that stands for the config file's directory.
     pub(crate) config_dir_variable: Option<String>,
 }

@@ -298,6 +298,12 @@ pub(crate) struct RawSearchPaths {
     /// tool's own run on the project searches (`MYPYPATH`).
     #[serde(default)]
     pub(crate) bases_env: Option<String>,
+    /// Arguments a run given `bases_env` also gets: a cache of qg's own
+    /// (`--cache-dir=...`), as the tool's cache is keyed on its search
+    /// path and the user's own runs, without the variable, would rebuild
+    /// theirs after every qg run (and qg's after every one of theirs).
+    #[serde(default)]
+    pub(crate) bases_cache_args: Vec<String>,
     /// The variable that stands for the config file's directory in the
     /// tool's paths (`$MYPY_CONFIG_FILE_DIR`).
     #[serde(default)]

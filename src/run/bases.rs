@@ -65,6 +65,8 @@ pub(super) fn hand_package_bases(
         if let Some(value) = value(workspace, gate, &bases) {
             let name = variable(gate).expect("planned with one").to_string();
             plan.env.push((name, value));
+            plan.extra_args
+                .extend(spec.bases_cache_args.iter().cloned());
         }
     }
     Ok(())
