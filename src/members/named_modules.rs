@@ -47,7 +47,7 @@ fn files_of(root: &Path, gate: &Gate, module: &SettingsModule) -> Vec<String> {
     let Some(name) = found
         .section
         .strings(&module.key)
-        .map(|s| s.entries(|t| vec![t.trim().to_string()]))
+        .map(|s| s.entries(|t| vec![module_name(t)]))
         .and_then(|names| names.into_iter().find(|n| !n.is_empty()))
     else {
         return Vec::new();
@@ -80,6 +80,13 @@ fn files_of(root: &Path, gate: &Gate, module: &SettingsModule) -> Vec<String> {
     files.into_iter().map(|f| format!("{prefix}{f}")).collect()
 }
 
+/// The dotted name a value holds: an INI value keeps its quotes
+/// (`django_settings_module = "tests.settings"` in mypy.ini), which
+/// django-stubs strips, as it does spaces.
+fn module_name(value: &str) -> String {
+    value.trim().trim_matches(['"', '\'']).trim().to_string()
+}
+
 /// Every `.py` file under `package` (relative to `dir`), `/`-separated.
 fn python_files_under(dir: &Path, package: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -99,4 +106,16 @@ fn python_files_under(dir: &Path, package: &str) -> Vec<String> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_name;
+
+    #[test]
+    fn a_quoted_ini_value_names_the_module_inside_the_quotes() {
+        assert_eq!(module_name("\"tests.settings\""), "tests.settings");
+        assert_eq!(module_name(" 'proj.settings' "), "proj.settings");
+        assert_eq!(module_name("site.settings"), "site.settings");
+    }
 }
