@@ -296,19 +296,43 @@ fn selection_checks(root: &Path, config: &Config) -> Vec<Check> {
             Ok(detail) => checks.push(Check::new(&name, Health::Ok, detail, None)),
             Err(why) => checks.push(Check::new(&name, Health::Warning, why, None)),
         }
-        checks.extend(missing_selected_paths(root, gate, &name));
-        checks.extend(files_left_to_members(root, gate, &name));
+        // The tool's own selection, read once for the checks of it.
+        let own = gate.selection.as_ref().and_then(|spec| {
+            let selection = crate::selection::read(root, gate, spec).ok()?;
+            Some(OwnSelection { spec, selection })
+        });
+        if let Some(own) = &own {
+            checks.extend(missing_selected_paths(root, own, &name));
+            checks.extend(files_left_to_members(gate, own, &name));
+        }
     }
     checks
+}
+
+/// A gate's selection spec with what it reads in this project.
+struct OwnSelection<'g> {
+    spec: &'g config::SelectionSpec,
+    selection: crate::selection::ToolSelection,
+}
+
+impl OwnSelection<'_> {
+    /// The include key and the config that sets it, as messages name them.
+    fn key_and_source(&self) -> (&str, &str) {
+        let key = self.spec.include.as_ref().map_or("", |k| k.key.as_str());
+        let source = self
+            .selection
+            .config_label
+            .as_deref()
+            .unwrap_or("the tool's config");
+        (key, source)
+    }
 }
 
 /// The entries of a gate's own file selection that lie in a workspace
 /// member with its own config: the tool's own run from here checks them
 /// with these settings, while qg leaves them to the member's run, with the
 /// member's (as `cd member && tool` does) — by design, and said here.
-fn files_left_to_members(root: &Path, gate: &config::Gate, name: &str) -> Option<Check> {
-    let spec = gate.selection.as_ref()?;
-    let selection = crate::selection::read(root, gate, spec).ok()?;
+fn files_left_to_members(gate: &config::Gate, own: &OwnSelection<'_>, name: &str) -> Option<Check> {
     let within = |entry: &str, dir: &str| {
         let entry = entry.trim().trim_start_matches("./").trim_end_matches('/');
         entry == dir
@@ -317,7 +341,8 @@ fn files_left_to_members(root: &Path, gate: &config::Gate, name: &str) -> Option
                 .is_some_and(|rest| rest.starts_with('/'))
     };
     let tool = gate.command.first().map_or("the tool", String::as_str);
-    let overlaps: Vec<String> = selection
+    let overlaps: Vec<String> = own
+        .selection
         .named
         .iter()
         .filter_map(|entry| {
@@ -331,11 +356,7 @@ fn files_left_to_members(root: &Path, gate: &config::Gate, name: &str) -> Option
     if overlaps.is_empty() {
         return None;
     }
-    let key = spec.include.as_ref().map_or("", |k| k.key.as_str());
-    let source = selection
-        .config_label
-        .as_deref()
-        .unwrap_or("the tool's config");
+    let (key, source) = own.key_and_source();
     Some(Check::new(
         name,
         Health::Warning,
@@ -435,20 +456,15 @@ fn settings_check(workspace: &Workspace, config: &Config) -> Check {
 
 /// A path the tool's own config names to check that does not exist: the
 /// tool's own run stops on it or warns, and the gate with it.
-fn missing_selected_paths(root: &Path, gate: &config::Gate, name: &str) -> Option<Check> {
-    let spec = gate.selection.as_ref()?;
-    let selection = crate::selection::read(root, gate, spec).ok()?;
-    let missing = selection.missing_entries(root);
+fn missing_selected_paths(root: &Path, own: &OwnSelection<'_>, name: &str) -> Option<Check> {
+    let missing = own.selection.missing_entries(root);
     if missing.is_empty() {
         return None;
     }
-    let key = spec.include.as_ref().map_or("", |k| k.key.as_str());
-    let source = selection
-        .config_label
-        .as_deref()
-        .unwrap_or("the tool's config");
+    let (key, source) = own.key_and_source();
     let listed = missing.join(", ");
-    let stops = spec
+    let stops = own
+        .spec
         .include
         .as_ref()
         .is_none_or(|k| k.missing == config::MissingPath::Stops);
