@@ -178,7 +178,13 @@ pub(crate) fn read(
         Some(dir) => format!("{}/", crate::paths::to_slash(dir)),
         None => String::new(),
     };
-    read_at(&gate.config_dir(root), spec, &within)
+    // The variable that stands for the config's directory in its paths
+    // (the gate's search_paths.config_dir_variable: `$MYPY_CONFIG_FILE_DIR`).
+    let dir_variable = gate
+        .search_paths
+        .as_ref()
+        .and_then(|s| s.config_dir_variable.as_deref());
+    read_at(&gate.config_dir(root), spec, &within, dir_variable)
 }
 
 /// [`read`] in `dir`, for a tool run there, its paths relative to `dir`;
@@ -188,6 +194,7 @@ fn read_at(
     dir: &Path,
     spec: &SelectionSpec,
     within: &str,
+    dir_variable: Option<&str>,
 ) -> Result<ToolSelection, (ToolSelection, String)> {
     let defaults = |source: String| ToolSelection {
         source,
@@ -208,7 +215,7 @@ fn read_at(
     match crate::tool_config::first_section(dir, &spec.config) {
         Ok(Some(found)) => {
             let label = format!("{within}{}", found.label);
-            return from_section(&label, &found.section, spec, within)
+            return from_section(&label, &found.section, spec, within, dir_variable)
                 .map_err(|why| (defaults("the tool's defaults".into()), why));
         }
         Ok(None) => {}
@@ -229,9 +236,10 @@ fn from_section(
     section: &Section,
     spec: &SelectionSpec,
     within: &str,
+    dir_variable: Option<&str>,
 ) -> Result<ToolSelection, String> {
     let mut shown = Vec::new();
-    let by_name = dotted_include(section, &spec.include_modules, &mut shown)
+    let by_name = dotted_include(section, &spec.include_modules, dir_variable, &mut shown)
         .map_err(|e| format!("{label}: {e}"))?;
     // The key's matcher and the entries it was made of.
     type Read = Option<(Box<Matcher>, Vec<String>)>;
@@ -285,6 +293,7 @@ fn from_section(
 fn dotted_include(
     section: &Section,
     keys: &[crate::config::SelectionKey],
+    dir_variable: Option<&str>,
     shown: &mut Vec<String>,
 ) -> Result<Option<Box<Matcher>>, String> {
     let mut paths = Vec::new();
@@ -295,7 +304,7 @@ fn dotted_include(
         };
         present = true;
         shown.push(format!("{} = {}", key.key, names.join(", ")));
-        let roots = roots(section, key.roots_key.as_deref());
+        let roots = roots(section, key.roots_key.as_deref(), dir_variable);
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
             paths.extend(module_paths(name, key.syntax, &roots));
         }
@@ -311,15 +320,22 @@ fn dotted_include(
 }
 
 /// The directories dotted names are found under: the tool's own (`""`)
-/// and those `key` lists, relative to it (`$MYPY_CONFIG_FILE_DIR/src` is
-/// `src`; mypy separates them by `,` or `:` on every platform).
-pub(crate) fn roots(section: &Section, key: Option<&str>) -> Vec<String> {
+/// and those `key` lists, relative to it (with `dir_variable` the config
+/// directory's variable, `$MYPY_CONFIG_FILE_DIR/src` is `src`; mypy
+/// separates them by `,` or `:` on every platform).
+pub(crate) fn roots(
+    section: &Section,
+    key: Option<&str>,
+    dir_variable: Option<&str>,
+) -> Vec<String> {
     let listed = key
         .and_then(|k| entries(section, k, PatternSyntax::Paths))
         .unwrap_or_default();
     let listed = listed.iter().flat_map(|e| e.split(':')).map(|root| {
         let root = root.trim();
-        let root = root.strip_prefix("$MYPY_CONFIG_FILE_DIR").unwrap_or(root);
+        let root = dir_variable
+            .and_then(|v| root.strip_prefix('$')?.strip_prefix(v))
+            .unwrap_or(root);
         clean(root.trim_start_matches('/')).to_string()
     });
     let mut roots = vec![String::new()];
@@ -499,7 +515,8 @@ mod tests {
         for (name, text) in files {
             std::fs::write(tmp.path().join(name), text).unwrap();
         }
-        read_at(tmp.path(), spec, "").unwrap_or_else(|(_, why)| panic!("{why}"))
+        read_at(tmp.path(), spec, "", Some("MYPY_CONFIG_FILE_DIR"))
+            .unwrap_or_else(|(_, why)| panic!("{why}"))
     }
 
     #[test]
@@ -637,7 +654,7 @@ mod tests {
         std::fs::write(tmp.path().join("n.py"), "").unwrap();
         let mut s = spec(&[], "files", ("exclude", PatternSyntax::Regex));
         s.stubs = StubPolicy::PreferStub;
-        let selection = read_at(tmp.path(), &s, "").unwrap();
+        let selection = read_at(tmp.path(), &s, "", None).unwrap();
         assert!(!selection.checks("m.py", tmp.path()));
         assert!(selection.checks("m.pyi", tmp.path()) && selection.checks("n.py", tmp.path()));
     }
@@ -651,7 +668,7 @@ mod tests {
             "files",
             ("exclude", PatternSyntax::Regex),
         );
-        let (selection, why) = read_at(tmp.path(), &s, "").unwrap_err();
+        let (selection, why) = read_at(tmp.path(), &s, "", None).unwrap_err();
         assert!(why.starts_with("cannot read pyproject.toml:"), "{why}");
         assert!(selection.selects("a.py"));
     }

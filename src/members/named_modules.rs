@@ -58,7 +58,13 @@ fn files_of(root: &Path, gate: &Gate, module: &SettingsModule) -> Vec<String> {
             .flatten()
     });
     let roots = match &own {
-        Some(own) => crate::selection::roots(&own.section, module.roots_key.as_deref()),
+        Some(own) => {
+            let dir_variable = gate
+                .search_paths
+                .as_ref()
+                .and_then(|s| s.config_dir_variable.as_deref());
+            crate::selection::roots(&own.section, module.roots_key.as_deref(), dir_variable)
+        }
         None => vec![String::new()],
     };
     let prefix = match &gate.working_dir {
