@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned ruff, mypy,
 # pyright, ty, pyrefly, the MCP Python SDK, pytest-lsp and Neovim into the
-# project-local virtualenv .venv, runs the Windows tests under wine
-# (scripts/windows-tests.sh, which sets itself up), then every Linux test.
+# project-local virtualenv .venv (older ruff and mypy into .venv/old), runs
+# the Windows tests under wine (scripts/windows-tests.sh, which sets itself
+# up), then every Linux test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 #
 # scripts/test.sh --quick: the inner loop — unit tests, the integration
@@ -74,6 +75,11 @@ install_tools() {
     .venv/bin/python -m pip install --quiet --disable-pip-version-check "$(grep -E '^uv==' requirements-tools.txt)"
   fi
   .venv/bin/uv pip install --quiet --python .venv/bin/python -r requirements-tools.txt
+  # Older tools projects pin (tests/old_tools.rs), in a virtualenv of their own.
+  [ -x .venv/old/bin/python ] || "$python" -m venv .venv/old
+  .venv/bin/uv pip install --quiet --python .venv/old/bin/python -r requirements-tools-old.txt
+  .venv/old/bin/ruff --version
+  .venv/old/bin/mypy --version
   .venv/bin/ruff --version
   .venv/bin/mypy --version
   .venv/bin/pyright --version

@@ -205,8 +205,17 @@ fn start_human(started: &[Started], wall_ms: u64) -> String {
         .iter()
         .filter(|s| matches!(s.outcome, Outcome::HeldBack(_)))
         .count();
-    let ready = started.len() - failed - held_back;
+    let cold = started
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Cold(_)))
+        .count();
+    let ready = started.len() - failed - held_back - cold;
     let mut out = match (ready, failed) {
+        (0, 0) if cold > 0 => format!(
+            "⏭️ no warm gates: {cold} gate{} {} cold with the tools installed\n",
+            plural(cold),
+            if cold == 1 { "answers" } else { "answer" }
+        ),
         (0, _) => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
         (n, 0) => format!(
             "✅ {n} daemon{} ready in {} — whole program checked, answers compared with a cold run\n",
@@ -247,6 +256,7 @@ fn start_human(started: &[Started], wall_ms: u64) -> String {
                 format!("not started: at most {at_most} daemons run at once")
             }
             Outcome::Failed(why) => format!("failed: {why}"),
+            Outcome::Cold(why) => format!("not started, its runs are cold: {why}"),
         };
         out.push_str(&format!("  {:width$}  {line}\n", s.gate));
     }
@@ -272,6 +282,9 @@ fn start_json(started: &[Started]) -> serde_json::Value {
             }
             Outcome::Failed(why) => {
                 serde_json::json!({"gate": s.gate, "state": "failed", "error": why})
+            }
+            Outcome::Cold(why) => {
+                serde_json::json!({"gate": s.gate, "state": "cold", "why": why})
             }
         })
         .collect();

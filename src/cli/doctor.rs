@@ -36,10 +36,17 @@ pub(super) fn command(args: DoctorArgs) -> Result<i32, QgError> {
             )
         }
         DoctorFormat::Human => {
-            let verdict = if diagnosis.ok {
-                "✅ all good"
-            } else {
-                "❌ problems found"
+            // "All good" only when it is: a warning is something to read.
+            let warnings = diagnosis
+                .checks
+                .iter()
+                .filter(|c| c.status == Health::Warning)
+                .count();
+            let verdict = match (diagnosis.ok, warnings) {
+                (false, _) => "❌ problems found".to_string(),
+                (true, 0) => "✅ all good".to_string(),
+                (true, 1) => "✅ no problems, 1 warning".to_string(),
+                (true, n) => format!("✅ no problems, {n} warnings"),
             };
             let mut text = format!("qg doctor — {}: {verdict}\n", diagnosis.root);
             let width = diagnosis

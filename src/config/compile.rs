@@ -156,7 +156,33 @@ impl Compiler<'_> {
             }
             None => (None, Vec::new()),
         };
+        if !raw.older_versions.is_empty() && raw.version_args.is_none() {
+            return Err(self.error(
+                &key("older_versions"),
+                "needs `version_args`: the analyzer's version decides which entry applies",
+            ));
+        }
+        let mut older_versions = Vec::new();
+        for (index, older) in raw.older_versions.into_iter().enumerate() {
+            let at = key(&format!("older_versions[{index}]"));
+            if older.command.is_none() {
+                return Err(self.error(
+                    &at,
+                    "needs a `command`: only the command differs for the import analyzer",
+                ));
+            }
+            if older.parsing.is_some() || older.file_types.is_some() || older.daemon.is_some() {
+                return Err(self.error(
+                    &at,
+                    "takes only `below`, `why` and `command` for the import analyzer",
+                ));
+            }
+            older_versions.push(self.older_version(&at, older)?);
+        }
         Ok(ImportGraph {
+            version_args: raw.version_args,
+            older_versions,
+            adapted: None,
             command: raw.command,
             timeout: Duration::from_secs_f64(raw.timeout_seconds),
             file_types: raw.file_types,
@@ -456,13 +482,22 @@ impl Compiler<'_> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(min) = &raw.min_version {
-            if !min.starts_with(|c: char| c.is_ascii_digit()) {
-                return Err(self.error(
-                    &key("min_version"),
-                    format!("`{min}` is no version number (write it as `1.11`)"),
-                ));
-            }
+            self.version_number(&key("min_version"), min)?;
         }
+        if !raw.older_versions.is_empty() && raw.version_args.is_none() {
+            return Err(self.error(
+                &key("older_versions"),
+                "needs `version_args`: the tool's version decides which entry applies",
+            ));
+        }
+        let older_versions = raw
+            .older_versions
+            .into_iter()
+            .enumerate()
+            .map(|(index, older)| {
+                self.older_version(&key(&format!("older_versions[{index}]")), older)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let inherited = selection.as_ref().map_or(&[][..], |s| &s.config[..]);
         let search_paths = raw
             .search_paths
@@ -501,6 +536,8 @@ impl Compiler<'_> {
             install_hint: raw.install_hint,
             version_args: raw.version_args,
             min_version: raw.min_version,
+            older_versions,
+            adapted: None,
             unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
                 codes: u.codes,
                 advice: u.advice,
@@ -530,6 +567,57 @@ impl Compiler<'_> {
                     roots_key: m.roots_key,
                 })
                 .collect(),
+        })
+    }
+
+    /// A version bound must be one: `1.11`, not `v1.11` or `latest`.
+    fn version_number(&self, key: &str, version: &str) -> Result<(), ConfigError> {
+        match version.starts_with(|c: char| c.is_ascii_digit()) {
+            true => Ok(()),
+            false => Err(self.error(
+                key,
+                format!("`{version}` is no version number (write it as `1.11`)"),
+            )),
+        }
+    }
+
+    /// One `older_versions` entry: a bound, a reason, and something that
+    /// differs from the gate's own way.
+    fn older_version(
+        &self,
+        key: &str,
+        raw: schema::RawOlderVersion,
+    ) -> Result<OlderVersion, ConfigError> {
+        self.version_number(&format!("{key}.below"), &raw.below)?;
+        if raw.why.trim().is_empty() {
+            return Err(self.error(&format!("{key}.why"), "must say what older versions lack"));
+        }
+        if raw.command.as_ref().is_some_and(Vec::is_empty) {
+            return Err(self.error(&format!("{key}.command"), "must name a program"));
+        }
+        let changes = raw.command.is_some()
+            || raw.parsing.is_some()
+            || raw.file_types.is_some()
+            || raw.daemon == Some(false);
+        if !changes {
+            return Err(self.error(
+                key,
+                "changes nothing: give a `command`, `parsing`, `file_types` or `daemon: false`",
+            ));
+        }
+        let parser = raw
+            .parsing
+            .as_ref()
+            .map(|parsing| self.parser(parsing))
+            .transpose()
+            .map_err(|e| self.error(&format!("{key}.parsing.{}", e.key), e.message))?;
+        Ok(OlderVersion {
+            below: raw.below,
+            why: raw.why,
+            command: raw.command,
+            parser,
+            file_types: raw.file_types,
+            daemon: raw.daemon.unwrap_or(true),
         })
     }
 

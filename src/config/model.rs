@@ -73,6 +73,12 @@ pub(crate) struct ImportGraph {
     /// gate (`{search_paths}`: a TOML array of root-relative directories);
     /// none: the analyzer's own settings alone decide.
     pub(crate) search_path_args: Vec<String>,
+    /// Arguments that make the analyzer print its version.
+    pub(crate) version_args: Option<Vec<String>>,
+    /// The analyzer's older versions, and the command each runs instead.
+    pub(crate) older_versions: Vec<OlderVersion>,
+    /// The entries of `older_versions` the installed analyzer took.
+    pub(crate) adapted: Option<Adapted>,
 }
 
 /// Where a tool looks for the project's own modules (`search_paths`).
@@ -192,6 +198,12 @@ pub struct Gate {
     pub(crate) version_args: Option<Vec<String>>,
     /// The oldest version of the tool the gate's command works with.
     pub(crate) min_version: Option<String>,
+    /// How the gate runs tools older than a feature it uses
+    /// (`tools::version::adapt` applies them).
+    pub(crate) older_versions: Vec<OlderVersion>,
+    /// The entry of `older_versions` this gate was adapted by, for the
+    /// version its tool said.
+    pub(crate) adapted: Option<Adapted>,
     /// The codes by which the tool says an import cannot be resolved, and
     /// what to do when most findings are such: a type checker that cannot
     /// see the project's dependencies reports them by the hundred.
@@ -502,6 +514,51 @@ pub(crate) struct SelectionKey {
 }
 
 pub(crate) use super::schema::{MissingPath, PatternSyntax, StubPolicy};
+
+/// One entry of [`Gate::older_versions`].
+#[derive(Debug, Clone)]
+pub(crate) struct OlderVersion {
+    /// The first version the gate's own way works with.
+    pub(crate) below: String,
+    /// What older versions lack.
+    pub(crate) why: String,
+    /// The command run instead.
+    pub(crate) command: Option<Vec<String>>,
+    /// How its output is read instead.
+    pub(crate) parser: Option<ParserSpec>,
+    /// The file suffixes it takes instead.
+    pub(crate) file_types: Option<Vec<String>>,
+    /// Whether the gate keeps its daemon.
+    pub(crate) daemon: bool,
+}
+
+/// How a gate was adapted to its tool's version, and why: `qg doctor`
+/// says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Adapted {
+    /// The version line the tool printed.
+    pub(crate) version: String,
+    /// The highest `below` of the entries that apply: the version that
+    /// would need none.
+    pub(crate) below: String,
+    /// What the tool lacks, one `why` per entry that applies.
+    pub(crate) why: String,
+    /// What the gate does instead, in words.
+    pub(crate) instead: String,
+    /// Whether it lost its daemon: it answers cold with this tool.
+    pub(crate) cold: bool,
+}
+
+impl Adapted {
+    /// Why a gate answers cold with this tool: `mypy 1.13.0 is older than
+    /// 2.1: dmypy prints text, not JSON, after an update`.
+    pub(crate) fn why_cold(&self) -> String {
+        format!(
+            "{} is older than {}: {}",
+            self.version, self.below, self.why
+        )
+    }
+}
 
 /// See [`Gate::unresolved_imports`].
 #[derive(Debug, Clone)]

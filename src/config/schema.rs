@@ -66,6 +66,12 @@ pub(crate) struct RawImportGraph {
     /// The analyzer's own import roots, and how to hand it more.
     #[serde(default)]
     pub(crate) search_paths: Option<RawSearchPaths>,
+    /// How the analyzer names its version (asked once per installed binary), for `older_versions`.
+    #[serde(default)]
+    pub(crate) version_args: Option<Vec<String>>,
+    /// The analyzer's older versions: each entry whose `below` is above the installed version gives the `command` run instead (only `command` applies here).
+    #[serde(default)]
+    pub(crate) older_versions: Vec<RawOlderVersion>,
 }
 
 fn default_graph_timeout() -> f64 {
@@ -208,6 +214,9 @@ pub(crate) struct RawGate {
     /// The oldest version of the tool the gate's command works with (`1.11`: mypy's `--output=json`); `qg doctor` and every run say when the installed one is older.
     #[serde(default)]
     pub(crate) min_version: Option<String>,
+    /// What the gate does with a tool older than a feature it uses: every entry whose `below` is above the tool's version applies, the lowest bound last, its `command`, `parsing`, `file_types` or `daemon` taking the gate's place; `qg doctor` says which apply.
+    #[serde(default)]
+    pub(crate) older_versions: Vec<RawOlderVersion>,
     /// The finding codes that mean "cannot find this import", and the advice shown with them.
     #[serde(default)]
     pub(crate) unresolved_imports: Option<RawUnresolvedImports>,
@@ -235,6 +244,29 @@ pub(crate) struct RawGate {
     /// Config keys naming a module the tool's plugin imports and runs (django-stubs' `django_settings_module`): that module's files are settings of the gate (an edit checks its whole project) and code `qg trust` covers.
     #[serde(default)]
     pub(crate) settings_modules: Vec<RawSettingsModule>,
+}
+
+/// One entry of `older_versions`: how a gate runs a tool older than `below`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawOlderVersion {
+    /// The first version the gate's own way works with (`0.16`): the entry applies to every older one.
+    pub(crate) below: String,
+    /// What those versions lack, as `qg doctor` says it (`ruff format has no stable --output-format`).
+    pub(crate) why: String,
+    /// The command run instead of `execution.command`.
+    #[serde(default)]
+    pub(crate) command: Option<Vec<String>>,
+    /// How the output of that command becomes findings, instead of `parsing`.
+    #[serde(default)]
+    pub(crate) parsing: Option<RawParsing>,
+    /// The file suffixes those versions take, instead of `capabilities.file_types`.
+    #[serde(default)]
+    pub(crate) file_types: Option<Vec<String>>,
+    /// `false`: no daemon for those versions; the gate answers cold.
+    #[serde(default)]
+    pub(crate) daemon: Option<bool>,
 }
 
 /// One file a tool reads settings from (`tool_config`).

@@ -261,6 +261,9 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                             return Check::new(id, Health::Error, detail, Some(upgrade));
                         }
                     }
+                    if let Some(adapted) = asked.as_deref().and_then(|l| version::adapt(gate, l)) {
+                        return older_version_check(id, &tool.path, gate, &adapted, &ctx);
+                    }
                     let version =
                         asked.unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
                     let detail = format!("{} ({version})", tool.path.display());
@@ -283,6 +286,34 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
             }
         })
         .collect()
+}
+
+/// A tool older than a feature its gate uses: the gate works another way
+/// (`older_versions`), which doctor says, with the upgrade that restores
+/// the gate's own.
+fn older_version_check(
+    id: &str,
+    path: &Path,
+    gate: &crate::config::Gate,
+    adapted: &crate::config::Gate,
+    ctx: &Toolbox<'_>,
+) -> Check {
+    let Some(how) = &adapted.adapted else {
+        return Check::new(id, Health::Ok, path.display().to_string(), None);
+    };
+    let detail = format!(
+        "{} ({}): older than {}, {}: the gate {}",
+        path.display(),
+        how.version,
+        how.below,
+        how.why,
+        how.instead
+    );
+    let upgrade = format!(
+        "to run it the gate's own way, upgrade: {}",
+        ctx.upgrade_hint(gate, &how.below)
+    );
+    Check::new(id, Health::Warning, detail, Some(upgrade))
 }
 
 /// Where each active gate's files come from: the tool's own config (and
@@ -518,6 +549,28 @@ fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
         .collect()
 }
 
+/// An import analyzer older than its command needs runs its older
+/// command (`older_versions`), to the same answer: doctor says which.
+fn analyzer_version_check(
+    workspace: &Workspace,
+    spec: &crate::config::ImportGraph,
+) -> Option<Check> {
+    let args = spec.version_args.as_ref()?;
+    let tools = Toolbox::from_env(&workspace.root);
+    let tool = tools.resolve_program(&spec.command[0]).ok()?;
+    let line = version::ask(&tool, args, &tools)?;
+    let how = version::adapt_graph(spec, &line)?.adapted?;
+    let detail = format!(
+        "{} ({}): older than {}, {}: it {}",
+        tool.path.display(),
+        how.version,
+        how.below,
+        how.why,
+        how.instead
+    );
+    Some(Check::new("import graph", Health::Ok, detail, None))
+}
+
 /// The roots the import graph resolves imports from (when a gate checks
 /// importers), each with where it came from; what a tool's config names
 /// that cannot be a root; and the imports the graph's analyzer could not
@@ -533,14 +586,13 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
     let Some(roots) = crate::graph::current_search_roots(workspace, config) else {
         return Vec::new();
     };
-    let mut checks: Vec<Check> = roots
-        .roots
-        .iter()
-        .map(|root| {
-            let detail = format!("{} — {}", root.path, root.from.join("; "));
-            Check::new("import root", Health::Ok, detail, None)
-        })
+    let mut checks: Vec<Check> = analyzer_version_check(workspace, spec)
+        .into_iter()
         .collect();
+    checks.extend(roots.roots.iter().map(|root| {
+        let detail = format!("{} — {}", root.path, root.from.join("; "));
+        Check::new("import root", Health::Ok, detail, None)
+    }));
     checks.extend(roots.problems.iter().map(|problem| {
         Check::new(
             "import root",

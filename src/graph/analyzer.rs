@@ -102,6 +102,17 @@ fn root_args(args: &[String], roots: &SearchRoots) -> Vec<OsString> {
         .collect()
 }
 
+/// The line of an analyzer's stderr that says what went wrong: its first
+/// `error:` line (a usage error's is followed by the usage and "For more
+/// information, try '--help'."), else its last line.
+fn error_line(stderr: &str) -> &str {
+    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("error:"))
+        .or_else(|| lines().next_back())
+        .unwrap_or("")
+}
+
 fn read_answer(
     request: &Request<'_>,
     done: &process::Finished,
@@ -112,11 +123,11 @@ fn read_answer(
     match done.termination {
         process::Termination::Exited(0) => {}
         process::Termination::Exited(code) => {
-            let stderr = done.stderr.tail(1024).unwrap_or_default();
-            let last = String::from_utf8_lossy(&stderr);
-            let last = last.trim().lines().last().unwrap_or("").to_string();
+            let stderr = done.stderr.tail(4096).unwrap_or_default();
+            let stderr = String::from_utf8_lossy(&stderr);
+            let why = error_line(&stderr);
             return Err(format!(
-                "the import analyzer `{program}` exited with code {code}: {last}"
+                "the import analyzer `{program}` exited with code {code}: {why}"
             ));
         }
         process::Termination::TimedOut => {
@@ -147,4 +158,20 @@ fn read_answer(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_line_of_a_usage_error_is_its_first_error_line() {
+        let usage = "error: unexpected argument '--type-checking-imports' found\n\n  tip: to pass it as a value, use '-- --type-checking-imports'\n\nUsage: ruff analyze graph <FILES>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            error_line(usage),
+            "error: unexpected argument '--type-checking-imports' found"
+        );
+        assert_eq!(error_line("warning: x\npanicked at y\n"), "panicked at y");
+        assert_eq!(error_line(""), "");
+    }
 }

@@ -176,17 +176,21 @@ pub fn run(
     observer: &dyn Observer<GateResult>,
 ) -> Result<RunReport, QgError> {
     let started = Instant::now();
-    let (workspace, config) = prepare_for(&options.cwd, options.config.as_deref(), &options.scope)?;
+    let (workspace, mut config) =
+        prepare_for(&options.cwd, options.config.as_deref(), &options.scope)?;
     // The daemons' background comparisons stand still while the user
     // waits (a comparison's own run, under --verify, is background work).
     let _foreground = (options.daemons != DaemonUse::Verify)
         .then(|| crate::warm::foreground::announce(&workspace.root));
-    let gates = plan::select_gates(&config, &options.gates)?;
+    plan::select_gates(&config, &options.gates)?;
     // Found once: every stage resolves the same tools in the same environment.
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
     if options.require_trust {
         require_trust(&workspace, &config, &tools)?;
     }
+    // Trusted as configured; each gate then runs the way its tool's version takes.
+    crate::tools::version::adapt_to_versions(&mut config, &tools, options.records());
+    let gates = plan::select_gates(&config, &options.gates)?;
     let resolved = resolve_scope(
         &workspace,
         &config,

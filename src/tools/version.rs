@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::resolve::ToolStamp;
 use super::resolve::{self, ResolvedTool};
 use super::Toolbox;
-use crate::config::Gate;
+use crate::config::{Adapted, Config, Gate, ImportGraph, OlderVersion};
 use crate::process::{self, Termination};
 
 /// Where the cache lives, relative to the root.
@@ -36,6 +36,26 @@ pub(crate) fn tool_versions(
     tools: &Toolbox<'_>,
     remember: bool,
 ) -> BTreeMap<String, String> {
+    // Only a gate that says how to ask is resolved (a PATH search each).
+    let asks = gates
+        .iter()
+        .filter_map(|gate| {
+            let args = gate.version_args.clone()?;
+            let tool = tools.resolve(gate).ok()?;
+            Some((gate.id.clone(), tool, args))
+        })
+        .collect();
+    versions(asks, tools, remember)
+}
+
+/// The version of each `(id, tool, version args)`, by id: from the cache
+/// (by the binary's path, size and mtime), or asked in parallel and then
+/// cached unless `remember` is false.
+fn versions(
+    asks: Vec<(String, ResolvedTool, Vec<String>)>,
+    tools: &Toolbox<'_>,
+    remember: bool,
+) -> BTreeMap<String, String> {
     let path = tools.root.join(CACHE_FILE);
     let mut cache: BTreeMap<String, Entry> = std::fs::read(&path)
         .ok()
@@ -43,21 +63,14 @@ pub(crate) fn tool_versions(
         .unwrap_or_default();
     let mut found = BTreeMap::new();
     let mut to_ask = Vec::new();
-    for gate in gates {
-        // Only a gate that says how to ask is resolved (a PATH search each).
-        let Some(args) = &gate.version_args else {
-            continue;
-        };
-        let Ok(tool) = tools.resolve(gate) else {
-            continue;
-        };
+    for (id, tool, args) in asks {
         let stamp = resolve::stamp(&Ok(tool.clone()));
         let key = tool.path.display().to_string();
         match cache.get(&key).filter(|e| e.stamp == stamp) {
             Some(entry) => {
-                found.insert(gate.id.clone(), entry.version.clone());
+                found.insert(id, entry.version.clone());
             }
-            None => to_ask.push((gate.id.clone(), key, stamp, tool, args.clone())),
+            None => to_ask.push((id, key, stamp, tool, args)),
         }
     }
     if to_ask.is_empty() {
@@ -147,6 +160,125 @@ pub(crate) fn too_old(line: &str, min: &str) -> Option<String> {
     })
 }
 
+/// The `older_versions` entries that apply to the tool whose `--version`
+/// said `line`: every one whose bound is above that version, the highest
+/// bound first, so an older version's entry only says what it lacks
+/// besides. None when the tool's own way works, or the version has no
+/// number to compare.
+fn applying<'e>(entries: &'e [OlderVersion], line: &str) -> Option<Vec<&'e OlderVersion>> {
+    let installed = parts(number(line))?;
+    let mut applying: Vec<(Vec<u64>, &OlderVersion)> = entries
+        .iter()
+        .filter_map(|entry| Some((parts(&entry.below)?, entry)))
+        .filter(|(below, _)| installed < *below)
+        .collect();
+    applying.sort_by(|(a, _), (b, _)| b.cmp(a));
+    let applying: Vec<&OlderVersion> = applying.into_iter().map(|(_, e)| e).collect();
+    (!applying.is_empty()).then_some(applying)
+}
+
+/// What the entries that apply say, with what the tool does instead.
+fn adapted(line: &str, applying: &[&OlderVersion], instead: Vec<String>, cold: bool) -> Adapted {
+    let why: Vec<&str> = applying.iter().map(|e| e.why.as_str()).collect();
+    Adapted {
+        version: line.trim().to_string(),
+        below: applying[0].below.clone(),
+        why: why.join("; "),
+        instead: instead.join(", "),
+        cold,
+    }
+}
+
+/// The gate as it runs with the tool whose `--version` said `line`: each
+/// `older_versions` entry that applies ([`applying`]) takes the gate's
+/// place where it says (command, parsing, file types, daemon); none when
+/// the gate's own way works.
+pub(crate) fn adapt(gate: &Gate, line: &str) -> Option<Gate> {
+    let applying = applying(&gate.older_versions, line)?;
+    let mut adapted = gate.clone();
+    let mut instead = Vec::new();
+    for entry in &applying {
+        if let Some(command) = &entry.command {
+            adapted.command = command.clone();
+            instead.push(format!("runs `{}`", command.join(" ")));
+        }
+        if let Some(parser) = &entry.parser {
+            adapted.parser = parser.clone();
+        }
+        if let Some(file_types) = &entry.file_types {
+            adapted.file_types = file_types.clone();
+            instead.push(format!("takes {} files", file_types.join(" ")));
+        }
+        if !entry.daemon && adapted.daemon.take().is_some() {
+            instead.push("answers cold (no daemon)".to_string());
+        }
+    }
+    let cold = gate.daemon.is_some() && adapted.daemon.is_none();
+    adapted.adapted = Some(self::adapted(line, &applying, instead, cold));
+    Some(adapted)
+}
+
+/// The import analyzer as it runs with the version `line`: the command
+/// of the entries that apply, the oldest last.
+pub(crate) fn adapt_graph(graph: &ImportGraph, line: &str) -> Option<ImportGraph> {
+    let applying = applying(&graph.older_versions, line)?;
+    let mut adapted = graph.clone();
+    let mut instead = Vec::new();
+    for command in applying.iter().filter_map(|e| e.command.as_ref()) {
+        adapted.command = command.clone();
+        instead.push(format!("runs `{}`", command.join(" ")));
+    }
+    adapted.adapted = Some(self::adapted(line, &applying, instead, false));
+    Some(adapted)
+}
+
+/// Every active gate of `config`, and its import analyzer, adapted to the
+/// version of its tool ([`adapt`], [`adapt_graph`]). Only tools with
+/// `older_versions` are asked (from the cache, else in parallel): the
+/// rest run as they are.
+pub(crate) fn adapt_to_versions(config: &mut Config, tools: &Toolbox<'_>, remember: bool) {
+    const GRAPH: &str = "\0import_graph";
+    let mut asks: Vec<(String, ResolvedTool, Vec<String>)> = config
+        .active_gates
+        .iter()
+        .filter_map(|id| config.gates.get(id))
+        .filter(|gate| !gate.older_versions.is_empty())
+        .filter_map(|gate| {
+            let args = gate.version_args.clone()?;
+            Some((gate.id.clone(), tools.resolve(gate).ok()?, args))
+        })
+        .collect();
+    if let Some(graph) = config.import_graph.as_ref() {
+        let args = graph
+            .version_args
+            .clone()
+            .filter(|_| !graph.older_versions.is_empty());
+        let tool = args
+            .as_ref()
+            .and_then(|_| tools.resolve_program(&graph.command[0]).ok());
+        if let Some((args, tool)) = args.zip(tool) {
+            asks.push((GRAPH.to_string(), tool, args));
+        }
+    }
+    if asks.is_empty() {
+        return;
+    }
+    let versions = versions(asks, tools, remember);
+    for gate in config.gates.values_mut() {
+        if let Some(adapted) = versions.get(&gate.id).and_then(|line| adapt(gate, line)) {
+            *gate = adapted;
+        }
+    }
+    if let Some(graph) = config.import_graph.as_mut() {
+        if let Some(adapted) = versions
+            .get(GRAPH)
+            .and_then(|line| adapt_graph(graph, line))
+        {
+            *graph = adapted;
+        }
+    }
+}
+
 /// `1.11.0rc1` → `[1, 11, 0]`: the leading numbers of each dotted part.
 fn parts(version: &str) -> Option<Vec<u64>> {
     let numbers: Vec<u64> = version
@@ -178,6 +310,54 @@ mod tests {
         assert!(too_old("tool v0.9rc1", "1.0").is_some());
         // Nothing to compare: never a complaint.
         assert_eq!(too_old("no number here", "1.11"), None);
+    }
+
+    /// A gate with two `older_versions` entries, as a config writes them.
+    fn versioned_gate() -> Gate {
+        let yaml = r#"version: "1"
+active_gates: [t]
+gates:
+  t:
+    execution: {command: ["t", "--json"], batchable: false}
+    parsing: {strategy: exit_code}
+    capabilities: {file_types: [".py", ".md"]}
+    daemon: {protocol: command, command: ["td"], check: ["td", "check"]}
+    version_args: ["--version"]
+    older_versions:
+      - {below: "0.6", why: "no notebooks", file_types: [".py"]}
+      - {below: "0.16", why: "no --json", command: ["t"], file_types: [".py", ".ipynb"], daemon: false}
+"#;
+        let config = crate::config::parse(yaml, "test").unwrap();
+        config.gates["t"].clone()
+    }
+
+    #[test]
+    fn every_entry_above_the_version_applies_the_oldest_last() {
+        let gate = versioned_gate();
+        assert!(gate.daemon.is_some());
+        assert!(adapt(&gate, "t 0.16.0").is_none());
+        assert!(adapt(&gate, "t 1.2").is_none());
+        assert!(adapt(&gate, "no number").is_none());
+
+        let mid = adapt(&gate, "t 0.15.22").unwrap();
+        assert_eq!(mid.command, ["t"]);
+        assert_eq!(mid.file_types, [".py", ".ipynb"]);
+        assert!(mid.daemon.is_none());
+        let how = mid.adapted.unwrap();
+        assert!(how.cold);
+        assert_eq!(
+            (how.below.as_str(), how.why.as_str()),
+            ("0.16", "no --json")
+        );
+
+        // The older entry says only what it lacks besides; the newer one's
+        // command stays, and the bound to reach is the newest.
+        let old = adapt(&gate, "t 0.5.9").unwrap();
+        assert_eq!(old.command, ["t"]);
+        assert_eq!(old.file_types, [".py"]);
+        let how = old.adapted.unwrap();
+        assert_eq!(how.below, "0.16");
+        assert_eq!(how.why, "no --json; no notebooks");
     }
 
     #[test]

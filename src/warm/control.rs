@@ -57,6 +57,9 @@ pub(crate) enum Outcome {
     HeldBack(usize),
     /// It could not start, and why.
     Failed(String),
+    /// None was started: the installed tool is too old for the daemon's
+    /// way (`older_versions`), and why; its runs are cold.
+    Cold(String),
 }
 
 /// A daemon that made its first full pass, and whose answers agree with
@@ -88,6 +91,12 @@ pub(crate) fn warm_gates<'c>(
     }
     let gates = crate::plan::select_gates(config, requested)?;
     if let Some(cold) = gates.iter().find(|g| g.daemon.is_none()) {
+        if let Some(adapted) = cold.adapted.as_ref().filter(|a| a.cold) {
+            return Err(QgError::Usage(format!(
+                "gate `{}` cannot be kept warm with {}: {} (it needs {}); upgrade the tool, or let the gate answer cold",
+                cold.id, adapted.version, adapted.why, adapted.below
+            )));
+        }
         return Err(QgError::Usage(format!(
             "gate `{}` has no `daemon` section in {}: it cannot be kept warm",
             cold.id, config.origin
@@ -100,7 +109,10 @@ pub(crate) fn warm_gates<'c>(
 /// key are kept), then waits for each one's first full pass.
 pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
     let ws = crate::workspace::Workspace::discover(&request.cwd)?;
-    let config = crate::members::load_config(&ws, request.config.as_deref())?;
+    let mut config = crate::members::load_config(&ws, request.config.as_deref())?;
+    // A tool too old for its daemon's way answers cold: none is started.
+    let tools = crate::tools::Toolbox::from_env(&ws.root);
+    crate::tools::version::adapt_to_versions(&mut config, &tools, true);
     let mut gates = warm_gates(&config, &request.gates)?;
     // A project gate whose every file is a workspace member's has nothing
     // to keep warm (its tool's whole program would be the members').
@@ -130,7 +142,29 @@ pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
         gate: gate.id.clone(),
         outcome: Outcome::HeldBack(request.at_most),
     });
-    Ok(started.chain(held_back).collect())
+    Ok(started
+        .chain(held_back)
+        .chain(too_old_for_daemons(&config, request))
+        .collect())
+}
+
+/// The active gates whose daemon the installed tool is too old for (a
+/// gate named in the request is an error instead, in [`warm_gates`]).
+fn too_old_for_daemons(config: &Config, request: &StartRequest) -> Vec<Started> {
+    if !request.gates.is_empty() {
+        return Vec::new();
+    }
+    let active = crate::plan::select_gates(config, &[]).unwrap_or_default();
+    active
+        .into_iter()
+        .filter_map(|gate| {
+            let adapted = gate.adapted.as_ref().filter(|a| a.cold)?;
+            Some(Started {
+                gate: gate.id.clone(),
+                outcome: Outcome::Cold(adapted.why_cold()),
+            })
+        })
+        .collect()
 }
 
 /// Makes sure a daemon with the current key lives in `gate`'s slot;
@@ -307,7 +341,7 @@ pub(crate) fn start_owned(request: &StartRequest) -> Result<Owned, QgError> {
                 started.gate,
                 format!("at most {at_most} daemons run at once"),
             )),
-            Outcome::Failed(why) => owned.without.push((started.gate, why)),
+            Outcome::Failed(why) | Outcome::Cold(why) => owned.without.push((started.gate, why)),
         }
     }
     Ok(owned)

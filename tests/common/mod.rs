@@ -34,6 +34,20 @@ pub fn tools_venv() -> PathBuf {
     venv
 }
 
+/// The virtualenv of older tools projects still pin (ruff and mypy of
+/// requirements-tools-old.txt), inside [`tools_venv`].
+pub fn old_tools_venv() -> PathBuf {
+    let venv = tools_venv().join("old");
+    for tool in ["ruff", "mypy", "dmypy"] {
+        assert!(
+            venv.join("bin").join(tool).is_file(),
+            "{tool} is not installed in {}; run scripts/test.sh (the README's test command)",
+            venv.display()
+        );
+    }
+    venv
+}
+
 /// A temporary project directory, and a trust store of its own (what it
 /// trusts stays out of the user's data directory).
 pub struct Project {
@@ -112,6 +126,13 @@ impl Project {
         let venv = tools_venv();
         let mut cmd = qg_command(self.path(), args);
         cmd.env("VIRTUAL_ENV", &venv);
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Runs `qg args...` in the project with `venv` active (`VIRTUAL_ENV`).
+    pub fn qg_with_venv(&self, venv: &Path, args: &[&str]) -> Run {
+        let mut cmd = qg_command(self.path(), args);
+        cmd.env("VIRTUAL_ENV", venv);
         Run::from(cmd.output().unwrap())
     }
 

@@ -1,0 +1,264 @@
+//! The tools projects pin, older than the current pins (the ruff and mypy
+//! of requirements-tools-old.txt, in `.venv/old`): each gate runs them its
+//! older way (`older_versions` in the default config) and gives the tool's
+//! own verdict, and `qg doctor` says what works differently.
+// Unix: the tools are the Linux builds in the test virtualenv.
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use common::{old_tools_venv, Project};
+use serde_json::Value;
+
+/// A project with one file of each kind ruff format treats differently:
+/// formatted, unformatted, unparseable, Markdown with a Python block (which
+/// ruff formats from 0.16 only), and an unformatted file its settings
+/// exclude.
+fn format_project() -> Project {
+    let project = Project::empty();
+    project.write("ok.py", "x = 1\n");
+    project.write("bad.py", "x=  1\n");
+    project.write("syn.py", "def f(:\n");
+    project.write("README.md", "# T\n\n```python\nx=1\n```\n");
+    project.write("gen/skip.py", "y=  2\n");
+    project.write(
+        "pyproject.toml",
+        "[project]\nname = \"p\"\nversion = \"0\"\n\n[tool.ruff]\nexclude = [\"gen\"]\n",
+    );
+    project.git_init();
+    project
+}
+
+/// The files a report's gate has findings in, each with its codes.
+fn findings(gate: &Value) -> BTreeSet<(String, String)> {
+    gate["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let file = v["file"].as_str().unwrap().to_string();
+            (file, v["code"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// What `ruff format --check .` itself says, read from its text.
+fn rufs_own_check(project: &Project) -> BTreeSet<(String, String)> {
+    let out = Command::new(old_tools_venv().join("bin/ruff"))
+        .args(["format", "--check", "."])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "bad.py to reformat, syn.py unparseable"
+    );
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .filter_map(|line| {
+            if let Some(file) = line.strip_prefix("Would reformat: ") {
+                return Some((file.to_string(), "unformatted".to_string()));
+            }
+            let rest = line.strip_prefix("error: Failed to parse ")?;
+            let file = rest.split(':').next()?;
+            Some((file.to_string(), "invalid-syntax".to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn ruff_format_older_than_0_16_is_read_from_its_text_with_its_own_verdict() {
+    let project = format_project();
+    let venv = old_tools_venv();
+    let own = rufs_own_check(&project);
+    assert_eq!(
+        own,
+        BTreeSet::from([
+            ("bad.py".to_string(), "unformatted".to_string()),
+            ("syn.py".to_string(), "invalid-syntax".to_string())
+        ])
+    );
+
+    let project_run = project.qg_with_venv(
+        &venv,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--gate",
+            "ruff_format",
+            "--format",
+            "json",
+        ],
+    );
+    project_run.assert_code(1);
+    let gate = project_run.gate("ruff_format");
+    assert_eq!(gate["status"], "failed", "{gate}");
+    assert_eq!(findings(&gate), own);
+    let syntax = gate["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["code"] == "invalid-syntax")
+        .unwrap();
+    assert_eq!((&syntax["line"], &syntax["column"]), (&1.into(), &7.into()));
+
+    // Named files: the Markdown file is not one this ruff formats, and the
+    // excluded one stays excluded; the unformatted one is found.
+    let files_run = project.qg_with_venv(
+        &venv,
+        &[
+            "run",
+            "--gate",
+            "ruff_format",
+            "--format",
+            "json",
+            "README.md",
+            "gen/skip.py",
+            "ok.py",
+            "bad.py",
+        ],
+    );
+    files_run.assert_code(1);
+    let gate = files_run.gate("ruff_format");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("bad.py".to_string(), "unformatted".to_string())]),
+        "{gate}"
+    );
+
+    // Fixed, the gate passes: its text says nothing, exit 0.
+    project.write("bad.py", "x = 1\n");
+    project.write("syn.py", "def f():\n    pass\n");
+    let clean = project.qg_with_venv(
+        &venv,
+        &["run", "--scope", "project", "--gate", "ruff_format"],
+    );
+    clean.assert_code(0);
+}
+
+#[test]
+fn doctor_says_how_each_gate_runs_an_older_tool_and_is_not_all_good() {
+    let project = format_project();
+    // The gates whose tools the old virtualenv has.
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check, mypy]\n",
+    );
+    let doctor = project.qg_with_venv(&old_tools_venv(), &["doctor"]);
+    let text = &doctor.stdout;
+    assert!(!text.contains("all good"), "{text}");
+    assert!(text.contains("no problems, "), "{text}");
+    let line = |gate: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("! {gate} ")))
+            .unwrap_or_else(|| panic!("no warning for {gate}:\n{text}"))
+            .to_string()
+    };
+    let ruff = line("ruff_format");
+    assert!(
+        ruff.contains("(ruff 0.14.5): older than 0.16, ruff format has no stable --output-format"),
+        "{ruff}"
+    );
+    assert!(
+        ruff.contains("the gate runs `ruff format --check --force-exclude`"),
+        "{ruff}"
+    );
+    let mypy = line("mypy");
+    assert!(mypy.contains("older than 2.1, dmypy prints text, not JSON, after an update: the gate answers cold (no daemon)"), "{mypy}");
+    assert!(
+        text.contains("upgrade: ") && text.contains("'mypy>=2.1'"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_mypy_whose_daemon_answers_in_text_is_not_kept_warm_and_answers_cold() {
+    let project = Project::empty();
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    project.write("b.py", "from a import f\n\nx: str = f()\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    let venv = old_tools_venv();
+
+    let start = project.qg_with_venv(&venv, &["daemon", "start", "--gate", "mypy"]);
+    start.assert_fails_with(
+        2,
+        "gate `mypy` cannot be kept warm with mypy 1.13.0 (compiled: yes): dmypy prints text, not JSON, after an update (it needs 2.1)",
+    );
+
+    // Asked for every warm gate, the start says which answer cold and why.
+    let all = project.qg_with_venv(&venv, &["daemon", "start"]);
+    all.assert_code(0);
+    assert!(
+        all.stdout
+            .contains("no warm gates: 1 gate answers cold with the tools installed"),
+        "{}",
+        all.stdout
+    );
+    assert!(
+        all.stdout.contains(
+            "mypy  not started, its runs are cold: mypy 1.13.0 (compiled: yes) is older than 2.1"
+        ),
+        "{}",
+        all.stdout
+    );
+
+    // The run answers cold, as mypy does: one error in b.py.
+    let run = project.qg_with_venv(&venv, &["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(1);
+    let gate = run.gate("mypy");
+    assert_eq!(gate["warm"], false, "{gate}");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("b.py".to_string(), "assignment".to_string())])
+    );
+}
+
+#[test]
+fn an_import_analyzer_older_than_its_flags_still_finds_the_importers() {
+    let project = Project::empty();
+    project.write("pkg/__init__.py", "");
+    project.write("pkg/b.py", "def g() -> int:\n    return 1\n");
+    project.write(
+        "pkg/a.py",
+        "from pkg.b import g\n\n\ndef f() -> int:\n    return g()\n",
+    );
+    project.write("main.py", "from pkg.a import f\n\nx: int = f()\n");
+    project.write("other.py", "y: int = 2\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    let venv = old_tools_venv();
+    project.qg_with_venv(&venv, &["run"]).assert_code(0);
+
+    // b's return type changes: a breaks, and auto checks b with its
+    // importers (a, main) — not the whole project, and without a word
+    // about the analyzer.
+    project.write("pkg/b.py", "def g() -> str:\n    return \"1\"\n");
+    let run = project.qg_with_venv(&venv, &["run", "--format", "json"]);
+    run.assert_code(1);
+    let report = run.json();
+    let gate = run.gate("mypy");
+    assert_eq!(gate["files_checked"], 3, "{report}");
+    assert!(!report.to_string().contains("import analyzer"), "{report}");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("pkg/a.py".to_string(), "return-value".to_string())])
+    );
+    let doctor = project.qg_with_venv(&venv, &["doctor"]);
+    assert!(
+        doctor.stdout.contains("(ruff 0.14.5): older than 0.14.6, ruff analyze graph has no --type-checking-imports: it runs `ruff analyze graph --direction dependencies`"),
+        "{}",
+        doctor.stdout
+    );
+}
