@@ -46,7 +46,7 @@ fn dirty_project_reports_exactly_the_known_violations() {
     let json = run.json();
     assert_eq!(
         json["summary_line"],
-        "❌ 4/4 gates failed — 11 violations (2 auto-fixable): Ruff format, Ruff lint, Mypy, Pyright"
+        "❌ 4/4 gates failed — 9 violations (2 auto-fixable), 2 notes: Ruff format, Ruff lint, Mypy, Pyright"
     );
     assert_eq!(
         violation_keys(&run.gate("ruff_format")),

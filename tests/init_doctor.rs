@@ -222,8 +222,8 @@ fn a_tool_older_than_its_gate_needs_is_named_with_its_upgrade() {
     }
     project.fake_tool(
         "mypy",
-        "case \"$1\" in --version) echo 'mypy 1.10.1 (compiled: yes)' ;; \
-         *) echo 'mypy: error: unrecognized arguments: --output=json' >&2; exit 2 ;; esac",
+        "case \"$1\" in --version) echo 'mypy 0.971 (compiled: yes)' ;; \
+         *) echo 'mypy: error: unrecognized arguments: --no-pretty' >&2; exit 2 ;; esac",
     );
     let doctor = project.qg(&["doctor", "--format", "json"]);
     doctor.assert_code(1);
@@ -237,16 +237,16 @@ fn a_tool_older_than_its_gate_needs_is_named_with_its_upgrade() {
     assert_eq!(mypy["status"], "error", "{json}");
     assert!(
         mypy["detail"].as_str().unwrap().ends_with(
-            "bin/mypy: mypy 1.10.1 (compiled: yes) is older than 1.11, the oldest the gate's command works with"
+            "bin/mypy: mypy 0.971 (compiled: yes) is older than 1.0, the oldest the gate's command works with"
         ),
         "{mypy}"
     );
-    assert_eq!(mypy["fix"], "upgrade it: pip install 'mypy>=1.11'");
+    assert_eq!(mypy["fix"], "upgrade it: pip install 'mypy>=1.0'");
     let run = project.qg(&["run", "--gate", "mypy", "--format", "json"]);
     run.assert_code(2);
     let warnings = run.gate("mypy")["warnings"].to_string();
     assert!(
-        warnings.contains("mypy 1.10.1 (compiled: yes) is older than 1.11, the oldest the gate's command works with: upgrade it (pip install 'mypy>=1.11')"),
+        warnings.contains("mypy 0.971 (compiled: yes) is older than 1.0, the oldest the gate's command works with: upgrade it (pip install 'mypy>=1.0')"),
         "{warnings}"
     );
 }

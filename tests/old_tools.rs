@@ -169,7 +169,7 @@ fn doctor_says_how_each_gate_runs_an_older_tool_and_is_not_all_good() {
         "{ruff}"
     );
     let mypy = line("mypy");
-    assert!(mypy.contains("older than 2.1, dmypy prints text, not JSON, after an update: the gate answers cold (no daemon)"), "{mypy}");
+    assert!(mypy.contains("older than 2.1, dmypy prints text, not JSON, after an update; mypy has no --output=json: the gate answers cold (no daemon), runs `mypy --show-column-numbers"), "{mypy}");
     assert!(
         text.contains("upgrade: ") && text.contains("'mypy>=2.1'"),
         "{text}"
@@ -191,7 +191,7 @@ fn a_mypy_whose_daemon_answers_in_text_is_not_kept_warm_and_answers_cold() {
     let start = project.qg_with_venv(&venv, &["daemon", "start", "--gate", "mypy"]);
     start.assert_fails_with(
         2,
-        "gate `mypy` cannot be kept warm with mypy 1.13.0 (compiled: yes): dmypy prints text, not JSON, after an update (it needs 2.1)",
+        "gate `mypy` cannot be kept warm with mypy 1.10.1 (compiled: yes): dmypy prints text, not JSON, after an update; mypy has no --output=json (it needs 2.1)",
     );
 
     // Asked for every warm gate, the start says which answer cold and why.
@@ -205,7 +205,7 @@ fn a_mypy_whose_daemon_answers_in_text_is_not_kept_warm_and_answers_cold() {
     );
     assert!(
         all.stdout.contains(
-            "mypy  not started, its runs are cold: mypy 1.13.0 (compiled: yes) is older than 2.1"
+            "mypy  not started, its runs are cold: mypy 1.10.1 (compiled: yes) is older than 2.1"
         ),
         "{}",
         all.stdout
@@ -261,4 +261,45 @@ fn an_import_analyzer_older_than_its_flags_still_finds_the_importers() {
         "{}",
         doctor.stdout
     );
+}
+
+#[test]
+fn mypys_notes_in_other_files_are_shown_but_not_counted_as_its_errors() {
+    let project = Project::empty();
+    project.write("lib.py", "def f(a: int) -> int:\n    return a\n");
+    project.write("use.py", "from lib import f\n\nf(b=1)\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    let venv = old_tools_venv();
+    let run = project.qg_with_venv(&venv, &["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(1);
+    let report = run.json();
+    assert_eq!(report["summary"]["total_violations"], 1, "{report}");
+    assert_eq!(report["summary"]["notes"], 1, "{report}");
+    // mypy 1.10 prints the "defined here" note as a finding of its own, in
+    // the callee's file (when it checks that file: not from its cache); it
+    // counts 1 error.
+    let own = Command::new(venv.join("bin/mypy"))
+        .args(["--no-incremental", "."])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    let own = String::from_utf8_lossy(&own.stdout);
+    assert!(own.contains("lib.py:1: note: \"f\" defined here"), "{own}");
+    assert!(own.contains("Found 1 error in 1 file"), "{own}");
+
+    let line = report["summary_line"].as_str().unwrap();
+    assert!(line.contains("— 1 violation, 1 note: Mypy"), "{line}");
+    // The note is still shown, where mypy points.
+    let gate = run.gate("mypy");
+    let files: Vec<&str> = gate["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["lib.py", "use.py"]);
 }

@@ -188,7 +188,7 @@ impl Observer<GateResult> for ProgressObserver {
 
     fn gate_finished(&self, result: &GateResult) {
         let outcome = match result.status {
-            GateStatus::Failed => format!("failed ({} violations)", result.violations.len()),
+            GateStatus::Failed => format!("failed ({} violations)", result.violation_count()),
             status => status.as_str().to_string(),
         };
         self.say(format!("{}: {outcome}", result.name));

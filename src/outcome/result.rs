@@ -325,6 +325,19 @@ impl GateResult {
         }
     }
 
+    /// Findings at or above the gate's `fail_on`: its violations.
+    pub(crate) fn violation_count(&self) -> usize {
+        self.violations
+            .iter()
+            .filter(|v| v.fails_at(self.fail_on))
+            .count()
+    }
+
+    /// Findings below the gate's `fail_on`: notes beside its violations.
+    pub(crate) fn note_count(&self) -> usize {
+        self.violations.len() - self.violation_count()
+    }
+
     /// Violations that can be fixed automatically.
     pub(crate) fn fixable_count(&self) -> usize {
         self.violations

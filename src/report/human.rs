@@ -207,8 +207,11 @@ fn gate_detail(gate: &GateResult) -> String {
         GateStatus::Skipped => gate.skip_reason.clone().unwrap_or_default(),
         _ => {
             let mut parts = Vec::new();
-            if !gate.violations.is_empty() {
-                parts.push(plural(gate.violations.len(), "violation"));
+            if gate.violation_count() > 0 {
+                parts.push(plural(gate.violation_count(), "violation"));
+            }
+            if gate.note_count() > 0 {
+                parts.push(plural(gate.note_count(), "note"));
             }
             parts.push(plural(gate.files_checked, "file"));
             if gate.outside_scope > 0 {

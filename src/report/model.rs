@@ -21,8 +21,13 @@ pub struct Summary {
     pub(crate) errored: usize,
     /// Gates that were skipped.
     pub(crate) skipped: usize,
-    /// Every violation reported.
+    /// Every finding at or above its gate's `fail_on` (the baseline's
+    /// known ones included): what the tool itself counts as its errors.
     pub(crate) total_violations: usize,
+    /// Findings below their gate's `fail_on` (mypy's notes, as its
+    /// "defined here" beside an error): shown, never counted as violations.
+    #[serde(default)]
+    pub(crate) notes: usize,
     /// Violations the tools can fix by themselves.
     pub(crate) auto_fixable: usize,
 }
@@ -126,7 +131,8 @@ impl RunReport {
             failed: count(GateStatus::Failed),
             errored: count(GateStatus::Error),
             skipped: count(GateStatus::Skipped),
-            total_violations: self.gates.iter().map(|g| g.violations.len()).sum(),
+            total_violations: self.gates.iter().map(GateResult::violation_count).sum(),
+            notes: self.gates.iter().map(GateResult::note_count).sum(),
             auto_fixable: self.gates.iter().map(GateResult::fixable_count).sum(),
         }
     }

@@ -30,7 +30,7 @@ pub fn render(report: &RunReport, budget: usize) -> String {
             out,
             "| {} | {status} | {} | {} | {:.2} s |",
             cell(&gate.name),
-            gate.violations.len(),
+            gate.violation_count(),
             gate.files_checked,
             gate.duration_ms as f64 / 1000.0
         );

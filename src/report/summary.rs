@@ -21,9 +21,10 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         );
         if s.failed > 0 {
             line.push_str(&format!(
-                "; {} failed with {}",
+                "; {} failed with {}{}",
                 s.failed,
-                violations(s.total_violations)
+                violations(s.total_violations),
+                notes(s.notes)
             ));
         }
         line.push_str(&fallback_suffix(report, &scope));
@@ -46,11 +47,12 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         let fallback =
             fallback_suffix(report, &scope) + &baseline_suffix(report) + &progress_suffix(report);
         return format!(
-            "❌ {}/{} gates failed — {}{}: {}{}",
+            "❌ {}/{} gates failed — {}{}{}: {}{}",
             s.failed,
             s.gates,
             violations(s.total_violations),
             fixable,
+            notes(s.notes),
             names.join(", "),
             fallback
         );
@@ -142,6 +144,16 @@ fn scope_label(report: &RunReport) -> String {
 
 fn violations(n: usize) -> String {
     plural(n, "violation")
+}
+
+/// `, 3 notes` when findings below their gates' `fail_on` came with the
+/// violations (the tool counts them apart: mypy's "Found 30 errors" beside
+/// its 30 "defined here" notes).
+fn notes(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "note")),
+    }
 }
 
 /// `1 file`, `2 files`.
