@@ -251,6 +251,42 @@ fn a_tool_older_than_its_gate_needs_is_named_with_its_upgrade() {
     );
 }
 
+/// ruff before 0.6.6 has no `ruff analyze graph`: doctor says the import
+/// graph cannot be built and names the upgrade, and a partial run says why
+/// its importer gates check the whole project — not ruff's usage text.
+#[test]
+fn an_import_analyzer_older_than_its_command_is_named_with_its_upgrade() {
+    let project = init_fixture("scripts");
+    project.fake_tool(
+        "ruff",
+        "case \"$1\" in --version) echo 'ruff 0.5.7' ;; \
+         analyze) echo \"error: unrecognized subcommand 'analyze'\" >&2; exit 2 ;; *) exit 0 ;; esac",
+    );
+    project.fake_tool("mypy", "echo 'mypy 2.4.1'");
+    project.fake_tool("pyright", "echo 'pyright 1.1.414'");
+    let doctor = project.qg(&["doctor", "--format", "json"]);
+    let json = doctor.json();
+    let graph = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "import graph")
+        .unwrap_or_else(|| panic!("no import graph check: {json}"));
+    assert_eq!(graph["status"], "warning", "{graph}");
+    assert_eq!(
+        graph["detail"],
+        "the import analyzer ruff 0.5.7 is older than 0.6.6, the oldest with `ruff analyze graph`: the gates that check importers check the whole project on every partial scope"
+    );
+    assert_eq!(graph["fix"], "pip install 'ruff>=0.6.6'");
+    let run = project.qg(&["run", "--gate", "mypy", "--format", "json", "one.py"]);
+    let scope = &run.json()["scope"];
+    assert_eq!(
+        scope["importers_unknown"],
+        "the import analyzer ruff 0.5.7 is older than 0.6.6, the oldest with `ruff analyze graph`",
+        "{scope}"
+    );
+}
+
 #[test]
 fn doctor_is_happy_when_everything_is_there_and_never_touches_state() {
     let project = init_fixture("scripts");

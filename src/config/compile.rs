@@ -162,6 +162,15 @@ impl Compiler<'_> {
                 "needs `version_args`: the analyzer's version decides which entry applies",
             ));
         }
+        if let Some(min) = &raw.min_version {
+            self.version_number(&key("min_version"), min)?;
+            if raw.version_args.is_none() {
+                return Err(self.error(
+                    &key("min_version"),
+                    "needs `version_args`: the analyzer's version is compared with it",
+                ));
+            }
+        }
         let mut older_versions = Vec::new();
         for (index, older) in raw.older_versions.into_iter().enumerate() {
             let at = key(&format!("older_versions[{index}]"));
@@ -181,6 +190,8 @@ impl Compiler<'_> {
         }
         Ok(ImportGraph {
             version_args: raw.version_args,
+            min_version: raw.min_version,
+            too_old: None,
             older_versions,
             adapted: None,
             command: raw.command,

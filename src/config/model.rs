@@ -75,6 +75,12 @@ pub(crate) struct ImportGraph {
     pub(crate) search_path_args: Vec<String>,
     /// Arguments that make the analyzer print its version.
     pub(crate) version_args: Option<Vec<String>>,
+    /// The oldest version that has the command at all.
+    pub(crate) min_version: Option<String>,
+    /// Why the installed analyzer cannot answer (older than
+    /// `min_version`): set when versions are checked; the graph is then
+    /// not asked.
+    pub(crate) too_old: Option<String>,
     /// The analyzer's older versions, and the command each runs instead.
     pub(crate) older_versions: Vec<OlderVersion>,
     /// The entries of `older_versions` the installed analyzer took.

@@ -66,9 +66,12 @@ pub(crate) struct RawImportGraph {
     /// The analyzer's own import roots, and how to hand it more.
     #[serde(default)]
     pub(crate) search_paths: Option<RawSearchPaths>,
-    /// How the analyzer names its version (asked once per installed binary), for `older_versions`.
+    /// How the analyzer names its version (asked once per installed binary), for `min_version` and `older_versions`.
     #[serde(default)]
     pub(crate) version_args: Option<Vec<String>>,
+    /// The oldest version of the analyzer that has the command at all (`0.6.6`: `ruff analyze graph`); with an older one, the gates that check importers check the whole project, and `qg doctor` names the upgrade.
+    #[serde(default)]
+    pub(crate) min_version: Option<String>,
     /// The analyzer's older versions: each entry whose `below` is above the installed version gives the `command` run instead (only `command` applies here).
     #[serde(default)]
     pub(crate) older_versions: Vec<RawOlderVersion>,

@@ -559,6 +559,26 @@ fn analyzer_version_check(
     let tools = Toolbox::from_env(&workspace.root);
     let tool = tools.resolve_program(&spec.command[0]).ok()?;
     let line = version::ask(&tool, args, &tools)?;
+    if let Some(why) = version::analyzer_too_old(spec, &line) {
+        let min = spec.min_version.as_deref().unwrap_or_default();
+        let package = spec
+            .install_hint
+            .as_deref()
+            .and_then(|hint| hint.strip_prefix("{install} "));
+        let upgrade = match package {
+            Some(package) => tools.expand_hint(&format!("{{install}} '{package}>={min}'")),
+            None => format!("upgrade `{}` to {min} or later", spec.command[0]),
+        };
+        let detail = format!(
+            "{why}: the gates that check importers check the whole project on every partial scope"
+        );
+        return Some(Check::new(
+            "import graph",
+            Health::Warning,
+            detail,
+            Some(upgrade),
+        ));
+    }
     let how = version::adapt_graph(spec, &line)?.adapted?;
     let detail = format!(
         "{} ({}): older than {}, {}: it {}",

@@ -30,6 +30,9 @@ pub(crate) fn analyze(
     roots: &SearchRoots,
 ) -> Result<Answers, String> {
     let spec = request.spec;
+    if let Some(why) = &spec.too_old {
+        return Err(why.clone());
+    }
     let ws = request.ws;
     let ctx = request.tools;
     let program = &spec.command[0];

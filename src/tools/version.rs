@@ -232,6 +232,20 @@ pub(crate) fn adapt_graph(graph: &ImportGraph, line: &str) -> Option<ImportGraph
     Some(adapted)
 }
 
+/// Why the import analyzer whose version is `line` has no graph to give
+/// (older than its `min_version`), if it is.
+pub(crate) fn analyzer_too_old(graph: &ImportGraph, line: &str) -> Option<String> {
+    let min = graph.min_version.as_deref()?;
+    let installed = parts(number(line))?;
+    (installed < parts(min)?).then(|| {
+        format!(
+            "the import analyzer {} is older than {min}, the oldest with `{}`",
+            line.trim(),
+            graph.command[..graph.command.len().min(3)].join(" ")
+        )
+    })
+}
+
 /// Every active gate of `config`, and its import analyzer, adapted to the
 /// version of its tool ([`adapt`], [`adapt_graph`]). Only tools with
 /// `older_versions` are asked (from the cache, else in parallel): the
@@ -249,10 +263,8 @@ pub(crate) fn adapt_to_versions(config: &mut Config, tools: &Toolbox<'_>, rememb
         })
         .collect();
     if let Some(graph) = config.import_graph.as_ref() {
-        let args = graph
-            .version_args
-            .clone()
-            .filter(|_| !graph.older_versions.is_empty());
+        let bounded = !graph.older_versions.is_empty() || graph.min_version.is_some();
+        let args = graph.version_args.clone().filter(|_| bounded);
         let tool = args
             .as_ref()
             .and_then(|_| tools.resolve_program(&graph.command[0]).ok());
@@ -270,11 +282,11 @@ pub(crate) fn adapt_to_versions(config: &mut Config, tools: &Toolbox<'_>, rememb
         }
     }
     if let Some(graph) = config.import_graph.as_mut() {
-        if let Some(adapted) = versions
-            .get(GRAPH)
-            .and_then(|line| adapt_graph(graph, line))
-        {
-            *graph = adapted;
+        if let Some(line) = versions.get(GRAPH) {
+            if let Some(adapted) = adapt_graph(graph, line) {
+                *graph = adapted;
+            }
+            graph.too_old = analyzer_too_old(graph, line);
         }
     }
 }
