@@ -164,9 +164,11 @@ pub(crate) fn scope_of(
     request: &ScopeRequest,
     cancel: &Cancel,
 ) -> Result<ResolvedScope, QgError> {
-    let (workspace, config) = prepare_for(cwd, config, request)?;
-    let gates = plan::select_gates(&config, &[])?;
+    let (workspace, mut config) = prepare_for(cwd, config, request)?;
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(cancel);
+    // The import graph as the run would build it, for the analyzer installed.
+    crate::tools::version::adapt_to_versions(&mut config, &tools, true);
+    let gates = plan::select_gates(&config, &[])?;
     resolve_scope(&workspace, &config, request, &gates, true, &tools)
 }
 
