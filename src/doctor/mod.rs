@@ -261,8 +261,9 @@ fn gate_checks(root: &Path, config: &Config) -> Vec<Check> {
                             return Check::new(id, Health::Error, detail, Some(upgrade));
                         }
                     }
-                    if let Some(adapted) = asked.as_deref().and_then(|l| version::adapt(gate, l)) {
-                        return older_version_check(id, &tool.path, gate, &adapted, &ctx);
+                    let adapted = asked.as_deref().and_then(|l| version::adapt(gate, l));
+                    if let Some(how) = adapted.and_then(|a| a.adapted) {
+                        return older_version_check(id, &tool.path, gate, &how, &ctx);
                     }
                     let version =
                         asked.unwrap_or_else(|| format!("`{}` printed no version", args.join(" ")));
@@ -295,12 +296,9 @@ fn older_version_check(
     id: &str,
     path: &Path,
     gate: &crate::config::Gate,
-    adapted: &crate::config::Gate,
+    how: &crate::config::Adapted,
     ctx: &Toolbox<'_>,
 ) -> Check {
-    let Some(how) = &adapted.adapted else {
-        return Check::new(id, Health::Ok, path.display().to_string(), None);
-    };
     let detail = format!(
         "{} ({}): older than {}, {}: the gate {}",
         path.display(),
@@ -561,14 +559,7 @@ fn analyzer_version_check(
     let line = version::ask(&tool, args, &tools)?;
     if let Some(why) = version::analyzer_too_old(spec, &line) {
         let min = spec.min_version.as_deref().unwrap_or_default();
-        let package = spec
-            .install_hint
-            .as_deref()
-            .and_then(|hint| hint.strip_prefix("{install} "));
-        let upgrade = match package {
-            Some(package) => tools.expand_hint(&format!("{{install}} '{package}>={min}'")),
-            None => format!("upgrade `{}` to {min} or later", spec.command[0]),
-        };
+        let upgrade = tools.upgrade_command(spec.install_hint.as_deref(), &spec.command[0], min);
         let detail = format!(
             "{why}: the gates that check importers check the whole project on every partial scope"
         );

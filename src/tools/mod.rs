@@ -89,14 +89,23 @@ impl Toolbox<'_> {
     /// its install hint with the version bound, which a plain install of
     /// a package already there would not move.
     pub(crate) fn upgrade_hint(&self, gate: &Gate, min: &str) -> String {
-        let package = gate
-            .install_hint
-            .as_deref()
+        self.upgrade_command(gate.install_hint.as_deref(), &gate.command[0], min)
+    }
+
+    /// [`Toolbox::upgrade_hint`] for any tool: its `install_hint` (or its
+    /// program, named, when it has none) and the version it needs.
+    pub(crate) fn upgrade_command(
+        &self,
+        install_hint: Option<&str>,
+        program: &str,
+        min: &str,
+    ) -> String {
+        let package = install_hint
             .and_then(|hint| hint.strip_prefix("{install} "))
             .map(|package| package.trim_matches('\''));
         match package {
             Some(package) => self.expand_hint(&format!("{{install}} '{package}>={min}'")),
-            None => format!("upgrade `{}` to {min} or later", gate.command[0]),
+            None => format!("upgrade `{program}` to {min} or later"),
         }
     }
 

@@ -150,9 +150,7 @@ pub(crate) fn number(line: &str) -> &str {
 /// (`mypy 1.10.1 is older than 1.11, ...`); none when it is new enough or
 /// either has no number to compare.
 pub(crate) fn too_old(line: &str, min: &str) -> Option<String> {
-    let installed = parts(number(line))?;
-    let needed = parts(min)?;
-    (installed < needed).then(|| {
+    older_than(line, min)?.then(|| {
         format!(
             "{} is older than {min}, the oldest the gate's command works with",
             line.trim()
@@ -166,11 +164,10 @@ pub(crate) fn too_old(line: &str, min: &str) -> Option<String> {
 /// besides. None when the tool's own way works, or the version has no
 /// number to compare.
 fn applying<'e>(entries: &'e [OlderVersion], line: &str) -> Option<Vec<&'e OlderVersion>> {
-    let installed = parts(number(line))?;
     let mut applying: Vec<(Vec<u64>, &OlderVersion)> = entries
         .iter()
+        .filter(|entry| older_than(line, &entry.below) == Some(true))
         .filter_map(|entry| Some((parts(&entry.below)?, entry)))
-        .filter(|(below, _)| installed < *below)
         .collect();
     applying.sort_by(|(a, _), (b, _)| b.cmp(a));
     let applying: Vec<&OlderVersion> = applying.into_iter().map(|(_, e)| e).collect();
@@ -236,8 +233,7 @@ pub(crate) fn adapt_graph(graph: &ImportGraph, line: &str) -> Option<ImportGraph
 /// (older than its `min_version`), if it is.
 pub(crate) fn analyzer_too_old(graph: &ImportGraph, line: &str) -> Option<String> {
     let min = graph.min_version.as_deref()?;
-    let installed = parts(number(line))?;
-    (installed < parts(min)?).then(|| {
+    older_than(line, min)?.then(|| {
         format!(
             "the import analyzer {} is older than {min}, the oldest with `{}`",
             line.trim(),
@@ -289,6 +285,12 @@ pub(crate) fn adapt_to_versions(config: &mut Config, tools: &Toolbox<'_>, rememb
             graph.too_old = analyzer_too_old(graph, line);
         }
     }
+}
+
+/// Whether the version `line` says is older than `bound`; none when
+/// either has no number to compare.
+fn older_than(line: &str, bound: &str) -> Option<bool> {
+    Some(parts(number(line))? < parts(bound)?)
 }
 
 /// `1.11.0rc1` → `[1, 11, 0]`: the leading numbers of each dotted part.
