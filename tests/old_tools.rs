@@ -303,3 +303,32 @@ fn mypys_notes_in_other_files_are_shown_but_not_counted_as_its_errors() {
         .collect();
     assert_eq!(files, ["lib.py", "use.py"]);
 }
+
+/// mypy's text gives some findings no column (an unused `type: ignore`):
+/// they are findings all the same, or the gate would pass where mypy fails.
+#[test]
+fn a_mypy_finding_without_a_column_is_still_a_finding() {
+    let project = Project::empty();
+    project.write("a.py", "x: int = 1  # type: ignore\n");
+    project.write(
+        "pyproject.toml",
+        "[tool.mypy]\nwarn_unused_ignores = true\n",
+    );
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [mypy]\n",
+    );
+    project.git_init();
+    let run = project.qg_with_venv(
+        &old_tools_venv(),
+        &["run", "--scope", "project", "--format", "json"],
+    );
+    run.assert_code(1);
+    let gate = run.gate("mypy");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("a.py".to_string(), "unused-ignore".to_string())]),
+        "{gate}"
+    );
+    assert_eq!(gate["violations"][0]["line"], 1, "{gate}");
+}
