@@ -252,3 +252,67 @@ fn sarif_carries_each_tools_own_version() {
         "{cache}"
     );
 }
+
+/// The fix and re-run hints run as printed from a shell that has not
+/// activated the project's `.venv`, where qg found the tools without
+/// activation: they name the tools by path (`.venv/bin/mypy …`), which
+/// the shell finds, where a bare `mypy` is "command not found".
+#[test]
+fn every_hint_runs_as_printed_from_a_shell_without_the_environment() {
+    let project = Project::fixture("dirty");
+    let bin = project.path().join(".venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["ruff", "mypy", "pyright", "python"] {
+        std::os::unix::fs::symlink(common::tools_venv().join("bin").join(tool), bin.join(tool))
+            .unwrap();
+    }
+    project.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    let run = project.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+    ]);
+    run.assert_code(1);
+    let mut hints = Vec::new();
+    for id in ["ruff_check", "mypy", "pyright", "ruff_format"] {
+        let gate = run.gate(id);
+        let hint = gate["fix_hint"].as_str().or(gate["rerun_hint"].as_str());
+        hints.push(
+            hint.unwrap_or_else(|| panic!("{id} has no hint: {gate}"))
+                .to_string(),
+        );
+    }
+    assert_eq!(
+        hints,
+        [
+            ".venv/bin/ruff check --fix pkg/lint.py",
+            ".venv/bin/mypy pkg/typing_errors.py",
+            ".venv/bin/pyright pkg/typing_errors.py pkg/warn.py",
+            ".venv/bin/ruff format pkg/badformat.py",
+        ]
+    );
+    for hint in &hints {
+        let out = std::process::Command::new("sh")
+            .args(["-c", hint])
+            .current_dir(project.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", std::env::var("HOME").unwrap())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(127), "{hint}: {said}");
+        let file = hint.rsplit(' ').next().unwrap();
+        assert!(
+            said.contains(file) || said.contains("1 file"),
+            "{hint}: {said}"
+        );
+    }
+}

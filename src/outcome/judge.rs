@@ -369,17 +369,31 @@ pub(crate) fn render_hints_from(
     // hint once named all 159 files of such a rule).
     let says_fixable = result.violations.iter().any(|v| v.fixable.is_some());
     let fixes = |v: &Violation| counts(v) && (!says_fixable || v.fixable == Some(true));
-    let run_in = &result.run_in;
     let cd = match run_from {
         "" => String::new(),
         dir => format!("cd {} && ", crate::quote::shell_quote(dir)),
     };
+    let runner = &result.runner;
+    let command = |hint: String| format!("{}{}", runner.prefix, by_path(hint, runner));
     result.fix_hint = match result.violations.iter().any(fixes) {
-        true => render(fix_hint, &fixes).map(|hint| format!("{cd}{run_in}{hint}")),
+        true => render(fix_hint, &fixes).map(|hint| format!("{cd}{}", command(hint))),
         false => None,
     };
-    result.rerun_hint =
-        render(rerun_hint, &counts).map(|hint| format!("{cd}{}{run_in}{hint}", result.rerun_env));
+    result.rerun_hint = render(rerun_hint, &counts)
+        .map(|hint| format!("{cd}{}{}", result.rerun_env, command(hint)));
+}
+
+/// The hint with its program named by the path the runner gives
+/// (`mypy a.py` → `.venv/bin/mypy a.py`); a hint that starts with another
+/// word is left as it is.
+fn by_path(hint: String, runner: &crate::tools::HintRunner) -> String {
+    let Some((program, path)) = &runner.program else {
+        return hint;
+    };
+    match hint.strip_prefix(program.as_str()) {
+        Some(rest) if rest.is_empty() || rest.starts_with(' ') => format!("{path}{rest}"),
+        _ => hint,
+    }
 }
 
 /// One result from the results of a gate's batches: an error in any batch

@@ -249,11 +249,10 @@ pub struct GateResult {
     /// would not check what the run checked.
     #[serde(skip)]
     pub(crate) rerun_env: String,
-    /// What reaches the tool from the user's shell when it lives only in
-    /// the environment a manager keeps outside the project (`hatch run `),
-    /// put before the fix and re-run hints' commands.
+    /// How the fix and re-run hints reach the tool from the user's shell
+    /// (`uv run `, `.venv/bin/mypy`): see [`crate::tools::Toolbox::hint_runner`].
     #[serde(skip)]
-    pub(crate) run_in: String,
+    pub(crate) runner: crate::tools::HintRunner,
     /// The gate's `working_dir` (a workspace member's), root-relative and
     /// `/`-separated, `""` at the root: the hints change into it first and
     /// name their files from there, as the member's own run does.
@@ -316,7 +315,7 @@ impl GateResult {
             fail_on: gate.fail_on,
             match_lines: gate.match_lines,
             rerun_env: String::new(),
-            run_in: String::new(),
+            runner: Default::default(),
             run_from: gate
                 .working_dir
                 .as_deref()

@@ -200,8 +200,8 @@ impl Verdicts<'_> {
     /// Gives the hints the variables the plan's run was given, and the
     /// manager's `run` where the tool is out of the shell's reach.
     fn rerun_as_planned(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
-        result.run_in = self.tools.run_in(plan.gate);
-        if plan.env.is_empty() && result.run_in.is_empty() {
+        result.runner = self.tools.hint_runner(plan.gate, &result.run_from);
+        if plan.env.is_empty() && result.runner == Default::default() {
             return;
         }
         result.rerun_env = plan.shown_env(&plan.gate.config_dir(self.tools.root));

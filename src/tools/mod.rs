@@ -8,7 +8,7 @@ pub(crate) mod version;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::config::Gate;
@@ -168,25 +168,86 @@ impl Toolbox<'_> {
         env
     }
 
-    /// What runs `gate`'s tool from the user's shell: `hatch run ` (or
-    /// `poetry run `, `pdm run `, `uv run `) when it resolves to the
-    /// environment a manager keeps outside the project, which no shell has
-    /// on its PATH; nothing otherwise (an activated or in-project
-    /// environment, PATH).
-    pub(crate) fn run_in(&self, gate: &Gate) -> String {
-        let Some(environment) = self.environment() else {
-            return String::new();
+    /// How the fix and re-run hints reach `gate`'s tool from the user's
+    /// shell, which has not activated the environment qg found it in:
+    /// nothing for a tool on the shell's PATH; the manager's `run ` where
+    /// the environment is the manager's (`hatch run `, `poetry run ` for an
+    /// environment kept outside the project; `uv run `, `pdm run ` for the
+    /// project's `.venv`, which they make and use); else the executable's
+    /// path, as named from `run_from` (the root-relative directory the hint
+    /// changes into first: `.venv/bin/mypy`, `../../.venv/bin/mypy`).
+    pub(crate) fn hint_runner(&self, gate: &Gate, run_from: &str) -> HintRunner {
+        let Ok(tool) = self.resolve(gate) else {
+            return HintRunner::default();
         };
-        let environment::Origin::Manager { detected, .. } = &environment.origin else {
-            return String::new();
+        let Some(bin) = tool.venv_bin.as_deref() else {
+            return HintRunner::default();
         };
-        let from_it = self
-            .resolve(gate)
-            .is_ok_and(|tool| tool.venv_bin.as_deref() == Some(environment.bin.as_path()));
-        match from_it && !environment.bin.starts_with(self.root) {
-            true => format!("{} run ", detected.manager.program()),
-            false => String::new(),
+        if self.on_path(bin) || self.activated_bin(bin) {
+            return HintRunner::default();
         }
+        if let Some(manager) = self.manager_running(bin) {
+            return HintRunner {
+                prefix: format!("{} run ", manager.program()),
+                program: None,
+            };
+        }
+        HintRunner {
+            prefix: String::new(),
+            program: Some((
+                gate.command[0].clone(),
+                self.named_from(&tool.path, run_from),
+            )),
+        }
+    }
+
+    /// Whether `bin` is one of the directories of the shell's PATH.
+    fn on_path(&self, bin: &Path) -> bool {
+        self.path_var
+            .as_ref()
+            .is_some_and(|path| std::env::split_paths(path).any(|dir| dir == bin))
+    }
+
+    /// Whether `bin` is the environment `$VIRTUAL_ENV` names: activating
+    /// it put it on the shell's PATH.
+    fn activated_bin(&self, bin: &Path) -> bool {
+        self.environment()
+            .is_some_and(|e| e.bin == bin && matches!(e.origin, environment::Origin::Activated))
+    }
+
+    /// The manager whose `run` runs the tools of the environment `bin`:
+    /// the one that keeps it outside the project, or uv and PDM for the
+    /// project's own `.venv` (Poetry and Hatch use it only when told to).
+    fn manager_running(&self, bin: &Path) -> Option<environment::Manager> {
+        let environment = self.environment().filter(|e| e.bin == bin)?;
+        match &environment.origin {
+            environment::Origin::Manager { detected, .. } if !bin.starts_with(self.root) => {
+                Some(detected.manager)
+            }
+            environment::Origin::InProject(".venv") => environment::detect(self.root)
+                .map(|d| d.manager)
+                .filter(|m| matches!(m, environment::Manager::Uv | environment::Manager::Pdm)),
+            _ => None,
+        }
+    }
+
+    /// `path` as a command typed in the root-relative directory `run_from`:
+    /// relative when inside the root, absolute otherwise.
+    fn named_from(&self, path: &Path, run_from: &str) -> String {
+        let Ok(inside) = path.strip_prefix(self.root) else {
+            return as_command(path);
+        };
+        let mut named = PathBuf::new();
+        if cfg!(windows) && run_from.is_empty() {
+            // PowerShell runs nothing from the current directory unless
+            // told so: `.\.venv\Scripts\mypy.exe`.
+            named.push(".");
+        }
+        for _ in Path::new(run_from).components() {
+            named.push("..");
+        }
+        named.push(inside);
+        as_command(&named)
     }
 
     /// Where this gate's `command[0]` resolves.
@@ -270,6 +331,29 @@ pub(crate) fn member_environment(
         })
         .find(|own| own.bin.is_dir())
         .or_else(|| environment::member_manager_environment(dir, root, path_var))
+}
+
+/// An executable's path as the first word of a command the user pastes:
+/// quoted where it must be, and on Windows, where PowerShell takes a
+/// quoted word for a string, called with `&`.
+fn as_command(path: &Path) -> String {
+    let shown = path.display().to_string();
+    let quoted = crate::quote::shell_quote(&shown);
+    match cfg!(windows) && quoted != shown {
+        true => format!("& {quoted}"),
+        false => quoted,
+    }
+}
+
+/// How a hint names its tool for the user's shell
+/// ([`Toolbox::hint_runner`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct HintRunner {
+    /// Put before the command: the manager's `run ` (`uv run `).
+    pub(crate) prefix: String,
+    /// The program the hint names (`mypy`) and the path that reaches it
+    /// instead (`.venv/bin/mypy`).
+    pub(crate) program: Option<(String, String)>,
 }
 
 #[cfg(test)]
