@@ -315,4 +315,24 @@ fn every_hint_runs_as_printed_from_a_shell_without_the_environment() {
             "{hint}: {said}"
         );
     }
+    // A uv project's `.venv` is uv's: `uv run` where the shell has uv, the
+    // path where it has not.
+    project.write("uv.lock", "version = 1\n");
+    let rerun = |run: common::Run| run.gate("mypy")["rerun_hint"].as_str().unwrap().to_string();
+    let args = [
+        "run",
+        "--scope",
+        "project",
+        "--format",
+        "json",
+        "--no-state",
+        "--gate",
+        "mypy",
+    ];
+    assert_eq!(
+        rerun(project.qg(&args)),
+        ".venv/bin/mypy pkg/typing_errors.py"
+    );
+    project.fake_tool("uv", "exit 0");
+    assert_eq!(rerun(project.qg(&args)), "uv run mypy pkg/typing_errors.py");
 }

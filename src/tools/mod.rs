@@ -217,10 +217,11 @@ impl Toolbox<'_> {
 
     /// The manager whose `run` runs the tools of the environment `bin`:
     /// the one that keeps it outside the project, or uv and PDM for the
-    /// project's own `.venv` (Poetry and Hatch use it only when told to).
+    /// project's own `.venv` (Poetry and Hatch use it only when told to);
+    /// none when the shell cannot find the manager either.
     fn manager_running(&self, bin: &Path) -> Option<environment::Manager> {
         let environment = self.environment().filter(|e| e.bin == bin)?;
-        match &environment.origin {
+        let manager = match &environment.origin {
             environment::Origin::Manager { detected, .. } if !bin.starts_with(self.root) => {
                 Some(detected.manager)
             }
@@ -228,7 +229,9 @@ impl Toolbox<'_> {
                 .map(|d| d.manager)
                 .filter(|m| matches!(m, environment::Manager::Uv | environment::Manager::Pdm)),
             _ => None,
-        }
+        }?;
+        environment::program_on_path(manager.program(), self.path_var.as_ref())?;
+        Some(manager)
     }
 
     /// `path` as a command typed in the root-relative directory `run_from`:
