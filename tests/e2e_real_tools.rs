@@ -267,14 +267,15 @@ fn every_hint_runs_as_printed_from_a_shell_without_the_environment() {
             .unwrap();
     }
     project.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
-    let run = project.qg(&[
+    let project_run = [
         "run",
         "--scope",
         "project",
         "--format",
         "json",
         "--no-state",
-    ]);
+    ];
+    let run = project.qg(&project_run);
     run.assert_code(1);
     let mut hints = Vec::new();
     for id in ["ruff_check", "mypy", "pyright", "ruff_format"] {
@@ -319,16 +320,7 @@ fn every_hint_runs_as_printed_from_a_shell_without_the_environment() {
     // path where it has not.
     project.write("uv.lock", "version = 1\n");
     let rerun = |run: common::Run| run.gate("mypy")["rerun_hint"].as_str().unwrap().to_string();
-    let args = [
-        "run",
-        "--scope",
-        "project",
-        "--format",
-        "json",
-        "--no-state",
-        "--gate",
-        "mypy",
-    ];
+    let args = [&project_run[..], &["--gate", "mypy"]].concat();
     assert_eq!(
         rerun(project.qg(&args)),
         ".venv/bin/mypy pkg/typing_errors.py"
