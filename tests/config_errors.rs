@@ -63,7 +63,7 @@ fn cases() -> Vec<Case> {
         case("older_versions without version_args", BASE.replace("    name: \"Fake\"", "    name: \"Fake\"\n    older_versions: [{below: \"1.0\", why: old, daemon: false}]"), 6,
              "gates.fake.older_versions", "needs `version_args`: the tool's version decides which entry applies"),
         case("older_versions entry changing nothing", BASE.replace("    name: \"Fake\"", "    name: \"Fake\"\n    version_args: [\"--version\"]\n    older_versions:\n      - below: \"1.0\"\n        why: old"), 8,
-             "gates.fake.older_versions[0]", "changes nothing: give a `command`, `parsing`, `file_types` or `daemon: false`"),
+             "gates.fake.older_versions[0]", "changes nothing: give a `command`, `parsing`, `file_types`, `project_args` or `daemon: false`"),
         case("older_versions bound without a number", BASE.replace("    name: \"Fake\"", "    name: \"Fake\"\n    version_args: [\"--version\"]\n    older_versions:\n      - below: next\n        why: old\n        daemon: false"), 8,
              "gates.fake.older_versions[0].below", "`next` is no version number"),
         case("placeholder without group", BASE.replace("\"X1\"", "\"{kind}\""), 13,

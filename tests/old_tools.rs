@@ -332,3 +332,37 @@ fn a_mypy_finding_without_a_column_is_still_a_finding() {
     );
     assert_eq!(gate["violations"][0]["line"], 1, "{gate}");
 }
+
+/// A ruff older than 0.1.7 checks nothing when given no path ("No Python
+/// files found", exit 0): on `--scope project` the gate names `.` as the
+/// project's own run does, so its findings are found (before: a green that
+/// checked no file, on humanize 4.9.0's pinned ruff 0.1.6).
+#[test]
+fn a_ruff_that_needs_a_path_is_given_the_project_on_its_own_run() {
+    let project = Project::empty();
+    project.write("a.py", "import os\n");
+    project.fake_tool(
+        "ruff",
+        r#"[ "$1" = "--version" ] && echo "ruff 0.1.6" && exit 0
+for arg in "$@"; do last=$arg; done
+if [ "$last" != "." ]; then
+  echo "warning: No Python files found under the given path(s)" >&2; echo "[]"; exit 0
+fi
+echo '[{"filename":"'"$PWD"'/a.py","code":"F401","message":"`os` imported but unused","location":{"row":1,"column":8},"end_location":{"row":1,"column":10},"fix":null,"url":null}]'
+exit 1"#,
+    );
+    project.git_init();
+    let run = project.qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--gate",
+        "ruff_check",
+        "--format",
+        "json",
+    ]);
+    run.assert_code(1);
+    let gate = run.gate("ruff_check");
+    assert_eq!(gate["violations"][0]["code"], "F401", "{gate}");
+    assert_eq!(gate["violations"][0]["file"], "a.py", "{gate}");
+}

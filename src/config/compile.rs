@@ -609,11 +609,12 @@ impl Compiler<'_> {
         let changes = raw.command.is_some()
             || raw.parsing.is_some()
             || raw.file_types.is_some()
-            || raw.daemon == Some(false);
+            || raw.daemon == Some(false)
+            || raw.project_args.is_some();
         if !changes {
             return Err(self.error(
                 key,
-                "changes nothing: give a `command`, `parsing`, `file_types` or `daemon: false`",
+                "changes nothing: give a `command`, `parsing`, `file_types`, `project_args` or `daemon: false`",
             ));
         }
         let parser = raw
@@ -629,6 +630,7 @@ impl Compiler<'_> {
             parser,
             file_types: raw.file_types,
             daemon: raw.daemon.unwrap_or(true),
+            project_args: raw.project_args,
         })
     }
 

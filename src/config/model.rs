@@ -536,6 +536,8 @@ pub(crate) struct OlderVersion {
     pub(crate) file_types: Option<Vec<String>>,
     /// Whether the gate keeps its daemon.
     pub(crate) daemon: bool,
+    /// The whole-project run's arguments instead.
+    pub(crate) project_args: Option<Vec<String>>,
 }
 
 /// How a gate was adapted to its tool's version, and why: `qg doctor`

@@ -270,6 +270,9 @@ pub(crate) struct RawOlderVersion {
     /// `false`: no daemon for those versions; the gate answers cold.
     #[serde(default)]
     pub(crate) daemon: Option<bool>,
+    /// The arguments of the tool's own whole-project run, instead of `selection.project_args` (`["."]` for a tool that checks nothing when given no path).
+    #[serde(default)]
+    pub(crate) project_args: Option<Vec<String>>,
 }
 
 /// One file a tool reads settings from (`tool_config`).

@@ -206,6 +206,13 @@ pub(crate) fn adapt(gate: &Gate, line: &str) -> Option<Gate> {
             adapted.file_types = file_types.clone();
             instead.push(format!("takes {} files", file_types.join(" ")));
         }
+        if let (Some(args), Some(selection)) = (&entry.project_args, &mut adapted.selection) {
+            selection.project_args = args.clone();
+            instead.push(format!(
+                "names `{}` in its own run on --scope project",
+                args.join(" ")
+            ));
+        }
         if !entry.daemon && adapted.daemon.take().is_some() {
             instead.push("answers cold (no daemon)".to_string());
         }
@@ -372,6 +379,22 @@ gates:
         let how = old.adapted.unwrap();
         assert_eq!(how.below, "0.16");
         assert_eq!(how.why, "no --json; no notebooks");
+    }
+
+    /// ruff before 0.1.7 checks nothing given no path: the default's ruff
+    /// gates name `.` in their own run of the project there, and only there.
+    #[test]
+    fn the_default_ruff_gates_name_the_project_for_a_ruff_that_needs_a_path() {
+        let config = crate::config::parse(crate::config::EMBEDDED_DEFAULT, "default").unwrap();
+        let project_args = |gate: &Gate| gate.selection.as_ref().unwrap().project_args.clone();
+        for id in ["ruff_check", "ruff_format"] {
+            let gate = &config.gates[id];
+            assert!(project_args(gate).is_empty(), "{id}");
+            let old = adapt(gate, "ruff 0.1.6").unwrap();
+            assert_eq!(project_args(&old), ["."], "{id}");
+            let newer = adapt(gate, "ruff 0.1.7").unwrap_or_else(|| gate.clone());
+            assert!(project_args(&newer).is_empty(), "{id}");
+        }
     }
 
     #[test]
