@@ -803,7 +803,9 @@ def hostile(project, marker):
 
 @pytest.fixture
 def clone(tmp_path):
-    """A cloned repository with a hostile gate, committed, never trusted."""
+    """A cloned repository with a hostile gate, committed, never trusted —
+    or trusted once and changed by a pull since: an earlier editor session
+    left a finding of `app/shapes.py`'s current content in its store."""
     root = tmp_path / "clone"
     root.mkdir()
     (root / "app").mkdir()
@@ -813,7 +815,28 @@ def clone(tmp_path):
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "cloned")
+    blob = subprocess.run(
+        ["git", "hash-object", "app/shapes.py"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    stored = {"file": "app/shapes.py", "line": 4, "column": 1, "code": "X1", "message": "stored", "severity": "error"}
+    store = {"files": {"app/shapes.py": {"blob": blob, "gates": {"lint": {"columns": "utf-16", "violations": [stored]}}}}}
+    (root / ".st3" / "lsp-findings.json").write_text(json.dumps(store))
     return root.resolve()
+
+
+class Published(dict):
+    """`client.diagnostics` (the last publication per URI) that also keeps
+    every non-empty one: a finding shown and cleared a moment later was
+    still shown."""
+
+    def __init__(self):
+        super().__init__()
+        self.ever = []
+
+    def __setitem__(self, uri, diagnostics):
+        if diagnostics:
+            self.ever.append((uri, diagnostics))
+        super().__setitem__(uri, diagnostics)
 
 
 class Answers:
@@ -844,6 +867,7 @@ async def start(lsp_client, root):
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[QG, "lsp"], server_env=server_env()))
 async def dismissing_client(lsp_client: LanguageClient, clone):
     lsp_client.answers = Answers(lsp_client, None)
+    lsp_client.diagnostics = Published()
     await start(lsp_client, clone)
     yield
     await lsp_client.shutdown_session()
@@ -873,7 +897,8 @@ async def test_an_untrusted_clone_runs_nothing_and_asks_once(dismissing_client, 
     assert not marker.exists(), "an untrusted gate ran"
     assert not progress_begun(client), "a run started"
     assert len(asked) == 1, asked
-    assert not any(client.diagnostics.values())
+    # Not even what an earlier session stored (the Editors page's promise).
+    assert not client.diagnostics.ever, client.diagnostics.ever
     # Trusted from the command line: the next save runs the gate.
     trust(clone)
     save(client, clone, "app/shapes.py", SHAPES + "\n", version=4)

@@ -1,5 +1,7 @@
 //! `textDocument/didOpen`: the document is kept; its findings are shown,
-//! or checked first when no run has seen it.
+//! or checked first when no run has seen it. In a repository not trusted
+//! now, what an earlier session found is not shown either (it may come
+//! from commands that changed since): the worker asks the user first.
 
 use serde_json::Value;
 
@@ -32,7 +34,7 @@ impl NotificationHandler for DidOpen {
         let root = state.root.clone().unwrap_or_default();
         let known = state.store.current(&root, &file).is_some();
         drop(state);
-        match known {
+        match known && crate::lsp::trust::refusal(session).is_none() {
             true => session.publish(&[file]),
             false => session.queue.push(Job::Open(file)),
         }
