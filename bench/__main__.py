@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from . import __doc__ as ABOUT
-from .common import BIN, HERE, machine, versions
+from .common import BIN, HERE, install_qg, machine, versions
 from .graph import graph_cost, roots_cost
 from .interface import interface_aware, interface_aware_real
 from .loop import loop_package, loop_rich
@@ -77,6 +77,7 @@ def main():
         check=True,
     )
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=HERE, check=True)
+    install_qg()
     rows = []
     with tempfile.TemporaryDirectory(prefix="qg-bench-") as tmp:
         for name in args.only or FIGURES:
