@@ -195,12 +195,12 @@ fn first_run_without_baseline_checks_the_project_and_records_head() {
     assert_eq!(json["scope"]["mode"], "project");
     assert_eq!(
         json["scope"]["fallback_reason"],
-        "no baseline for branch main"
+        "no green run yet on branch main"
     );
     assert!(json["summary_line"]
         .as_str()
         .unwrap()
-        .contains("(auto → project: no baseline for branch main)"));
+        .contains("(auto → project: no green run yet on branch main)"));
     assert_eq!(repo.checked(), ["a.py", "b.py"]);
     // A red full run still records HEAD, so the next run is not a full one.
     let state = repo.state("main");
@@ -439,7 +439,7 @@ fn switching_branches_keeps_both_baselines() {
     assert_eq!(json["scope"]["mode"], "branch");
     assert_eq!(
         json["scope"]["fallback_reason"],
-        "no baseline for branch feature"
+        "no green run yet on branch feature"
     );
     assert_eq!(repo.checked(), ["f.py"]);
     repo.git(&["checkout", "-q", "main"]);
@@ -485,7 +485,7 @@ fn editing_the_config_invalidates_the_baseline() {
     assert!(files["fallback_reason"]
         .as_str()
         .unwrap()
-        .starts_with("config changed since baseline"));
+        .starts_with("config changed since the last green run"));
 }
 
 #[test]
@@ -512,7 +512,7 @@ fn detached_head_has_its_own_state_key() {
     let json = repo.run();
     assert_eq!(
         json["scope"]["fallback_reason"],
-        "no baseline for branch (detached HEAD)"
+        "no green run yet on branch (detached HEAD)"
     );
     assert!(repo.state("(detached HEAD)")["baseline_sha"].is_string());
     assert!(repo.state("main")["baseline_sha"].is_string());
@@ -606,7 +606,7 @@ fn an_errored_run_names_the_fallback_too() {
     run.assert_code(2);
     let first = run.stdout.lines().next().unwrap();
     assert!(
-        first.ends_with("(auto → project: no baseline for branch main)"),
+        first.ends_with("(auto → project: no green run yet on branch main)"),
         "{first}"
     );
 }
@@ -812,7 +812,7 @@ fn state_show_and_reset() {
     assert_eq!(repo.qg(&["state", "show"]).json()["state"], Value::Null);
     assert_eq!(
         repo.files()["fallback_reason"],
-        "no baseline for branch main"
+        "no green run yet on branch main"
     );
 }
 

@@ -121,7 +121,7 @@ fn auto_falls_back_to_project_and_says_why() {
         json["fallback_reason"]
             .as_str()
             .unwrap()
-            .contains("no baseline"),
+            .contains("no green run yet"),
         "{json}"
     );
     assert_eq!(paths(&json).len(), 4);

@@ -11,9 +11,9 @@ use crate::workspace::Workspace;
 pub(super) enum StateAction {
     /// Print this branch's state as JSON.
     Show,
-    /// Forget this branch's baseline (the next `auto` run checks from scratch).
+    /// Forget this branch's last green commit (the next `auto` run checks from scratch).
     Reset {
-        /// Forget every branch's baseline, not just this one's.
+        /// Forget every branch's last green commit, not just this one's.
         #[arg(long)]
         all_branches: bool,
     },
@@ -41,13 +41,13 @@ pub(super) fn command(action: StateAction) -> Result<i32, QgError> {
         }
         StateAction::Reset { all_branches: true } => {
             store.reset_all()?;
-            eprintln!("qg: forgot the baseline of every branch");
+            eprintln!("qg: forgot the last green commit of every branch");
         }
         StateAction::Reset {
             all_branches: false,
         } => {
             store.update_branch(&branch, |_| None)?;
-            eprintln!("qg: forgot the baseline of branch {branch}");
+            eprintln!("qg: forgot the last green commit of branch {branch}");
         }
     }
     Ok(0)

@@ -67,19 +67,22 @@ impl GitScope<'_> {
         baseline: &Baseline<'_>,
     ) -> Result<String, String> {
         let Some(state) = baseline.state else {
-            return Err(format!("no baseline for branch {}", head.branch));
+            return Err(format!("no green run yet on branch {}", head.branch));
         };
         let Some(sha) = &state.baseline_sha else {
-            return Err(format!("no baseline for branch {}", head.branch));
+            return Err(format!("no green run yet on branch {}", head.branch));
         };
         if !self.repo.has_commit(sha) {
             return Err(format!(
-                "baseline {} no longer exists (rebased or garbage-collected)",
+                "the last green commit {} no longer exists (rebased or garbage-collected)",
                 git::short(sha)
             ));
         }
         if state.config_hash.as_deref() != Some(self.config.hash.as_str()) {
-            return Err(format!("config changed since baseline {}", git::short(sha)));
+            return Err(format!(
+                "config changed since the last green run, {}",
+                git::short(sha)
+            ));
         }
         Ok(sha.clone())
     }
