@@ -110,3 +110,40 @@ fn a_gate_that_errors_now_and_then_is_named_flaky() {
         human.stdout
     );
 }
+
+/// Outside project scope only runs over as many files as the latest are
+/// compared: the trend line says so, and a run of one file reads `1 file`.
+#[test]
+fn the_trend_line_says_it_compares_runs_over_as_many_files() {
+    let project = project();
+    project.write("b.py", "y = 2\n");
+    for (count, files) in [
+        ("2", &["a.py"][..]),
+        ("3", &["a.py", "b.py"]),
+        ("1", &["a.py"]),
+    ] {
+        project.write("count", count);
+        let mut args = vec!["run", "-q"];
+        args.extend_from_slice(files);
+        project.qg(&args);
+    }
+    assert_eq!(verdict(&project)["files"], 1);
+    let human = project.qg(&["history"]).stdout;
+    let first = human.lines().next().unwrap();
+    assert!(
+        first.contains(
+            "violations over the last 2 files runs of 1 file (runs over another number of files are left out) on "
+        ) && first.ends_with(": 2 → 1"),
+        "{human}"
+    );
+    assert!(
+        human.contains(" 1 file ") && !human.contains("1 files"),
+        "{human}"
+    );
+    assert!(human.contains(" 2 files "), "{human}");
+    runs(&project, &["4"]);
+    assert!(
+        verdict(&project).get("files").is_none(),
+        "a project run compares every project run"
+    );
+}

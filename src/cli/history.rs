@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::{current_dir, print_stdout};
 use crate::error::QgError;
+use crate::report::summary::plural;
 use crate::state::history::RunRecord;
 use crate::state::trend::{self, Trend, Verdict};
 use crate::workspace::Workspace;
@@ -55,8 +56,22 @@ fn human(branch: Option<&str>, trend: Option<&Trend>, runs: &[RunRecord]) -> Str
         Verdict::Oscillating => "🔀",
         Verdict::NotEnoughRuns => "…",
     };
+    // Only runs over as many files as the latest are compared (outside
+    // project scope): the line says so, or its counts would look like the
+    // branch's whole story.
+    let of_files = trend.files.map_or(String::new(), |n| {
+        format!(
+            " of {} (runs over another number of files are left out)",
+            plural(n, "file")
+        )
+    });
+    let runs_word = if trend.violations.len() == 1 {
+        "run"
+    } else {
+        "runs"
+    };
     let mut out = format!(
-        "{icon} {} — violations over the last {} {} runs{on}: {}\n",
+        "{icon} {} — violations over the last {} {} {runs_word}{of_files}{on}: {}\n",
         trend.verdict.as_str(),
         trend.violations.len(),
         trend.scope,
@@ -83,10 +98,10 @@ fn human(branch: Option<&str>, trend: Option<&Trend>, runs: &[RunRecord]) -> Str
             .map(|g| format!("{} {} {}", g.id, g.status, g.violations))
             .collect();
         out.push_str(&format!(
-            "  {}  {:<8} {:>5} files  {:>6} ms  {}\n",
+            "  {}  {:<8} {:>11}  {:>6} ms  {}\n",
             run.at,
             run.scope,
-            run.files,
+            plural(run.files, "file"),
             run.duration_ms,
             gates.join(", ")
         ));

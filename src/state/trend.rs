@@ -83,6 +83,10 @@ pub(crate) struct Trend {
     pub(crate) verdict: Verdict,
     /// The scope mode the compared runs share (the latest run's).
     pub(crate) scope: String,
+    /// Outside `project` scope, the number of files the compared runs
+    /// share (runs over another number of files are not compared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<usize>,
     /// Total violations of each compared run, oldest first.
     pub(crate) violations: Vec<usize>,
     /// Per gate, over the compared runs.
@@ -129,6 +133,7 @@ pub(crate) fn trend(runs: &[RunRecord]) -> Option<Trend> {
     Some(Trend {
         verdict: verdict(&violations),
         scope: latest.scope.clone(),
+        files: (latest.scope != "project").then_some(latest.files),
         violations,
         gates: gate_health(window),
     })
