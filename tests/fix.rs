@@ -211,6 +211,40 @@ fn findings_the_baseline_knows_are_fixed_too() {
     );
 }
 
+/// Right after `qg baseline write` and a green run, `auto` holds no file:
+/// `qg fix` fixes nothing, and says which scope it used, why, and what
+/// fixes the known findings elsewhere.
+#[test]
+fn a_fix_that_changed_nothing_in_a_narrow_scope_names_it_and_the_project_fix() {
+    let project = Project::fixture("dirty");
+    // Every gate: only a run of all of them moves the last green commit.
+    project
+        .qg_with_tools(&["baseline", "write", "--no-progress"])
+        .assert_code(0);
+    project
+        .qg_with_tools(&["run", "-q", "--no-progress"])
+        .assert_code(0);
+    let gate = ["--gate", "ruff_format", "--no-progress"];
+    let run = project.qg_with_tools(&[&["fix"][..], &gate].concat());
+    run.assert_code(0);
+    let first = run.stdout.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "🔧 fixed 0 violations, no file changed — the auto scope held no file (what changed since \
+         the last green run, and what failed); `qg fix --scope project` fixes every file",
+        "{}",
+        run.stdout
+    );
+    let project_fix = project.qg_with_tools(&[&["fix", "--scope", "project"][..], &gate].concat());
+    assert!(
+        project_fix
+            .stdout
+            .starts_with("🔧 fixed 1 violation in 1 file (pkg/badformat.py)\n"),
+        "{}",
+        project_fix.stdout
+    );
+}
+
 /// "fixed N" counts the findings gone from the files the fixers changed,
 /// never the difference of two checks' totals: here mypy, following the
 /// unused import ruff removes, reported two findings of the imported

@@ -8,8 +8,9 @@ use crate::baseline::BaselineUse;
 use crate::error::QgError;
 use crate::fix::{self, FixOptions, FixReport};
 use crate::report::summary::plural;
-use crate::report::{self, Format};
+use crate::report::{self, Format, RunReport};
 use crate::run::RunOptions;
+use crate::scope::ScopeMode;
 
 #[derive(Debug, Args)]
 pub(super) struct FixArgs {
@@ -100,16 +101,37 @@ fn human(report: &FixReport, quiet: bool) -> String {
         return out;
     };
     let files = match report.changed.len() {
-        0 => "no file changed".to_string(),
-        n => format!("in {} ({})", plural(n, "file"), report.changed.join(", ")),
+        0 => format!(", no file changed{}", narrow_scope(after)),
+        n => format!(" in {} ({})", plural(n, "file"), report.changed.join(", ")),
     };
     let fixed = plural(report.fixed(), "violation");
-    out.push_str(&format!("🔧 fixed {fixed} {files}\n"));
+    out.push_str(&format!("🔧 fixed {fixed}{files}\n"));
     match quiet {
         true => out.push_str(&format!("{}\n", report::summary::summary_line(after))),
         false => out.push_str(&report::render(after, Format::Human, false)),
     }
     out
+}
+
+/// When nothing changed in a scope narrower than the project, which scope
+/// it was and why: right after `qg baseline write`, `auto` holds no file,
+/// and the known fixable findings elsewhere are not what it fixes.
+fn narrow_scope(after: &RunReport) -> String {
+    let scope = &after.scope;
+    let why = match scope.mode {
+        ScopeMode::Project => return String::new(),
+        ScopeMode::Auto => " (what changed since the last green run, and what failed)",
+        ScopeMode::Branch => " (what differs from the parent branch)",
+        _ => "",
+    };
+    let held = match scope.files_checked {
+        0 => "no file".to_string(),
+        n => plural(n, "file"),
+    };
+    format!(
+        " — the {} scope held {held}{why}; `qg fix --scope project` fixes every file",
+        scope.mode.as_str()
+    )
 }
 
 fn json(report: &FixReport) -> String {
