@@ -159,11 +159,12 @@ fn write_gates(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Resu
         .max()
         .unwrap_or(0);
     for gate in &report.gates {
+        let glyph = mark(gate.status);
         let (mark, status) = match gate.status {
-            GateStatus::Passed => (p.green("✓"), p.green("passed ")),
-            GateStatus::Failed => (p.red("✗"), p.red("failed ")),
-            GateStatus::Error => (p.yellow("!"), p.yellow("error  ")),
-            GateStatus::Skipped => (p.dim("-"), p.dim("skipped")),
+            GateStatus::Passed => (p.green(glyph), p.green("passed ")),
+            GateStatus::Failed => (p.red(glyph), p.red("failed ")),
+            GateStatus::Error => (p.yellow(glyph), p.yellow("error  ")),
+            GateStatus::Skipped => (p.dim(glyph), p.dim("skipped")),
         };
         let detail = gate_detail(gate);
         writeln!(out, "  {mark} {:<width$}  {status}  {detail}", gate.name)?;
@@ -200,6 +201,16 @@ fn write_gates(out: &mut dyn Write, report: &RunReport, p: &Palette) -> io::Resu
         }
     }
     Ok(())
+}
+
+/// A gate line's first mark (the book's first run page shows the legend).
+fn mark(status: GateStatus) -> &'static str {
+    match status {
+        GateStatus::Passed => "✓",
+        GateStatus::Failed => "✗",
+        GateStatus::Error => "!",
+        GateStatus::Skipped => "-",
+    }
 }
 
 fn gate_detail(gate: &GateResult) -> String {
@@ -243,5 +254,26 @@ fn gate_detail(gate: &GateResult) -> String {
             }
             parts.join(", ")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first run page's legend of the gate lines' marks is the one
+    /// the report prints.
+    #[test]
+    fn the_books_legend_of_the_gate_marks_is_the_reports() {
+        let page = include_str!("../../docs/src/getting-started/first-run.md");
+        let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        let legend = format!(
+            "its status (`{}` passed, `{}` failed, `{}` error, `{}` skipped)",
+            mark(GateStatus::Passed),
+            mark(GateStatus::Failed),
+            mark(GateStatus::Error),
+            mark(GateStatus::Skipped)
+        );
+        assert!(page.contains(&legend), "first-run.md lacks: {legend}");
     }
 }
