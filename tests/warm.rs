@@ -378,6 +378,21 @@ fn daemons_start_answer_runs_warm_and_stop_leaving_nothing() {
         "{again}"
     );
     assert_eq!((daemon_pid(dir, "mypy"), daemon_pid(dir, "pyright")), pids);
+    // A watch uses them, says so (it starts none), and leaves them running.
+    let watch = Watch::start(dir, &[]);
+    let _ = watch.pass();
+    Command::new("kill")
+        .args(["-INT", &watch.child.id().to_string()])
+        .status()
+        .unwrap();
+    let ended = watch.child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&ended.stderr);
+    assert!(
+        said.contains("qg watch: daemons already running: mypy, pyright\n")
+            && !said.contains("starting daemons"),
+        "{said}"
+    );
+    assert_eq!((daemon_pid(dir, "mypy"), daemon_pid(dir, "pyright")), pids);
     let stopped = qg(dir, &["daemon", "stop"]);
     stopped.assert_code(0);
     assert_eq!(stopped.stdout, "⏹️ stopped 2 daemons: mypy, pyright\n");
@@ -909,6 +924,13 @@ fn watch_prints_a_report_per_pass_and_stops_cleanly_on_ctrl_c() {
     assert_eq!(broken["overall_pass"], false, "{broken}");
     for id in ["mypy", "pyright"] {
         assert_eq!(gate_of(&broken, id)["warm"], true, "{broken}");
+        // A warm answer has its log as a cold one does: the daemon's
+        // output, or the language server's diagnostics.
+        let log = gate_of(&broken, id)["log"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{id}: no log"));
+        let logged = std::fs::read_to_string(dir.join(log)).unwrap();
+        assert!(logged.contains("app/geometry.py"), "{id}: {logged}");
         let files: Vec<&str> = gate_of(&broken, id)["violations"]
             .as_array()
             .unwrap()

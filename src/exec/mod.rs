@@ -116,8 +116,14 @@ pub(crate) struct Timed<R> {
 
 /// What a gate's live daemon answered.
 pub(crate) enum WarmRun<'a> {
-    /// A language server's findings in the reported files.
-    Diagnostics(Vec<Violation>),
+    /// A language server's findings in the reported files, and the
+    /// artifact log that holds them as it answered.
+    Diagnostics {
+        /// The findings.
+        violations: Vec<Violation>,
+        /// The artifact log written for them, if logging is on.
+        log: std::io::Result<Option<String>>,
+    },
     /// The daemon's check command, as a unit that ran.
     Output(UnitRun<'a>),
 }
@@ -424,9 +430,9 @@ impl<R: Send> Runner<'_, R> {
     ) -> Result<R, String> {
         let (finished, argv) = match answer.findings {
             WarmFindings::Diagnostics(violations) => {
-                return self
-                    .judge
-                    .warm(plan, WarmRun::Diagnostics(violations), request, took)
+                let log = diagnostics_log(plan.gate, files, &violations, launch, took, self.ctx);
+                let run = WarmRun::Diagnostics { violations, log };
+                return self.judge.warm(plan, run, request, took);
             }
             WarmFindings::Output { finished, argv } => (finished, argv),
         };
@@ -566,6 +572,50 @@ fn write_log(
         finished,
     };
     artifacts::write(ctx.tools.root, ctx.logging, &entry).map(Some)
+}
+
+/// The artifact log of a language server's answer: no process ran for
+/// this gate, so the log holds the findings it answered (as JSON, one per
+/// line) under the request that asked for them, and a warm gate line has
+/// its `log:` as a cold one does.
+fn diagnostics_log(
+    gate: &Gate,
+    files: &[&str],
+    violations: &[Violation],
+    launch: &Launch,
+    took: Duration,
+    ctx: &ExecContext<'_>,
+) -> std::io::Result<Option<String>> {
+    if !ctx.logging.enabled {
+        return Ok(None);
+    }
+    let mut stdout = Vec::new();
+    for violation in violations {
+        serde_json::to_writer(&mut stdout, violation).map_err(std::io::Error::from)?;
+        stdout.push(b'\n');
+    }
+    let finished = process::Finished {
+        termination: process::Termination::Exited(0),
+        stdout: process::Capture::from_bytes(&stdout)?,
+        stderr: process::Capture::from_bytes(b"")?,
+        duration: took,
+    };
+    let argv: Vec<String> = [format!(
+        "(the {} daemon's language server: its diagnostics of)",
+        gate.id
+    )]
+    .into_iter()
+    .chain(files.iter().map(|f| f.to_string()))
+    .collect();
+    write_log(
+        gate,
+        &argv,
+        &[],
+        &launch.tool.path,
+        &launch.cwd,
+        &finished,
+        ctx,
+    )
 }
 
 /// Runs `argv` — a gate's fixer, say — on `files` the way the gate's own

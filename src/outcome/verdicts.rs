@@ -113,7 +113,16 @@ impl Judge<GateResult> for Verdicts<'_> {
         took: Duration,
     ) -> Result<GateResult, String> {
         let mut result = match run {
-            WarmRun::Diagnostics(violations) => judge_findings(plan.gate, &plan.files, violations),
+            WarmRun::Diagnostics { violations, log } => {
+                let mut result = judge_findings(plan.gate, &plan.files, violations);
+                match log {
+                    Ok(log) => result.log = log,
+                    Err(e) => result
+                        .warnings
+                        .push(format!("could not write the artifact log: {e}")),
+                }
+                result
+            }
             WarmRun::Output(run) => self.unit(plan, run),
         };
         // A daemon that could not be trusted to check proves nothing: the

@@ -347,6 +347,16 @@ pub(crate) fn start_owned(request: &StartRequest) -> Result<Owned, QgError> {
     Ok(owned)
 }
 
+/// Those of `gates` whose daemon runs now (a quick look: its process is
+/// alive; whether it serves these settings is [`start`]'s to find out).
+pub(crate) fn running(root: &Path, gates: &[String]) -> Vec<String> {
+    gates
+        .iter()
+        .filter(|gate| Slot::new(root, gate).is_alive())
+        .cloned()
+        .collect()
+}
+
 /// Stops the daemons of `gates` (empty: every daemon of the project).
 pub(crate) fn stop(root: &Path, gates: &[String]) -> Vec<Stopped> {
     slot::all(root)

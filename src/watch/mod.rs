@@ -108,7 +108,7 @@ pub(crate) fn watch(
 /// Starts the warm gates' daemons, owned by this process (they stop when
 /// it dies, however it dies); returns the gates whose daemon it started.
 fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<String>, QgError> {
-    let (_, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
+    let (workspace, config) = run::prepare(&options.run.cwd, options.run.config.as_deref())?;
     let gates: Vec<String> = control::warm_gates(&config, &options.run.gates)
         .unwrap_or_default()
         .iter()
@@ -117,7 +117,20 @@ fn start_daemons(options: &WatchOptions, screen: &mut dyn Screen) -> Result<Vec<
     if gates.is_empty() {
         return Ok(Vec::new());
     }
-    screen.note(&format!("starting daemons: {}", gates.join(", ")));
+    // Daemons `qg daemon start` (or another watch) began are used, not
+    // started again: say which is which.
+    let running = control::running(&workspace.root, &gates);
+    let to_start: Vec<&str> = gates
+        .iter()
+        .filter(|g| !running.contains(g))
+        .map(String::as_str)
+        .collect();
+    if !running.is_empty() {
+        screen.note(&format!("daemons already running: {}", running.join(", ")));
+    }
+    if !to_start.is_empty() {
+        screen.note(&format!("starting daemons: {}", to_start.join(", ")));
+    }
     let request = StartRequest {
         cwd: options.run.cwd.clone(),
         config: options.run.config.clone(),
