@@ -222,6 +222,50 @@ fn ruff_settings_at_any_level_make_both_ruff_gates_check_the_whole_project() {
     );
 }
 
+/// Only what a tool reads is its settings: a new `pyproject.toml` of a
+/// package's metadata alone re-checks nothing, while `requires-python`,
+/// which ruff takes as its target version when nothing else names one, is
+/// ruff's (here it decides UP006 under a `ruff.toml` that selects it).
+#[test]
+fn a_pyproject_table_no_tool_reads_is_no_settings_but_ruffs_requires_python_is() {
+    let pyproject = |requires: &str| {
+        format!("[project]\nname = \"demo\"\nversion = \"0\"\nrequires-python = \">={requires}\"\n")
+    };
+    let repo = GitRepo::new(&[
+        ("pyproject.toml", &pyproject("3.8")),
+        ("ruff.toml", "[lint]\nselect = [\"E\", \"F\", \"UP006\"]\n"),
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/core.py",
+            "from typing import List\n\n\ndef same(x: List[int]) -> List[int]:\n    return x\n",
+        ),
+    ]);
+    assert_eq!(repo.run().code, 0);
+    assert_eq!(repo.run().code, 0);
+    repo.write("docs/pyproject.toml", "[project]\nname = \"docs\"\n");
+    let metadata = repo.run();
+    assert_eq!(metadata.code, 0, "{}", metadata.stdout);
+    assert!(
+        whole(&metadata.json()).is_empty(),
+        "a table no tool reads counted as settings:\n{}",
+        metadata.stdout
+    );
+    repo.write("pyproject.toml", &pyproject("3.9"));
+    let target = repo.run();
+    let report = target.json();
+    assert_eq!(
+        whole(&report),
+        ["ruff_check", "ruff_format"],
+        "{}",
+        target.stdout
+    );
+    assert!(
+        codes(&report, "ruff_check").contains(&"pkg/core.py:UP006".to_string()),
+        "{}",
+        target.stdout
+    );
+}
+
 /// A gate defined in YAML only: a fake linter that flags the words its
 /// own `words.cfg` lists, declaring that file as its settings.
 #[test]

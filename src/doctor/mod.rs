@@ -460,7 +460,7 @@ fn settings_check(workspace: &Workspace, config: &Config) -> Check {
             }
             let content = std::fs::read(workspace.root.join(crate::file_name::to_path(file))).ok();
             let digest = crate::tool_config::settings::digest(file, content.as_deref(), &entries);
-            if digest != "none" && digest != "absent" {
+            if digest != "absent" {
                 by_file.entry(file).or_default().push(id);
             }
         }

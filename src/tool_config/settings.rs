@@ -31,7 +31,10 @@ pub(crate) fn digest(file: &str, bytes: Option<&[u8]>, entries: &[&ToolConfigFil
         return whole();
     };
     match sections(file, text, &patterns) {
-        Some(found) if found.is_empty() => "none".to_string(),
+        // A file holding none of the sections the tool reads is, to the
+        // tool, no file: a new `pyproject.toml` of a package's metadata
+        // alone changes no tool's settings.
+        Some(found) if found.is_empty() => "absent".to_string(),
         Some(found) => {
             let canonical = serde_json::to_vec(&found).unwrap_or_default();
             format!("sections:{}", crate::git::hash_blob(&canonical))
@@ -167,7 +170,7 @@ mod tests {
             of("pyproject.toml", before, &mypy),
             of("pyproject.toml", &overrides, &mypy)
         );
-        assert_eq!(of("pyproject.toml", "[project]\n", &mypy), "none");
+        assert_eq!(of("pyproject.toml", "[project]\n", &mypy), "absent");
     }
 
     #[test]
