@@ -280,3 +280,35 @@ fn the_parser_reads_commands_outputs_and_exit_codes() {
     );
     assert_eq!(found[0].at, "README.md:3");
 }
+
+/// qg is not on the package index yet: the first install command the
+/// README and the Installation page give is one that works from qg's
+/// repository, and the CI recipes build qg instead of asking the index.
+#[test]
+fn the_first_install_line_works_before_the_package_is_published() {
+    let read = |page: &str| std::fs::read_to_string(repo_dir().join(page)).unwrap();
+    let first_sh_block = |text: &str, after: &str| {
+        let rest = &text[text.find(after).unwrap_or_else(|| panic!("no {after:?}"))..];
+        let start = rest.find("```sh\n").unwrap() + "```sh\n".len();
+        rest[start..start + rest[start..].find("```").unwrap()].to_string()
+    };
+    for (page, section) in [
+        ("README.md", "## Install"),
+        ("docs/src/getting-started/installation.md", "## qg itself"),
+    ] {
+        let block = first_sh_block(&read(page), section);
+        assert!(
+            block.starts_with("cargo install --locked --path ."),
+            "{page}: {block}"
+        );
+    }
+    let index_install = Regex::new(r"(?m)^\s*-?\s*(run:\s*)?uv tool install qg\b").unwrap();
+    for recipe in [
+        "docs/src/how-to/github-actions.yml",
+        "docs/src/how-to/gitlab-ci.md",
+    ] {
+        let text = read(recipe);
+        assert!(!index_install.is_match(&text), "{recipe}");
+        assert!(text.contains("cargo install --locked --git"), "{recipe}");
+    }
+}
