@@ -7,7 +7,8 @@
 # qg is installed with `cargo install` (into ~/.cargo/bin) when Rust is
 # there, else with pip from the package index into a virtualenv of its own
 # (~/.local/share/qg/venv). The project gets a .venv (if it has none)
-# with ruff, mypy and pyright, and its own dependencies (`pip install -e .`,
+# with ruff, mypy and pyright where it lacks them (a tool it has is kept),
+# and its own dependencies (`pip install -e .`,
 # or `-r requirements.txt`) — a uv, Poetry, PDM or Hatch project gets them in
 # its manager's environment instead — so the type checkers resolve its imports; then
 # `qg run --scope project` checks it as the tools' own runs would.
@@ -18,7 +19,10 @@ python=${PYTHON:-python3}
 say() { printf '\033[1mtry.sh:\033[0m %s\n' "$*" >&2; }
 
 install_qg() {
-  if command -v cargo >/dev/null 2>&1; then
+  # QG_TRY_QG: a qg built already (the tests pass theirs).
+  if [ -n "${QG_TRY_QG:-}" ]; then
+    qg=$QG_TRY_QG
+  elif command -v cargo >/dev/null 2>&1; then
     say "installing qg with cargo (cargo install --locked --path $repo)"
     # QG_TRY_CARGO_PROFILE: CI's (.ci/run), to install the build its tests made.
     cargo install --quiet --locked ${QG_TRY_CARGO_PROFILE:+--profile "$QG_TRY_CARGO_PROFILE"} --path "$repo"
@@ -53,13 +57,34 @@ pinned_tools() {
   grep -E '^(ruff==|mypy==|pyright)' "$repo/requirements-tools.txt"
 }
 
-# Installs the tools with the Python of a manager's environment, which may
-# have no pip (PDM's and Hatch's with uv do not): uv when it is there.
+# The version of distribution $2 installed for the Python $1, if any.
+installed_version() {
+  "$1" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$2" 2>/dev/null
+}
+
+# Installs the pinned tools the environment of the Python $1 lacks, with
+# that Python (or uv when it is there: PDM's and Hatch's environments may
+# have no pip). A tool the project already has — the version its lock file
+# pins, say — is left as it is: qg runs the project's own.
 install_tools_with() {
   local python=$1
-  local tools=() line
+  local tools=() kept=() line name version
   # Not mapfile: macOS ships bash 3.2.
-  while IFS= read -r line; do tools+=("$line"); done < <(pinned_tools)
+  while IFS= read -r line; do
+    name=${line%%[^A-Za-z0-9_.-]*}
+    if version=$(installed_version "$python" "$name"); then
+      kept+=("$name $version")
+    else
+      tools+=("$line")
+    fi
+  done < <(pinned_tools)
+  if [ ${#kept[@]} -gt 0 ]; then
+    say "keeping the project's own $(printf '%s, ' "${kept[@]}" | sed 's/, $//')"
+  fi
+  if [ ${#tools[@]} -eq 0 ]; then
+    return
+  fi
+  say "installing what it lacks: ${tools[*]}"
   if command -v uv >/dev/null; then
     uv pip install --quiet --python "$python" "${tools[@]}"
   else
@@ -93,19 +118,19 @@ prepare_managed_project() {
     fi
   done
   if managed_by "$dir" uv && command -v uv >/dev/null; then
-    say "a uv project: uv sync, then ruff, mypy and pyright into its .venv"
+    say "a uv project: uv sync, then ruff, mypy and pyright into its .venv where it lacks them"
     (cd "$dir" && uv sync --quiet)
     install_tools_with "$dir/.venv/bin/python"
   elif managed_by "$dir" poetry && command -v poetry >/dev/null; then
-    say "a Poetry project: poetry install, then ruff, mypy and pyright into its environment"
+    say "a Poetry project: poetry install, then ruff, mypy and pyright into its environment where it lacks them"
     (cd "$dir" && poetry install --quiet)
     install_tools_with "$(cd "$dir" && poetry env info --executable)"
   elif managed_by "$dir" pdm; then
-    say "a PDM project: pdm install, then ruff, mypy and pyright into its environment"
+    say "a PDM project: pdm install, then ruff, mypy and pyright into its environment where it lacks them"
     (cd "$dir" && pdm install --quiet)
     install_tools_with "$(cd "$dir" && pdm info --python)"
   elif managed_by "$dir" hatch; then
-    say "a Hatch project: its default environment, then ruff, mypy and pyright into it"
+    say "a Hatch project: its default environment, then ruff, mypy and pyright into it where it lacks them"
     (cd "$dir" && hatch run python --version >/dev/null)
     install_tools_with "$(cd "$dir" && hatch env find default)/bin/python"
   else
@@ -123,7 +148,7 @@ prepare_project() {
     say "creating $dir/.venv"
     "$python" -m venv "$dir/.venv"
   fi
-  say "installing ruff, mypy and pyright into $dir/.venv"
+  say "ruff, mypy and pyright in $dir/.venv"
   install_tools_with "$dir/.venv/bin/python"
   if [ -f "$dir/pyproject.toml" ] || [ -f "$dir/setup.py" ]; then
     say "installing the project and its dependencies (pip install -e .)"

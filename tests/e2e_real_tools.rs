@@ -328,3 +328,72 @@ fn every_hint_runs_as_printed_from_a_shell_without_the_environment() {
     project.fake_tool("uv", "exit 0");
     assert_eq!(rerun(project.qg(&args)), "uv run mypy pkg/typing_errors.py");
 }
+
+/// `scripts/try.sh` leaves alone a tool the project's environment already
+/// has — the version its lock file pins, here a ruff 0.0.1 — installs
+/// nothing the project has, and says what it kept.
+#[test]
+fn try_sh_keeps_the_projects_own_tools_and_says_which() {
+    let project = Project::empty();
+    project.write("a.py", "x = 1\n");
+    project.git_init();
+    let venv = project.path().join(".venv");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let site = std::process::Command::new(venv.join("bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = std::path::PathBuf::from(String::from_utf8(site.stdout).unwrap().trim());
+    // The project's own ruff, as its lock file pinned it; mypy and pyright
+    // reach it from the tests' environment.
+    let ruff = site.join("ruff-0.0.1.dist-info");
+    std::fs::create_dir_all(&ruff).unwrap();
+    std::fs::write(
+        ruff.join("METADATA"),
+        "Metadata-Version: 2.1\nName: ruff\nVersion: 0.0.1\n",
+    )
+    .unwrap();
+    let tools_site = std::process::Command::new(common::tools_venv().join("bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    std::fs::write(site.join("tools.pth"), tools_site.stdout).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(common::repo_dir().join("scripts/try.sh"))
+        .arg(project.path())
+        .env("QG_TRY_QG", env!("CARGO_BIN_EXE_qg"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                common::tools_venv().join("bin").display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .env("QG_TRUST_FILE", project.trust_file())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("try.sh:\u{1b}[0m keeping the project's own ruff 0.0.1, mypy ")
+            && said.contains(", pyright "),
+        "{said}"
+    );
+    assert!(!said.contains("installing what it lacks"), "{said}");
+    assert!(
+        ruff.join("METADATA").exists(),
+        "the project's ruff was replaced"
+    );
+}
