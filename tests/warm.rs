@@ -2441,3 +2441,28 @@ fn the_first_answers_after_a_start_are_compared() {
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
+
+/// A gate whose daemon was asked and did not answer says why on its line
+/// and in the JSON report: here the socket of a daemon that is gone
+/// (`qg-3.sock`: the name of wire protocol 3's socket), which the run does
+/// not warn about.
+#[test]
+fn a_gate_answered_cold_in_a_warm_run_says_why_on_its_line() {
+    let project = Project::fixture("warm");
+    let dir = project.path();
+    let slot = dir.join(".st3/daemons/mypy");
+    std::fs::create_dir_all(&slot).unwrap();
+    drop(std::os::unix::net::UnixListener::bind(slot.join("qg-3.sock")).unwrap());
+    let args = ["run", "--scope", "project", "--gate", "mypy", "--no-state"];
+    let human = qg(dir, &args);
+    assert!(
+        human.stdout.contains(" ms, cold: its daemon is gone\n"),
+        "{}",
+        human.stdout
+    );
+    let json = qg(dir, &[&args[..], &["--format", "json"]].concat());
+    let gate = &json.json()["gates"][0];
+    assert_eq!(gate["cold_because"], "its daemon is gone", "{gate}");
+    assert!(gate.get("warnings").is_none(), "{gate}");
+    common::assert_fits_schema("run-report.json", &json.json());
+}

@@ -146,8 +146,9 @@ pub(crate) trait Judge<R>: Sync {
         took: Duration,
     ) -> Result<R, String>;
     /// A gate that could have been answered warm and was answered cold,
-    /// with why, when the user should know.
-    fn cold_instead(&self, result: R, why: Option<String>) -> R;
+    /// with why; `warn`: a daemon that failed, which the run warns about
+    /// (else it is said on the gate's line: one absent, warming up or busy).
+    fn cold_instead(&self, result: R, why: Option<(String, bool)>) -> R;
     /// A result with what a daemon found wrong in its earlier answers.
     fn noted(&self, result: R, note: String) -> R;
 }
@@ -399,10 +400,10 @@ impl<R: Send> Runner<'_, R> {
                 let notice = answer.notice.clone();
                 match self.judge_warm(plan, launch, files, answer, request, took) {
                     Ok(result) => return self.noted(result, notice),
-                    Err(why) => (Some(why), notice),
+                    Err(why) => (Some((why, true)), notice),
                 }
             }
-            Err(not_warm) => (not_warm.warn.then_some(not_warm.reason), not_warm.notice),
+            Err(not_warm) => (Some((not_warm.reason, not_warm.warn)), not_warm.notice),
         };
         let cold = self.run_unit(plan, launch, files);
         let cold = self.judge.cold_instead(cold, why);

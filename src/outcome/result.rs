@@ -198,6 +198,10 @@ pub struct GateResult {
     /// when it agrees (none: a cold answer, or one confirmed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) unconfirmed: Option<Unconfirmed>,
+    /// Why a gate whose daemon was asked was answered cold in this run (the
+    /// daemon is starting, busy comparing, gone, or failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cold_because: Option<String>,
     /// What the gate's daemon found wrong in its earlier answers since the
     /// last run (the run's report opens with it).
     #[serde(skip)]
@@ -300,6 +304,7 @@ impl GateResult {
             warm: false,
             verified: false,
             unconfirmed: None,
+            cold_because: None,
             notice: None,
             files_checked: 0,
             violations: Vec::new(),

@@ -156,9 +156,12 @@ impl Judge<GateResult> for Verdicts<'_> {
         Ok(result)
     }
 
-    fn cold_instead(&self, mut result: GateResult, why: Option<String>) -> GateResult {
-        if let Some(why) = why {
-            result.warnings.push(format!("answered cold: {why}"));
+    fn cold_instead(&self, mut result: GateResult, why: Option<(String, bool)>) -> GateResult {
+        if let Some((why, warn)) = why {
+            if warn {
+                result.warnings.push(format!("answered cold: {why}"));
+            }
+            result.cold_because = Some(why);
         }
         result
     }

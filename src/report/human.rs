@@ -250,6 +250,19 @@ fn gate_detail(gate: &GateResult) -> String {
                 (true, true, _) => parts.push("warm, equal to a cold run".into()),
                 (true, false, Some(unconfirmed)) => parts.push(unconfirmed_words(unconfirmed)),
                 (true, false, None) => parts.push("warm".into()),
+                // A daemon that failed has its warning; one starting or
+                // busy is said here, so a cold time in a warm run is
+                // explained where it shows.
+                (false, _, _)
+                    if gate
+                        .warnings
+                        .iter()
+                        .all(|w| !w.starts_with("answered cold")) =>
+                {
+                    if let Some(why) = &gate.cold_because {
+                        parts.push(format!("cold: {why}"));
+                    }
+                }
                 _ => {}
             }
             parts.join(", ")

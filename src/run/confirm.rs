@@ -420,10 +420,18 @@ impl Foreground<'_, '_> {
             let gate = self.plans[*index].gate;
             first.push(plan_over(self.project, gate, scope, self.selections)?);
         }
+        let warm_ms: BTreeMap<usize, u64> = wanted
+            .iter()
+            .map(|(index, _)| (*index, results[*index].duration_ms))
+            .collect();
         let first = run_cold(self.project, &first, self.jobs);
         let changed = self.before.changed(self.project.workspace);
         let mut decided: Vec<(usize, &BTreeSet<String>, Option<Checked>)> = Vec::new();
+        // Each gate's line says what it cost in this run: its warm answer
+        // and the cold runs that confirmed it.
+        let mut took: BTreeMap<usize, u64> = BTreeMap::new();
         for ((index, files), cold) in wanted.iter().zip(first) {
+            *took.entry(*index).or_default() += cold.duration_ms;
             let subject = Subject {
                 gate: self.plans[*index].gate,
                 files,
@@ -456,9 +464,11 @@ impl Foreground<'_, '_> {
                 }
                 None => {
                     let Some(cold) = second.next() else { continue };
+                    *took.entry(index).or_default() += cold.duration_ms;
                     self.decide(&mut results[index], files, cold, changed.as_deref())
                 }
             };
+            results[index].duration_ms = warm_ms[&index] + took.get(&index).copied().unwrap_or(0);
             warm::client::report(root, &gate.id, comparison);
         }
         Ok(())
