@@ -85,11 +85,20 @@ install_tools_with() {
     return
   fi
   say "installing what it lacks: ${tools[*]}"
+  pip_into "$python" "${tools[@]}"
+}
+
+# pip install ARGS... into the environment of the Python $1: with uv when
+# it is there (a virtualenv uv made, or PDM's and Hatch's, may have no pip),
+# else with that Python's pip, bootstrapped if it has none.
+pip_into() {
+  local python=$1
+  shift
   if command -v uv >/dev/null; then
-    uv pip install --quiet --python "$python" "${tools[@]}"
+    uv pip install --quiet --python "$python" "$@"
   else
     "$python" -m pip --version >/dev/null 2>&1 || "$python" -m ensurepip --upgrade >/dev/null
-    "$python" -m pip install --quiet --disable-pip-version-check "${tools[@]}"
+    "$python" -m pip install --quiet --disable-pip-version-check "$@"
   fi
 }
 
@@ -152,10 +161,10 @@ prepare_project() {
   install_tools_with "$dir/.venv/bin/python"
   if [ -f "$dir/pyproject.toml" ] || [ -f "$dir/setup.py" ]; then
     say "installing the project and its dependencies (pip install -e .)"
-    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -e "$dir"
+    pip_into "$dir/.venv/bin/python" -e "$dir"
   elif [ -f "$dir/requirements.txt" ]; then
     say "installing the project's dependencies (pip install -r requirements.txt)"
-    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
+    pip_into "$dir/.venv/bin/python" -r "$dir/requirements.txt"
   fi
 }
 
