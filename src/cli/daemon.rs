@@ -503,10 +503,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
             // Why it answered cold, not the gate's first warning: that can
             // be a note of the tool's, printed warm and cold alike.
             .map(|g| {
-                let why = g
-                    .warnings
-                    .iter()
-                    .find_map(|w| w.strip_prefix("answered cold: "));
+                let why = g.answered_cold_warning();
                 match why {
                     Some(why) => format!("the daemon gave no answer ({why})"),
                     None => "the daemon gave no answer".to_string(),

@@ -351,7 +351,22 @@ impl GateResult {
     }
 }
 
+/// How a warning that a gate was answered cold, and why, begins.
+const ANSWERED_COLD: &str = "answered cold: ";
+
 impl GateResult {
+    /// Warns that the gate was answered cold, and why.
+    pub(crate) fn warn_answered_cold(&mut self, why: &str) {
+        self.warnings.push(format!("{ANSWERED_COLD}{why}"));
+    }
+
+    /// Why the gate was answered cold, if a warning says so.
+    pub(crate) fn answered_cold_warning(&self) -> Option<&str> {
+        self.warnings
+            .iter()
+            .find_map(|w| w.strip_prefix(ANSWERED_COLD))
+    }
+
     pub(super) fn into_error(mut self, error: GateError) -> GateResult {
         self.status = GateStatus::Error;
         self.error = Some(error);

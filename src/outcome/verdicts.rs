@@ -159,7 +159,7 @@ impl Judge<GateResult> for Verdicts<'_> {
     fn cold_instead(&self, mut result: GateResult, why: Option<(String, bool)>) -> GateResult {
         if let Some((why, warn)) = why {
             if warn {
-                result.warnings.push(format!("answered cold: {why}"));
+                result.warn_answered_cold(&why);
             }
             result.cold_because = Some(why);
         }

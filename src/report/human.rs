@@ -253,12 +253,7 @@ fn gate_detail(gate: &GateResult) -> String {
                 // A daemon that failed has its warning; one starting or
                 // busy is said here, so a cold time in a warm run is
                 // explained where it shows.
-                (false, _, _)
-                    if gate
-                        .warnings
-                        .iter()
-                        .all(|w| !w.starts_with("answered cold")) =>
-                {
+                (false, _, _) if gate.answered_cold_warning().is_none() => {
                     if let Some(why) = &gate.cold_because {
                         parts.push(format!("cold: {why}"));
                     }

@@ -536,8 +536,8 @@ impl Foreground<'_, '_> {
             Checked::Differed { mut distrust, cold } => {
                 *result = *cold;
                 distrust.withheld = true;
-                result.warnings.push(format!(
-                    "answered cold: its warm answer differed from a cold run ({}; both sides: {}); the cold one is reported, and the gate answers cold for this tool and config until they change",
+                result.warn_answered_cold(&format!(
+                    "its warm answer differed from a cold run ({}; both sides: {}); the cold one is reported, and the gate answers cold for this tool and config until they change",
                     distrust.first_difference, distrust.log
                 ));
                 Comparison::Differed(distrust)

@@ -190,7 +190,7 @@ pub(super) fn run_gates<'a>(
     if options.daemons != DaemonUse::Ignore {
         for (gate, why) in cold_standings(workspace, config, &plans, tools, &results) {
             if let Some(result) = results.iter_mut().find(|r| r.id == gate) {
-                result.warnings.push(format!("answered cold: {why}"));
+                result.warn_answered_cold(&why);
             }
         }
     }
@@ -386,9 +386,9 @@ fn cold_standings(
     // A gate answered cold that has not said why (no daemon, or one
     // restarting for this very key).
     let unexplained = |gate: &str| {
-        results.iter().any(|r| {
-            r.id == gate && !r.warm && !r.warnings.iter().any(|w| w.starts_with("answered cold"))
-        })
+        results
+            .iter()
+            .any(|r| r.id == gate && !r.warm && r.answered_cold_warning().is_none())
     };
     plans
         .iter()
