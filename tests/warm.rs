@@ -2465,4 +2465,17 @@ fn a_gate_answered_cold_in_a_warm_run_says_why_on_its_line() {
     assert_eq!(gate["cold_because"], "its daemon is gone", "{gate}");
     assert!(gate.get("warnings").is_none(), "{gate}");
     common::assert_fits_schema("run-report.json", &json.json());
+    // With no import graph yet (`--no-state` caches none), a daemon that
+    // reports what its files import is not asked: the line says that too.
+    let files = qg(
+        dir,
+        &["run", "--gate", "mypy", "--no-state", "app/shapes.py"],
+    );
+    assert!(
+        files.stdout.contains(
+            " ms, cold: the import graph is unknown, and a cold run of these files also reports the modules they import\n"
+        ),
+        "{}",
+        files.stdout
+    );
 }

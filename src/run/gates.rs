@@ -119,8 +119,9 @@ pub(super) fn run_gates<'a>(
     });
     let mut ctx = ExecContext::new(tools.clone(), &config.artifact_logging);
     let verifying = options.daemons == DaemonUse::Verify;
+    let mut unasked = Vec::new();
     if options.daemons != DaemonUse::Ignore {
-        ctx.warm = warm_requests(workspace, config, &plans, verifying, scope, tools);
+        (ctx.warm, unasked) = warm_requests(workspace, config, &plans, verifying, scope, tools);
     }
     // A comparison is of one tree: the files as the warm answers saw them.
     let before = ctx
@@ -188,6 +189,11 @@ pub(super) fn run_gates<'a>(
         result.warnings.extend(too_old(plan.gate, result, tools));
     }
     if options.daemons != DaemonUse::Ignore {
+        for (gate, why) in unasked {
+            if let Some(result) = results.iter_mut().find(|r| r.id == gate && !r.warm) {
+                result.cold_because.get_or_insert(why);
+            }
+        }
         for (gate, why) in cold_standings(workspace, config, &plans, tools, &results) {
             if let Some(result) = results.iter_mut().find(|r| r.id == gate) {
                 result.warn_answered_cold(&why);
@@ -297,7 +303,7 @@ fn too_old(gate: &config::Gate, result: &GateResult, tools: &Toolbox<'_>) -> Opt
 /// What each gate with a live daemon asks it: the files a cold run of the
 /// gate's plan reports. A tool whose cold run also reports the modules its
 /// files import needs the import graph to say which; without one, the gate
-/// runs cold.
+/// runs cold, and the second list says why for each such gate.
 fn warm_requests(
     workspace: &Workspace,
     config: &Config,
@@ -305,7 +311,8 @@ fn warm_requests(
     verify: bool,
     scope: &Scope,
     tools: &Toolbox<'_>,
-) -> Option<WarmRequests> {
+) -> (Option<WarmRequests>, Vec<(String, String)>) {
+    let mut unasked = Vec::new();
     let project = scope.mode == ScopeMode::Project;
     let mut requests = std::collections::BTreeMap::new();
     let mut installed: Option<Vec<String>> = None;
@@ -323,6 +330,7 @@ fn warm_requests(
         let mut report: BTreeSet<String> = plan.files.iter().map(|f| f.to_string()).collect();
         if spec.reports_imported && !whole {
             let Some(imported) = graph::imported(workspace, plan.files.iter().copied()) else {
+                unasked.push((gate.id.clone(), NO_GRAPH.to_string()));
                 continue;
             };
             let installed = match spec.silences_installed {
@@ -353,11 +361,18 @@ fn warm_requests(
             },
         );
     }
-    (!requests.is_empty()).then_some(WarmRequests {
+    let requests = (!requests.is_empty()).then_some(WarmRequests {
         plans: requests,
         verify,
-    })
+    });
+    (requests, unasked)
 }
+
+/// Why a gate whose daemon reports what its files import is not asked
+/// without the import graph: its answer could not be matched with a cold
+/// run of the same files.
+const NO_GRAPH: &str =
+    "the import graph is unknown, and a cold run of these files also reports the modules they import";
 
 /// The importers of the scope's body-only edits it does not check
 /// (`interface_aware_importers`), as the cached import graph knows them.
