@@ -49,20 +49,24 @@ pub(crate) struct GatePlan<'a> {
 
 impl<'a> GatePlan<'a> {
     /// The plan's [`env`](Self::env) as a shell sets it before a command
-    /// run from `root` (`MYPYPATH=src:tests `; PowerShell's `$env:` on
-    /// Windows), its directories relative to `root` (the project's, or the
-    /// member's the gate runs in): what a pasted rerun hint needs to check
-    /// what the run checked. Empty without variables.
-    pub(crate) fn shown_env(&self, root: &std::path::Path) -> String {
+    /// (`MYPYPATH=/repo/src:/repo/tests `; PowerShell's `$env:` on
+    /// Windows): what a pasted rerun hint needs to check what the run
+    /// checked. Empty without variables.
+    ///
+    /// The directories stay absolute, as the run had them — not shortened
+    /// to the directory the hint runs from. mypy before 2 compares the paths
+    /// it finds a module at as written: under `MYPYPATH=src` the package an
+    /// editable install's `.pth` names (absolute) is no longer the installed
+    /// one it silences, so a hint with relative paths reported errors in
+    /// files the project excludes, which qg's run never did, and dropped
+    /// the cache entries that kept them silent: the user's own next `mypy`
+    /// rebuilt the modules that depend on them.
+    pub(crate) fn shown_env(&self) -> String {
         self.env
             .iter()
             .map(|(name, value)| {
                 let dirs: Vec<String> = std::env::split_paths(value)
-                    .map(|dir| match dir.strip_prefix(root) {
-                        Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
-                        Ok(inside) => crate::file_name::from_os_str(inside.as_os_str()),
-                        Err(_) => crate::file_name::from_os_str(dir.as_os_str()),
-                    })
+                    .map(|dir| crate::file_name::from_os_str(dir.as_os_str()))
                     .collect();
                 let separator = if cfg!(windows) { ";" } else { ":" };
                 shell_assignment(name, &dirs.join(separator))

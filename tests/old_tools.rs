@@ -10,6 +10,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::process::Command;
 
+use common::repo::GitRepo;
+use common::shapes::{editable_venv_with, tool};
 use common::{old_tools_venv, Project};
 use serde_json::Value;
 
@@ -365,4 +367,82 @@ exit 1"#,
     let gate = run.gate("ruff_check");
     assert_eq!(gate["violations"][0]["code"], "F401", "{gate}");
     assert_eq!(gate["violations"][0]["file"], "a.py", "{gate}");
+}
+
+/// The rerun hint runs mypy as qg ran it, its bases absolute as the
+/// editable install's `.pth` names them. mypy before 2 silences a module it
+/// finds under a site-packages path (here `src/`, through the `.pth`)
+/// comparing paths as written: the project's own `mypy` silences
+/// `_hidden.py` (excluded, imported by the package), and a hint with
+/// `MYPYPATH=src` found it as `src/...`, reported its error, and dropped
+/// the cache entry that had kept it silent ("errors were previously
+/// ignored"), so the user's own next `mypy` rebuilt it and all that
+/// depends on it (130 modules of a real SDK: 0.6 s became 7 s, twice).
+#[test]
+fn the_rerun_hint_reports_what_qg_did_and_leaves_the_users_mypy_cache_alone() {
+    let test = "from mypkg.core import value\n\n\ndef test_value() -> None:\n    number: int = value()\n    assert number == 21\n";
+    let mut repo = GitRepo::new(&[
+        (".gitignore", ".venv/\n"),
+        (".st3/quality.yaml", "version: \"1\"\nactive_gates: [mypy]\n"),
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nfiles = [\"src\", \"tests\"]\nexclude = \"_hidden\\\\.py$\"\n",
+        ),
+        ("src/mypkg/__init__.py", ""),
+        ("src/mypkg/_hidden.py", "HIDDEN: int = \"not checked\"\n"),
+        (
+            "src/mypkg/core.py",
+            "from mypkg._hidden import HIDDEN\n\n\ndef value() -> int:\n    return 21 + len(str(HIDDEN))\n",
+        ),
+        ("tests/test_core.py", test),
+    ]);
+    let venv = editable_venv_with(
+        repo.path(),
+        "src",
+        "__editable__.mypkg-0.1.pth",
+        &old_tools_venv(),
+    );
+    repo.set_env("VIRTUAL_ENV", &venv.display().to_string());
+    let own_mypy = |args: &[&str]| {
+        let out = tool(&repo, "mypy").args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    assert!(own_mypy(&["--version"]).contains("mypy 1."), "an old mypy");
+    assert!(
+        own_mypy(&[]).contains("Success"),
+        "the project's own mypy passes"
+    );
+    repo.qg(&["run", "--no-daemon"]).assert_code(0);
+    repo.write(
+        "tests/test_core.py",
+        &test.replace("number: int", "number: bytes"),
+    );
+    let run = repo.qg(&["run", "--no-daemon", "--format", "json"]);
+    let hint = run.json()["gates"][0]["rerun_hint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // As the user pastes it: their shell, the environment's tools on PATH.
+    let pasted = tool(&repo, "mypy");
+    let pasted = Command::new("sh")
+        .arg("-c")
+        .arg(&hint)
+        .envs(pasted.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&pasted.stdout);
+    assert!(said.contains("tests/test_core.py:5"), "{hint}: {said}");
+    assert!(
+        !said.contains("_hidden"),
+        "the hint says what qg did: {hint}: {said}"
+    );
+
+    let after = own_mypy(&["-v", "src/mypkg/core.py"]);
+    let rebuilt: Vec<&str> = after
+        .lines()
+        .filter(|l| l.contains("Metadata abandoned") || l.contains("stale"))
+        .collect();
+    assert!(rebuilt.is_empty(), "{hint} made mypy rebuild: {rebuilt:?}");
 }

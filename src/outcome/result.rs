@@ -248,7 +248,7 @@ pub struct GateResult {
     #[serde(skip, default = "matches_lines")]
     pub(crate) match_lines: bool,
     /// The variables the rerun hint sets before its command, as a shell
-    /// writes them (`MYPYPATH=src `): those qg set for the run (see
+    /// writes them (`MYPYPATH=/repo/src `): those qg set for the run (see
     /// [`crate::plan::GatePlan::env`]), without which the command alone
     /// would not check what the run checked.
     #[serde(skip)]

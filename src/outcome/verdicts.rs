@@ -216,7 +216,7 @@ impl Verdicts<'_> {
         if plan.env.is_empty() && result.runner == Default::default() {
             return;
         }
-        result.rerun_env = plan.shown_env(&plan.gate.config_dir(self.tools.root));
+        result.rerun_env = plan.shown_env();
         render_hints(plan.gate, result);
     }
 

@@ -148,6 +148,12 @@ executionEnvironments = [
 /// it: mypy and dmypy run by its Python (so mypy sees the install), the
 /// others linked.
 pub fn editable_venv(root: &Path, src_dir: &str, pth_name: &str) -> PathBuf {
+    editable_venv_with(root, src_dir, pth_name, &tools_venv())
+}
+
+/// [`editable_venv`] with the mypy and ruff of the virtualenv `tools`
+/// (pyright from [`tools_venv`] where `tools` has none).
+pub fn editable_venv_with(root: &Path, src_dir: &str, pth_name: &str, tools: &Path) -> PathBuf {
     let venv = root.join(".venv");
     let made = Command::new("python3")
         .args(["-m", "venv", "--without-pip"])
@@ -155,7 +161,6 @@ pub fn editable_venv(root: &Path, src_dir: &str, pth_name: &str) -> PathBuf {
         .status()
         .unwrap();
     assert!(made.success(), "python3 -m venv failed");
-    let tools = tools_venv();
     let site = |venv: &Path| -> PathBuf {
         let lib = venv.join("lib");
         let python = std::fs::read_dir(&lib)
@@ -168,7 +173,7 @@ pub fn editable_venv(root: &Path, src_dir: &str, pth_name: &str) -> PathBuf {
     let site_packages = site(&venv);
     std::fs::write(
         site_packages.join("_tools.pth"),
-        format!("{}\n", site(&tools).display()),
+        format!("{}\n", site(tools).display()),
     )
     .unwrap();
     std::fs::write(
@@ -188,8 +193,12 @@ pub fn editable_venv(root: &Path, src_dir: &str, pth_name: &str) -> PathBuf {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     for name in ["ruff", "pyright", "pyright-langserver"] {
-        std::os::unix::fs::symlink(tools.join("bin").join(name), venv.join("bin").join(name))
-            .unwrap();
+        let own = tools.join("bin").join(name);
+        let tool = match own.exists() {
+            true => own,
+            false => tools_venv().join("bin").join(name),
+        };
+        std::os::unix::fs::symlink(tool, venv.join("bin").join(name)).unwrap();
     }
     venv
 }
