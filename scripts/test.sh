@@ -80,6 +80,7 @@ install_tools() {
   .venv/bin/uv pip install --quiet --python .venv/old/bin/python -r requirements-tools-old.txt
   .venv/old/bin/ruff --version
   .venv/old/bin/mypy --version
+  .venv/old/bin/pyright --version
   .venv/bin/ruff --version
   .venv/bin/mypy --version
   .venv/bin/pyright --version

@@ -149,7 +149,7 @@ fn doctor_says_how_each_gate_runs_an_older_tool_and_is_not_all_good() {
     // The gates whose tools the old virtualenv has.
     project.write(
         ".st3/quality.yaml",
-        "version: \"1\"\nactive_gates: [ruff_format, ruff_check, mypy]\n",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check, mypy, pyright]\n",
     );
     let doctor = project.qg_with_venv(&old_tools_venv(), &["doctor"]);
     let text = &doctor.stdout;
@@ -175,6 +175,41 @@ fn doctor_says_how_each_gate_runs_an_older_tool_and_is_not_all_good() {
     assert!(
         text.contains("upgrade: ") && text.contains("'mypy>=2.1'"),
         "{text}"
+    );
+    let pyright = line("pyright");
+    assert!(
+        pyright.contains("(pyright 1.1.380): older than 1.1.397, pyright's language server answers no textDocument/diagnostic: the gate answers cold (no daemon)"),
+        "{pyright}"
+    );
+}
+
+/// pyright 1.1.380's language server answers "Unhandled method" to the
+/// request the pyright daemon sends: such a pyright is not kept warm, the
+/// start says so in one line (it once took 120 s and said "No such file or
+/// directory"), and the run answers cold with pyright's own verdict.
+#[test]
+fn a_pyright_whose_language_server_cannot_be_asked_is_not_kept_warm_and_answers_cold() {
+    let project = Project::empty();
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    project.write("b.py", "from a import f\n\nx: str = f()\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [pyright]\n",
+    );
+    project.git_init();
+    let venv = old_tools_venv();
+    let start = project.qg_with_venv(&venv, &["daemon", "start", "--gate", "pyright"]);
+    start.assert_fails_with(
+        2,
+        "gate `pyright` cannot be kept warm with pyright 1.1.380: pyright's language server answers no textDocument/diagnostic (it needs 1.1.397)",
+    );
+    let run = project.qg_with_venv(&venv, &["run", "--scope", "project", "--format", "json"]);
+    run.assert_code(1);
+    let gate = run.gate("pyright");
+    assert_eq!(gate["warm"], false, "{gate}");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("b.py".to_string(), "reportAssignmentType".to_string())])
     );
 }
 

@@ -34,11 +34,11 @@ pub fn tools_venv() -> PathBuf {
     venv
 }
 
-/// The virtualenv of older tools projects still pin (ruff and mypy of
-/// requirements-tools-old.txt), inside [`tools_venv`].
+/// The virtualenv of older tools projects still pin (ruff, mypy and
+/// pyright of requirements-tools-old.txt), inside [`tools_venv`].
 pub fn old_tools_venv() -> PathBuf {
     let venv = tools_venv().join("old");
-    for tool in ["ruff", "mypy", "dmypy"] {
+    for tool in ["ruff", "mypy", "dmypy", "pyright", "pyright-langserver"] {
         assert!(
             venv.join("bin").join(tool).is_file(),
             "{tool} is not installed in {}; run scripts/test.sh (the README's test command)",
