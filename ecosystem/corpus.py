@@ -19,8 +19,10 @@ from . import shell
 
 MANIFEST = Path(__file__).resolve().parent / "corpus.toml"
 WORK = Path(os.environ.get("QG_ECOSYSTEM_DIR", "/tmp/qg-ecosystem"))
-# The tools every project is checked with: qg's own pins, so a difference is
-# qg's, never a version's (a project pinning another mypy is noted, not used).
+# The tools a project is checked with: qg's own pins, so a difference is
+# qg's, never a version's — unless its entry names `tools`, the older
+# versions its lock file pins (ruff 0.6.9, mypy 1.13.0, pyright 1.1.380):
+# qg must give their verdict too, run the older way each gate knows.
 TOOLS = ["ruff", "mypy", "pyright[nodejs]"]
 # The interpreter every environment is made from: the one qg's .venv was made
 # from, never that .venv itself (a manager told to use a virtualenv's python
@@ -67,6 +69,9 @@ class Project:
     environment: dict = field(default_factory=dict)
     # The TDD loop: "full", "scripted" (no random edits) or "none".
     loop: str = "full"
+    # The tool versions the project's own lock pins, when they are older
+    # than qg's ("mypy==1.13.0", ...): installed instead of qg's pins.
+    tools: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -213,7 +218,16 @@ def _assemble_workspace(project: Project):
 def _fingerprint(project: Project) -> str:
     tools = (shell.HERE / "requirements-tools.txt").read_text()
     text = json.dumps(
-        [project.sdist, project.sha256, project.install, project.setup, project.members, project.missing, tools]
+        [
+            project.sdist,
+            project.sha256,
+            project.install,
+            project.setup,
+            project.members,
+            project.missing,
+            project.tools,
+            tools,
+        ]
     )
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -261,6 +275,9 @@ def _install(project: Project) -> Path:
     python = ["--python", venv / "bin" / "python"]
     if project.install:
         shell.must([uv, "pip", "install", "--quiet", *python, *project.install], root, env, timeout=1200)
+    if project.tools:
+        shell.must([uv, "pip", "install", "--quiet", *python, *project.tools], root, env, timeout=1200)
+        return venv
     pins = shell.HERE / "requirements-tools.txt"
     shell.must([uv, "pip", "install", "--quiet", *python, "-c", pins, *TOOLS], root, env, timeout=1200)
     return venv

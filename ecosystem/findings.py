@@ -9,6 +9,7 @@ that adds a line above a finding moves it without changing it)."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,6 +57,27 @@ def mypy(stdout: str, root: Path, gate="mypy", cwd: Path | None = None) -> list[
             continue
         file = relative(str((cwd or root) / item["file"]), root)
         found.append(Finding(gate, file, item.get("line") or 0, item.get("code") or "", item["message"]))
+    return found
+
+
+# mypy's text, as a mypy older than --output=json (1.11) prints it with
+# --show-column-numbers --show-error-codes --no-pretty: `a.py:3:5: error:
+# Message  [code]` (a note has no code; some findings have no column).
+MYPY_TEXT = re.compile(
+    r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)? (?P<severity>error|warning|note): "
+    r"(?P<message>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$",
+    re.MULTILINE,
+)
+
+
+def mypy_text(stdout: str, root: Path, gate="mypy", cwd: Path | None = None) -> list[Finding]:
+    """A mypy older than --output=json: its text, a finding per line."""
+    found = []
+    for match in MYPY_TEXT.finditer(stdout):
+        if match["severity"] not in FAILING:
+            continue
+        file = relative(str((cwd or root) / match["file"]), root)
+        found.append(Finding(gate, file, int(match["line"]), match["code"] or "", match["message"]))
     return found
 
 

@@ -34,13 +34,31 @@ class Verdict:
     seconds: float = 0.0
 
 
-def argv(key: str, command: str) -> list[str]:
+# A mypy older than 1.11 has no --output=json: its text, one line a finding
+# (`--pretty`, which some projects add, spreads one over several lines).
+OLD_MYPY_OUTPUT = ["--show-column-numbers", "--show-error-codes", "--no-error-summary"]
+
+
+def argv(key: str, command: str, old_mypy: bool = False) -> list[str]:
     """The maintainers' command with the output format added after the tool's
     own words (`ruff check --output-format=json src`)."""
     words = shlex.split(command)
     at = 2 if words[0] == "ruff" else 1
+    output = OUTPUT[key]
+    if key == "mypy" and old_mypy:
+        output = OLD_MYPY_OUTPUT
+        words = [word for word in words if word != "--pretty"]
     # Not a flag the command has already: ruff refuses one given twice.
-    return words[:at] + [flag for flag in OUTPUT[key] if flag not in words] + words[at:]
+    return words[:at] + [flag for flag in output if flag not in words] + words[at:]
+
+
+def old_mypy(project: Project) -> bool:
+    """Whether the mypy the project pins predates --output=json (1.11)."""
+    for pin in project.tools:
+        name, _, version = pin.partition("==")
+        if name == "mypy":
+            return tuple(int(part) for part in version.split(".")[:2]) < (1, 11)
+    return False
 
 
 def run(project: Project) -> Verdict:
@@ -48,9 +66,9 @@ def run(project: Project) -> Verdict:
     for key, command in project.commands.items():
         gate = GATES[key]
         for directory in project.member_dirs():
-            ran = shell.run(argv(key, command), directory, project.env())
+            ran = shell.run(argv(key, command, old_mypy(project)), directory, project.env())
             verdict.seconds += ran.seconds
-            parsed = _parse(key, gate, ran.stdout, project.root, directory)
+            parsed = _parse(key, gate, ran.stdout, project.root, directory, old_mypy(project))
             # Exit 1 with findings, or with notes alone (mypy 2.4 exits 1 on
             # an annotation-unchecked note): a verdict. Exit 1 with nothing
             # printed, or any other code: the run stopped.
@@ -60,7 +78,9 @@ def run(project: Project) -> Verdict:
     return verdict
 
 
-def _parse(key: str, gate: str, stdout: str, root: Path, cwd: Path):
+def _parse(key: str, gate: str, stdout: str, root: Path, cwd: Path, old_mypy: bool):
+    if key == "mypy" and old_mypy:
+        return findings.mypy_text(stdout, root, gate, cwd)
     if key == "mypy":
         return findings.mypy(stdout, root, gate, cwd)
     if key == "pyright":

@@ -112,8 +112,11 @@ def _tell_gate(text: str, gate: str, words: list[str]) -> str:
                 r"(?m)^    scope: \{(.*)\}$", rf"    scope: {{\1, include_globs: {globs}}}", section, count=1
             )
         else:
+            # Before `capabilities:`, whose flow mapping may run over several
+            # lines (ruff_check's does): after its first line, the new key
+            # landed inside it.
             section = re.sub(
-                r"(?m)^(    capabilities: .*\n)", rf"\1    scope: {{include_globs: {globs}}}\n", section, count=1
+                r"(?m)^(    capabilities: )", rf"    scope: {{include_globs: {globs}}}\n\1", section, count=1
             )
     return text[: start.start()] + section + text[stop:]
 

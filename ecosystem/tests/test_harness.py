@@ -47,6 +47,16 @@ def test_a_gate_without_a_scope_gets_one_for_the_command_s_paths():
     assert '    scope: {include_globs: ["pkg/**", "x.py"]}' in text
 
 
+def test_a_scope_goes_outside_a_capabilities_mapping_of_several_lines():
+    wrapped = CONFIG.replace(
+        '    capabilities: {file_types: [".py"], supports_autofix: true}',
+        '    capabilities: {file_types: [".py"],\n                   supports_autofix: true}',
+    )
+    text = qgrun._tell_gate(wrapped, "ruff_check", ["ruff", "check", "pkg"])
+    assert '    scope: {include_globs: ["pkg/**"]}\n    capabilities: {file_types' in text
+    assert "supports_autofix: true}\n" in text
+
+
 def test_an_option_the_gate_has_already_is_not_repeated():
     config = CONFIG.replace('"--output-format=json"]', '"--output-format=json", "--no-fix"]')
     text = qgrun._tell_gate(config, "ruff_check", ["ruff", "check", "--no-fix", "--preview", "."])
@@ -65,6 +75,23 @@ def test_the_output_format_goes_after_the_tool_s_own_words():
     assert own.argv("ruff", "ruff check src") == ["ruff", "check", "--output-format=json", "--no-fix", "src"]
     assert own.argv("mypy", "mypy --strict src") == ["mypy", "--output=json", "--strict", "src"]
     assert own.argv("ruff", "ruff check --no-fix .") == ["ruff", "check", "--output-format=json", "--no-fix", "."]
+
+
+def test_a_mypy_older_than_its_json_is_run_for_its_text_and_read_from_it(tmp_path: Path):
+    assert own.argv("mypy", "mypy --strict --pretty src", old_mypy=True) == [
+        "mypy",
+        *own.OLD_MYPY_OUTPUT,
+        "--strict",
+        "src",
+    ]
+    text = (
+        "src/a.py:3:5: error: Incompatible types in assignment  [assignment]\n"
+        "src/a.py:3:5: note: See https://mypy.rtfd.io\n"
+        "src/b.py:7: error: Unused \"type: ignore\" comment  [unused-ignore]\n"
+        "src/c.py:1:1: error: Cannot find implementation or library stub\n"
+    )
+    found = [(f.file, f.line, f.code) for f in findings.mypy_text(text, tmp_path, cwd=tmp_path)]
+    assert found == [("src/a.py", 3, "assignment"), ("src/b.py", 7, "unused-ignore"), ("src/c.py", 1, "")]
 
 
 def test_new_findings_are_counted_without_lines_and_as_a_multiset():
