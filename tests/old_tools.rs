@@ -481,3 +481,37 @@ fn the_rerun_hint_reports_what_qg_did_and_leaves_the_users_mypy_cache_alone() {
         .collect();
     assert!(rebuilt.is_empty(), "{hint} made mypy rebuild: {rebuilt:?}");
 }
+
+/// A project's own `--strict` on the mypy gate's command reaches an older
+/// mypy, run its older way: humanize's `mypy --strict` with mypy 1.7 once
+/// lost it, and with it a `no-any-return` that mypy's own run reported.
+#[test]
+fn a_projects_own_arguments_reach_a_tool_run_its_older_way() {
+    let project = Project::empty();
+    project.write("a.py", "def f(x):\n    return x\n");
+    // The default config with the gate's command as a project writes it.
+    let own = "command: [\"mypy\", \"--output=json\"]";
+    assert!(qg::config::EMBEDDED_DEFAULT.contains(own));
+    let config = qg::config::EMBEDDED_DEFAULT
+        .replace(
+            own,
+            "command: [\"mypy\", \"--output=json\", \"--strict\", \"--pretty\"]",
+        )
+        .replace(
+            "active_gates: [ruff_format, ruff_check, mypy, pyright]",
+            "active_gates: [mypy]",
+        );
+    project.write(".st3/quality.yaml", &config);
+    project.git_init();
+    let run = project.qg_with_venv(
+        &old_tools_venv(),
+        &["run", "--scope", "project", "--format", "json"],
+    );
+    run.assert_code(1);
+    let gate = run.gate("mypy");
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("a.py".to_string(), "no-untyped-def".to_string())]),
+        "{gate}"
+    );
+}

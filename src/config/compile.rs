@@ -180,7 +180,11 @@ impl Compiler<'_> {
                     "needs a `command`: only the command differs for the import analyzer",
                 ));
             }
-            if older.parsing.is_some() || older.file_types.is_some() || older.daemon.is_some() {
+            if older.parsing.is_some()
+                || older.file_types.is_some()
+                || older.daemon.is_some()
+                || !older.instead_of.is_empty()
+            {
                 return Err(self.error(
                     &at,
                     "takes only `below`, `why` and `command` for the import analyzer",
@@ -606,6 +610,12 @@ impl Compiler<'_> {
         if raw.command.as_ref().is_some_and(Vec::is_empty) {
             return Err(self.error(&format!("{key}.command"), "must name a program"));
         }
+        if raw.command.is_none() && !raw.instead_of.is_empty() {
+            return Err(self.error(
+                &format!("{key}.instead_of"),
+                "needs a `command` that stands in for those arguments",
+            ));
+        }
         let changes = raw.command.is_some()
             || raw.parsing.is_some()
             || raw.file_types.is_some()
@@ -627,6 +637,7 @@ impl Compiler<'_> {
             below: raw.below,
             why: raw.why,
             command: raw.command,
+            instead_of: raw.instead_of,
             parser,
             file_types: raw.file_types,
             daemon: raw.daemon.unwrap_or(true),

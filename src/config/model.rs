@@ -528,8 +528,10 @@ pub(crate) struct OlderVersion {
     pub(crate) below: String,
     /// What older versions lack.
     pub(crate) why: String,
-    /// The command run instead.
+    /// The command run instead, with the gate's own other arguments.
     pub(crate) command: Option<Vec<String>>,
+    /// The gate's arguments `command` stands in for, left out.
+    pub(crate) instead_of: Vec<String>,
     /// How its output is read instead.
     pub(crate) parser: Option<ParserSpec>,
     /// The file suffixes it takes instead.

@@ -258,9 +258,12 @@ pub(crate) struct RawOlderVersion {
     pub(crate) below: String,
     /// What those versions lack, as `qg doctor` says it (`ruff format has no stable --output-format`).
     pub(crate) why: String,
-    /// The command run instead of `execution.command`.
+    /// The command run instead of `execution.command`. The gate's own other arguments (a project's `--strict`) are kept, after the words the two commands begin with.
     #[serde(default)]
     pub(crate) command: Option<Vec<String>>,
+    /// The arguments of `execution.command` that `command` stands in for (`--output=json`): left out where the gate's own arguments are kept.
+    #[serde(default)]
+    pub(crate) instead_of: Vec<String>,
     /// How the output of that command becomes findings, instead of `parsing`.
     #[serde(default)]
     pub(crate) parsing: Option<RawParsing>,

@@ -196,8 +196,8 @@ pub(crate) fn adapt(gate: &Gate, line: &str) -> Option<Gate> {
     let mut instead = Vec::new();
     for entry in &applying {
         if let Some(command) = &entry.command {
-            adapted.command = command.clone();
-            instead.push(format!("runs `{}`", command.join(" ")));
+            adapted.command = with_own_arguments(command, &adapted.command, &entry.instead_of);
+            instead.push(format!("runs `{}`", adapted.command.join(" ")));
         }
         if let Some(parser) = &entry.parser {
             adapted.parser = parser.clone();
@@ -220,6 +220,26 @@ pub(crate) fn adapt(gate: &Gate, line: &str) -> Option<Gate> {
     let cold = gate.daemon.is_some() && adapted.daemon.is_none();
     adapted.adapted = Some(self::adapted(line, &applying, instead, cold));
     Some(adapted)
+}
+
+/// An older version's `command` with the gate's own arguments it does not
+/// stand in for (`instead_of`) nor have already: a project's `--strict` on
+/// mypy's command must reach the older mypy too, or its verdict is
+/// another. They go right after the words both commands begin with (the
+/// program, its subcommand), so the older command's own flags come last
+/// and win (mypy's `--no-pretty` over a project's `--pretty`, which would
+/// spread a finding over lines its text parser reads one by one).
+fn with_own_arguments(older: &[String], own: &[String], instead_of: &[String]) -> Vec<String> {
+    let shared = older.iter().zip(own).take_while(|(a, b)| a == b).count();
+    let kept = own[shared..]
+        .iter()
+        .filter(|arg| !instead_of.contains(arg) && !(arg.starts_with('-') && older.contains(arg)));
+    older[..shared]
+        .iter()
+        .chain(kept)
+        .chain(&older[shared..])
+        .cloned()
+        .collect()
 }
 
 /// The import analyzer as it runs with the version `line`: the command
@@ -346,7 +366,7 @@ gates:
     version_args: ["--version"]
     older_versions:
       - {below: "0.6", why: "no notebooks", file_types: [".py"]}
-      - {below: "0.16", why: "no --json", command: ["t"], file_types: [".py", ".ipynb"], daemon: false}
+      - {below: "0.16", why: "no --json", command: ["t"], instead_of: ["--json"], file_types: [".py", ".ipynb"], daemon: false}
 "#;
         let config = crate::config::parse(yaml, "test").unwrap();
         config.gates["t"].clone()
@@ -379,6 +399,52 @@ gates:
         let how = old.adapted.unwrap();
         assert_eq!(how.below, "0.16");
         assert_eq!(how.why, "no --json; no notebooks");
+    }
+
+    /// A project's own arguments on the gate's command reach the older
+    /// command (humanize's mypy `--strict` was dropped with mypy 1.7, and
+    /// with it every finding only --strict reports), before its own flags,
+    /// which win: `--no-pretty` over the project's `--pretty`.
+    #[test]
+    fn an_older_command_keeps_the_gates_own_arguments_but_those_it_stands_in_for() {
+        let config = crate::config::parse(crate::config::EMBEDDED_DEFAULT, "default").unwrap();
+        let mut mypy = config.gates["mypy"].clone();
+        mypy.command = [
+            "mypy",
+            "--output=json",
+            "--strict",
+            "--pretty",
+            "--show-error-codes",
+        ]
+        .map(String::from)
+        .to_vec();
+        let old = adapt(&mypy, "mypy 1.7.0 (compiled: yes)").unwrap();
+        assert_eq!(
+            old.command,
+            [
+                "mypy",
+                "--strict",
+                "--pretty",
+                "--show-column-numbers",
+                "--show-error-end",
+                "--show-error-codes",
+                "--no-error-summary",
+                "--no-pretty",
+                "--no-color-output"
+            ]
+        );
+        // The default gates' own commands become the older ones exactly.
+        let format = adapt(&config.gates["ruff_format"], "ruff 0.6.9").unwrap();
+        assert_eq!(
+            format.command,
+            ["ruff", "format", "--check", "--force-exclude"]
+        );
+        let own_mypy = adapt(&config.gates["mypy"], "mypy 1.7.0").unwrap();
+        assert!(
+            !own_mypy.command.contains(&"--output=json".to_string()),
+            "{:?}",
+            own_mypy.command
+        );
     }
 
     /// ruff before 0.1.7 checks nothing given no path: the default's ruff
