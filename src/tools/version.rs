@@ -231,9 +231,11 @@ pub(crate) fn adapt(gate: &Gate, line: &str) -> Option<Gate> {
 /// spread a finding over lines its text parser reads one by one).
 fn with_own_arguments(older: &[String], own: &[String], instead_of: &[String]) -> Vec<String> {
     let shared = older.iter().zip(own).take_while(|(a, b)| a == b).count();
+    let stood_in_for = |arg: &String| instead_of.contains(arg);
+    let already_there = |arg: &String| arg.starts_with('-') && older.contains(arg);
     let kept = own[shared..]
         .iter()
-        .filter(|arg| !instead_of.contains(arg) && !(arg.starts_with('-') && older.contains(arg)));
+        .filter(|arg| !stood_in_for(arg) && !already_there(arg));
     older[..shared]
         .iter()
         .chain(kept)
