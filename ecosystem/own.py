@@ -35,8 +35,9 @@ class Verdict:
 
 
 # A mypy older than 1.11 has no --output=json: its text, one line a finding
-# (`--pretty`, which some projects add, spreads one over several lines).
-OLD_MYPY_OUTPUT = ["--show-column-numbers", "--show-error-codes", "--no-error-summary"]
+# (`--pretty`, which some projects add on the command line or as `pretty =
+# True` in their config, spreads one over several lines).
+OLD_MYPY_OUTPUT = ["--show-column-numbers", "--show-error-codes", "--no-error-summary", "--no-pretty"]
 
 
 def argv(key: str, command: str, old_mypy: bool = False) -> list[str]:
