@@ -73,10 +73,21 @@ def run(project: Project) -> Verdict:
             # Exit 1 with findings, or with notes alone (mypy 2.4 exits 1 on
             # an annotation-unchecked note): a verdict. Exit 1 with nothing
             # printed, or any other code: the run stopped.
-            if ran.code not in (0, 1) or (ran.code == 1 and not ran.stdout.strip()):
+            if ran.code not in (0, 1) or (ran.code == 1 and not _says_findings(key, ran.stdout)):
                 verdict.errors[gate] = f"`{command}` in {directory.name} exited {ran.code}: {_tail(ran)}"
             verdict.findings += parsed
     return verdict
+
+
+def _says_findings(key: str, stdout: str) -> bool:
+    """Whether a run that exited 1 printed findings (notes count: mypy 2.4
+    exits 1 on a note alone) rather than why it stopped: a mypy whose
+    plugin cannot start (django-stubs importing an app that no longer
+    imports) prints one line, "Error constructing plugin instance of ...",
+    and exits 1 too."""
+    if key != "mypy":
+        return bool(stdout.strip())
+    return any(line.startswith("{") for line in stdout.splitlines()) or bool(findings.MYPY_TEXT.search(stdout))
 
 
 def _parse(key: str, gate: str, stdout: str, root: Path, cwd: Path, old_mypy: bool):

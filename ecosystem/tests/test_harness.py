@@ -197,3 +197,11 @@ def test_an_explanation_covers_only_the_findings_it_names():
     assert (
         report.explained(project, "cold revert (x): invented mypy: a.py: known [c]; missed mypy: b.py: m [c]") is None
     )
+
+
+def test_a_mypy_that_stopped_before_checking_is_no_verdict():
+    # django-stubs' plugin importing an app the edit broke: exit 1, one line.
+    assert not own._says_findings("mypy", "Error constructing plugin instance of NewSemanalDjangoPlugin\n")
+    assert own._says_findings("mypy", "a.py:1:5: error: Bad  [misc]\n")
+    assert own._says_findings("mypy", '{"file": "a.py", "severity": "note"}\n')
+    assert own._says_findings("ruff", "[]")
