@@ -515,3 +515,31 @@ fn a_projects_own_arguments_reach_a_tool_run_its_older_way() {
         "{gate}"
     );
 }
+
+/// A gate run by name (`--gate`) runs its tool's older way even when the
+/// config leaves it inactive: it once ran ruff 0.5.7 with
+/// `--output-format=json` and stopped at ruff's usage text.
+#[test]
+fn a_gate_asked_for_by_name_runs_an_older_tool_its_older_way_even_when_inactive() {
+    let project = format_project();
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_check]\n",
+    );
+    let run = project.qg_with_venv(
+        &old_tools_venv(),
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--gate",
+            "ruff_format",
+            "--format",
+            "json",
+        ],
+    );
+    run.assert_code(1);
+    let gate = run.gate("ruff_format");
+    assert_eq!(gate["status"], "failed", "{gate}");
+    assert_eq!(findings(&gate), rufs_own_check(&project));
+}

@@ -167,7 +167,7 @@ pub(crate) fn scope_of(
     let (workspace, mut config) = prepare_for(cwd, config, request)?;
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(cancel);
     // The import graph as the run would build it, for the analyzer installed.
-    crate::tools::version::adapt_to_versions(&mut config, &tools, true);
+    crate::tools::version::adapt_to_versions(&mut config, &tools, true, &[]);
     let gates = plan::select_gates(&config, &[])?;
     resolve_scope(&workspace, &config, request, &gates, true, &tools)
 }
@@ -191,7 +191,12 @@ pub fn run(
         require_trust(&workspace, &config, &tools)?;
     }
     // Trusted as configured; each gate then runs the way its tool's version takes.
-    crate::tools::version::adapt_to_versions(&mut config, &tools, options.records());
+    crate::tools::version::adapt_to_versions(
+        &mut config,
+        &tools,
+        options.records(),
+        &options.gates,
+    );
     let gates = plan::select_gates(&config, &options.gates)?;
     let resolved = resolve_scope(
         &workspace,

@@ -271,16 +271,28 @@ pub(crate) fn analyzer_too_old(graph: &ImportGraph, line: &str) -> Option<String
     })
 }
 
-/// Every active gate of `config`, and its import analyzer, adapted to the
-/// version of its tool ([`adapt`], [`adapt_graph`]). Only tools with
-/// `older_versions` are asked (from the cache, else in parallel): the
-/// rest run as they are.
-pub(crate) fn adapt_to_versions(config: &mut Config, tools: &Toolbox<'_>, remember: bool) {
+/// Every gate of `config` that may run — the active ones, and those
+/// `requested` by name (`--gate ruff_format` runs an inactive gate too) —
+/// and its import analyzer, adapted to the version of its tool ([`adapt`],
+/// [`adapt_graph`]). Only tools with `older_versions` are asked (from the
+/// cache, else in parallel): the rest run as they are.
+pub(crate) fn adapt_to_versions(
+    config: &mut Config,
+    tools: &Toolbox<'_>,
+    remember: bool,
+    requested: &[String],
+) {
     const GRAPH: &str = "\0import_graph";
+    let may_run = |gate: &Gate| {
+        config.active_gates.contains(&gate.id)
+            || requested
+                .iter()
+                .any(|id| gate.id == *id || gate.answers_to(id))
+    };
     let mut asks: Vec<(String, ResolvedTool, Vec<String>)> = config
-        .active_gates
-        .iter()
-        .filter_map(|id| config.gates.get(id))
+        .gates
+        .values()
+        .filter(|gate| may_run(gate))
         .filter(|gate| !gate.older_versions.is_empty())
         .filter_map(|gate| {
             let args = gate.version_args.clone()?;

@@ -112,7 +112,7 @@ pub(crate) fn start(request: &StartRequest) -> Result<Vec<Started>, QgError> {
     let mut config = crate::members::load_config(&ws, request.config.as_deref())?;
     // A tool too old for its daemon's way answers cold: none is started.
     let tools = crate::tools::Toolbox::from_env(&ws.root);
-    crate::tools::version::adapt_to_versions(&mut config, &tools, true);
+    crate::tools::version::adapt_to_versions(&mut config, &tools, true, &request.gates);
     let mut gates = warm_gates(&config, &request.gates)?;
     // A project gate whose every file is a workspace member's has nothing
     // to keep warm (its tool's whole program would be the members').
