@@ -172,6 +172,11 @@ def write_page(data: dict):
         "qg's new findings must equal the difference of the tools' own runs, cold",
         "and warm, and nothing may be left running.",
         "",
+        "Most projects are checked with qg's own tool pins. Those tagged",
+        "`old-pins` are checked with the older ruff, mypy and pyright their own",
+        "lock files pin (`tools` in the manifest), each gate running its tool's",
+        "older way.",
+        "",
         (
             f"Last full run: {data['date']}, qg commit `{data['commit']}` ({data['qg']}), "
             f"{len(data['projects'])} projects, {data['random_edits']} random edits each, "
