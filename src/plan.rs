@@ -45,15 +45,10 @@ pub(crate) struct GatePlan<'a> {
     /// partial run's `search_paths.bases_env`, the package bases of all
     /// the tool's files, filled in by the run after planning.
     pub(crate) env: Vec<(String, std::ffi::OsString)>,
-    /// Variables only the rerun hint sets: a whole-project run is given
-    /// the tool's own `.` and needs no bases, but its hint names files —
-    /// a partial run, handed the same bases as an `auto` run's hint.
-    pub(crate) hint_env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl<'a> GatePlan<'a> {
-    /// The plan's [`env`](Self::env) and [`hint_env`](Self::hint_env) as a
-    /// shell sets them before a command
+    /// The plan's [`env`](Self::env) as a shell sets it before a command
     /// (`MYPYPATH=/repo/src:/repo/tests `; PowerShell's `$env:` on
     /// Windows): what a pasted rerun hint needs to check what the run
     /// checked. Empty without variables.
@@ -69,7 +64,6 @@ impl<'a> GatePlan<'a> {
     pub(crate) fn shown_env(&self) -> String {
         self.env
             .iter()
-            .chain(&self.hint_env)
             .map(|(name, value)| {
                 let dirs: Vec<String> = std::env::split_paths(value)
                     .map(|dir| crate::file_name::from_os_str(dir.as_os_str()))
@@ -405,7 +399,6 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         note: None,
         extra_args: Vec::new(),
         env: Vec::new(),
-        hint_env: Vec::new(),
     }
 }
 

@@ -213,7 +213,7 @@ impl Verdicts<'_> {
     /// manager's `run` where the tool is out of the shell's reach.
     fn rerun_as_planned(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
         result.runner = self.tools.hint_runner(plan.gate, &result.run_from);
-        if plan.env.is_empty() && plan.hint_env.is_empty() && result.runner == Default::default() {
+        if plan.env.is_empty() && result.runner == Default::default() {
             return;
         }
         result.rerun_env = plan.shown_env();

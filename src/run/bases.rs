@@ -30,10 +30,11 @@ pub(super) fn hand_package_bases(
     scope: &Scope,
     listing: Option<&[String]>,
 ) -> Result<(), QgError> {
-    // A partial run needs the bases; a whole-project run (the tool's own
-    // `.`) does not, but its rerun hint names files and does.
     let needs = |plan: &GatePlan<'_>| {
-        plan.skip_reason.is_none() && plan.gate.pass_files && variable(plan.gate).is_some()
+        plan.skip_reason.is_none()
+            && plan.native_args.is_none()
+            && plan.gate.pass_files
+            && variable(plan.gate).is_some()
     };
     if !plans.iter().any(needs) {
         return Ok(());
@@ -61,17 +62,11 @@ pub(super) fn hand_package_bases(
             .as_ref()
             .expect("a bases_env has its search_paths");
         let bases = roots::bases_of_all(&gate.config_dir(&workspace.root), spec, checked, &known);
-        let Some(value) = value(workspace, gate, &bases) else {
-            continue;
-        };
-        let name = variable(gate).expect("planned with one").to_string();
-        match plan.native_args {
-            Some(_) => plan.hint_env.push((name, value)),
-            None => {
-                plan.env.push((name, value));
-                plan.extra_args
-                    .extend(spec.bases_cache_args.iter().cloned());
-            }
+        if let Some(value) = value(workspace, gate, &bases) {
+            let name = variable(gate).expect("planned with one").to_string();
+            plan.env.push((name, value));
+            plan.extra_args
+                .extend(spec.bases_cache_args.iter().cloned());
         }
     }
     Ok(())
