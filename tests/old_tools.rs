@@ -72,6 +72,27 @@ fn rufs_own_check(project: &Project) -> BTreeSet<(String, String)> {
         .collect()
 }
 
+/// `qg run --scope project --gate ruff_format` with the tools of `venv`,
+/// which must fail: the ruff_format gate's JSON.
+fn failed_ruff_format_of_the_project(project: &Project, venv: &std::path::Path) -> Value {
+    let run = project.qg_with_venv(
+        venv,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--gate",
+            "ruff_format",
+            "--format",
+            "json",
+        ],
+    );
+    run.assert_code(1);
+    let gate = run.gate("ruff_format");
+    assert_eq!(gate["status"], "failed", "{gate}");
+    gate
+}
+
 #[test]
 fn ruff_format_older_than_0_16_is_read_from_its_text_with_its_own_verdict() {
     let project = format_project();
@@ -85,21 +106,7 @@ fn ruff_format_older_than_0_16_is_read_from_its_text_with_its_own_verdict() {
         ])
     );
 
-    let project_run = project.qg_with_venv(
-        &venv,
-        &[
-            "run",
-            "--scope",
-            "project",
-            "--gate",
-            "ruff_format",
-            "--format",
-            "json",
-        ],
-    );
-    project_run.assert_code(1);
-    let gate = project_run.gate("ruff_format");
-    assert_eq!(gate["status"], "failed", "{gate}");
+    let gate = failed_ruff_format_of_the_project(&project, &venv);
     assert_eq!(findings(&gate), own);
     let syntax = gate["violations"]
         .as_array()
@@ -526,20 +533,6 @@ fn a_gate_asked_for_by_name_runs_an_older_tool_its_older_way_even_when_inactive(
         ".st3/quality.yaml",
         "version: \"1\"\nactive_gates: [ruff_check]\n",
     );
-    let run = project.qg_with_venv(
-        &old_tools_venv(),
-        &[
-            "run",
-            "--scope",
-            "project",
-            "--gate",
-            "ruff_format",
-            "--format",
-            "json",
-        ],
-    );
-    run.assert_code(1);
-    let gate = run.gate("ruff_format");
-    assert_eq!(gate["status"], "failed", "{gate}");
+    let gate = failed_ruff_format_of_the_project(&project, &old_tools_venv());
     assert_eq!(findings(&gate), rufs_own_check(&project));
 }

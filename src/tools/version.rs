@@ -283,12 +283,13 @@ pub(crate) fn adapt_to_versions(
     requested: &[String],
 ) {
     const GRAPH: &str = "\0import_graph";
-    let may_run = |gate: &Gate| {
-        config.active_gates.contains(&gate.id)
-            || requested
-                .iter()
-                .any(|id| gate.id == *id || gate.answers_to(id))
-    };
+    // The gates `--gate` selects, as the run selects them (an unknown id
+    // is the run's error to say, not this one's).
+    let selected: Vec<String> = crate::plan::select_gates(config, requested)
+        .map(|gates| gates.iter().map(|g| g.id.clone()).collect())
+        .unwrap_or_default();
+    let may_run =
+        |gate: &Gate| config.active_gates.contains(&gate.id) || selected.contains(&gate.id);
     let mut asks: Vec<(String, ResolvedTool, Vec<String>)> = config
         .gates
         .values()
