@@ -117,7 +117,7 @@ pub(crate) fn explain(
     id: &str,
 ) -> Result<GateExplanation, QgError> {
     let root = ws.root.as_path();
-    let gate = crate::plan::gate(config, id)?;
+    let gate = config.gate(id)?;
     let tools = Toolbox::from_env(root);
     let (program, tool_version, problem) = match tools.resolve(gate) {
         Ok(tool) => {

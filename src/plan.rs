@@ -2,11 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::config::{Config, Gate};
-use crate::error::QgError;
+use crate::config::Gate;
 use crate::scope::{Scope, ScopeMode};
 use crate::selection::ToolSelection;
-use crate::suggest;
 
 /// Gate id → the root-relative files whose findings it reported: what a
 /// baseline entry may be found fixed in, and what the last run's findings
@@ -108,45 +106,6 @@ pub(crate) struct Context<'c, 'a> {
     /// Bytes of file arguments one command line can take here (see
     /// `process::batch::argument_budget`).
     pub(crate) argument_budget: usize,
-}
-
-/// The gates to run: `--gate` ids (any defined gate), else `active_gates`.
-pub(crate) fn select_gates<'c>(
-    config: &'c Config,
-    requested: &[String],
-) -> Result<Vec<&'c Gate>, QgError> {
-    let ids: &[String] = if requested.is_empty() {
-        &config.active_gates
-    } else {
-        requested
-    };
-    let mut selected: Vec<&Gate> = Vec::new();
-    for id in ids {
-        let named = gate(config, id)?;
-        // `--gate mypy` is mypy wherever it runs: its members' runs too
-        // (already listed after it in `active_gates`).
-        let members = config.gates.values().filter(|g| g.member.is_some());
-        let runs = std::iter::once(named).chain(members.filter(|g| g.answers_to(id)));
-        for gate in runs {
-            if !selected.iter().any(|g| g.id == gate.id) {
-                selected.push(gate);
-            }
-        }
-    }
-    Ok(selected)
-}
-
-/// The gate `id` defines; an unknown id is a usage error that names the
-/// likely typo, or the gates there are.
-pub(crate) fn gate<'c>(config: &'c Config, id: &str) -> Result<&'c Gate, QgError> {
-    config.gates.get(id).ok_or_else(|| {
-        let defined: Vec<&str> = config.gates.keys().map(String::as_str).collect();
-        QgError::Usage(format!(
-            "gate `{id}`: no such gate in {}; {}",
-            config.origin,
-            suggest::hint(id, &defined)
-        ))
-    })
 }
 
 /// Plans every selected gate against the scope.

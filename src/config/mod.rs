@@ -8,6 +8,7 @@ mod compile;
 mod model;
 mod pyproject;
 pub(crate) mod schema;
+mod select;
 mod yaml;
 
 use std::path::Path;

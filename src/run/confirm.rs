@@ -612,7 +612,7 @@ pub(crate) fn confirm_job(
     let job: Job = serde_json::from_slice(&bytes)
         .map_err(|e| QgError::Usage(format!("{} is not a confirmation: {e}", path.display())))?;
     let (workspace, config) = super::prepare(cwd, config)?;
-    let gate = plan::gate(&config, &job.gate)?;
+    let gate = config.gate(&job.gate)?;
     let tools = crate::tools::Toolbox::from_env(&workspace.root).cancelled_by(cancel);
     let project = Project {
         workspace: &workspace,

@@ -168,7 +168,7 @@ pub(crate) fn scope_of(
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(cancel);
     // The import graph as the run would build it, for the analyzer installed.
     crate::tools::version::adapt_to_versions(&mut config, &tools, true, &[]);
-    let gates = plan::select_gates(&config, &[])?;
+    let gates = config.select_gates(&[])?;
     resolve_scope(&workspace, &config, request, &gates, true, &tools)
 }
 
@@ -184,7 +184,7 @@ pub fn run(
     // waits (a comparison's own run, under --verify, is background work).
     let _foreground = (options.daemons != DaemonUse::Verify)
         .then(|| crate::warm::foreground::announce(&workspace.root));
-    plan::select_gates(&config, &options.gates)?;
+    config.select_gates(&options.gates)?;
     // Found once: every stage resolves the same tools in the same environment.
     let tools = Toolbox::from_env(&workspace.root).cancelled_by(&options.cancel);
     if options.require_trust {
@@ -197,7 +197,7 @@ pub fn run(
         options.records(),
         &options.gates,
     );
-    let gates = plan::select_gates(&config, &options.gates)?;
+    let gates = config.select_gates(&options.gates)?;
     let resolved = resolve_scope(
         &workspace,
         &config,

@@ -285,7 +285,8 @@ pub(crate) fn adapt_to_versions(
     const GRAPH: &str = "\0import_graph";
     // The gates `--gate` selects, as the run selects them (an unknown id
     // is the run's error to say, not this one's).
-    let selected: Vec<String> = crate::plan::select_gates(config, requested)
+    let selected: Vec<String> = config
+        .select_gates(requested)
         .map(|gates| gates.iter().map(|g| g.id.clone()).collect())
         .unwrap_or_default();
     let may_run =

@@ -84,12 +84,13 @@ pub(crate) fn warm_gates<'c>(
     requested: &[String],
 ) -> Result<Vec<&'c Gate>, QgError> {
     if requested.is_empty() {
-        return Ok(crate::plan::select_gates(config, &[])?
+        return Ok(config
+            .select_gates(&[])?
             .into_iter()
             .filter(|g| g.daemon.is_some())
             .collect());
     }
-    let gates = crate::plan::select_gates(config, requested)?;
+    let gates = config.select_gates(requested)?;
     if let Some(cold) = gates.iter().find(|g| g.daemon.is_none()) {
         if let Some(adapted) = cold.adapted.as_ref().filter(|a| a.cold) {
             return Err(QgError::Usage(format!(
@@ -154,7 +155,7 @@ fn too_old_for_daemons(config: &Config, request: &StartRequest) -> Vec<Started> 
     if !request.gates.is_empty() {
         return Vec::new();
     }
-    let active = crate::plan::select_gates(config, &[]).unwrap_or_default();
+    let active = config.select_gates(&[]).unwrap_or_default();
     active
         .into_iter()
         .filter_map(|gate| {
