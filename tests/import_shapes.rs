@@ -437,13 +437,21 @@ fn a_test_of_an_editable_src_layout_edited_alone_is_checked_against_the_source()
         // It shares the user's cache (tools.yaml says why): no cache dir.
         assert!(!log.contains("--cache-dir"), "{config}: {log}");
         let hint = mypy["rerun_hint"].as_str().unwrap();
-        // The bases as the run had them, absolute (tests/old_tools.rs, the
-        // rerun hint, says why).
+        // The bases the hint's file does not bring itself, absolute as the
+        // run had them (tests/old_tools.rs, the rerun hint, says why).
         let expected = match handed {
-            true => format!("MYPYPATH={0}/src:{0}/tests mypy tests/test_core.py", repo.path().display()),
+            true => format!("MYPYPATH={}/src mypy tests/test_core.py", repo.path().display()),
             false => "mypy tests/test_core.py".to_string(),
         };
         assert_eq!(hint, expected, "{config}");
+        // A project run runs the tool's own `mypy` (no bases handed), and
+        // its hint, naming the same file, has the same form.
+        let project = repo.qg(&["run", "--no-daemon", "--scope", "project", "--format", "json"]);
+        let report = project.json();
+        let mypy = report["gates"].as_array().unwrap().iter().find(|g| g["id"] == "mypy").unwrap();
+        let log = std::fs::read_to_string(repo.path().join(mypy["log"].as_str().unwrap())).unwrap();
+        assert!(!log.contains("env: MYPYPATH"), "{config}: {log}");
+        assert_eq!(mypy["rerun_hint"].as_str().unwrap(), expected, "{config}");
     }
 }
 

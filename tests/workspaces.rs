@@ -276,6 +276,10 @@ fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
         "cold: {}",
         cold.stdout
     );
+    // A partial run is handed the member's package bases, but its hint
+    // sets none its file brings itself: the same form as a project run's.
+    let b_hint = "cd packages/b && mypy src/b/use.py";
+    assert_eq!(cold.gate("mypy@packages/b")["rerun_hint"], b_hint);
 
     let _daemons = Daemons(&repo);
     repo.qg(&["daemon", "start"]).assert_code(0);
@@ -295,6 +299,7 @@ fn each_member_is_checked_as_its_own_run_checks_it_cold_and_warm() {
         warm.stdout
     );
     assert_eq!(findings(&report, true), expected, "warm: {}", warm.stdout);
+    assert_eq!(warm.gate("mypy@packages/b")["rerun_hint"], b_hint);
 
     // Reverted: green again; then a's own settings loosened, and qg checks
     // all of a with them (the finding a's strictness made is fixed).

@@ -379,8 +379,12 @@ pub(crate) fn render_hints_from(
         true => render(fix_hint, &fixes).map(|hint| format!("{cd}{}", command(hint))),
         false => None,
     };
-    result.rerun_hint = render(rerun_hint, &counts)
-        .map(|hint| format!("{cd}{}{}", result.rerun_env, command(hint)));
+    let env = match &result.package_bases {
+        Some(bases) => bases.shown_for(failing_files(&result.violations, &counts)),
+        None => String::new(),
+    };
+    result.rerun_hint =
+        render(rerun_hint, &counts).map(|hint| format!("{cd}{env}{}", command(hint)));
 }
 
 /// The hint with its program named by the path the runner gives
@@ -460,10 +464,7 @@ fn render_fix_hint(
     counts: &dyn Fn(&Violation) -> bool,
     run_from: &str,
 ) -> String {
-    let mut files: Vec<String> = violations
-        .iter()
-        .filter(|v| counts(v))
-        .filter_map(|v| v.file.as_deref())
+    let mut files: Vec<String> = failing_files(violations, counts)
         .map(|file| named_from(file, run_from))
         .collect();
     files.dedup();
@@ -476,6 +477,17 @@ fn render_fix_hint(
         })
         .collect();
     hint.replace("{files}", &quoted.join(" "))
+}
+
+/// The root-relative files of the `violations` that `counts`.
+fn failing_files<'v>(
+    violations: &'v [Violation],
+    counts: &'v dyn Fn(&Violation) -> bool,
+) -> impl Iterator<Item = &'v str> {
+    violations
+        .iter()
+        .filter(move |v| counts(v))
+        .filter_map(|v| v.file.as_deref())
 }
 
 /// The root-relative `file` as named from the root-relative directory

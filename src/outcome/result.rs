@@ -247,12 +247,11 @@ pub struct GateResult {
     /// of a finding's identity.
     #[serde(skip, default = "matches_lines")]
     pub(crate) match_lines: bool,
-    /// The variables the rerun hint sets before its command, as a shell
-    /// writes them (`MYPYPATH=/repo/src `): those qg set for the run (see
-    /// [`crate::plan::GatePlan::env`]), without which the command alone
-    /// would not check what the run checked.
+    /// The package bases the run's tool was handed, of which the rerun
+    /// hint sets those its files need (see
+    /// [`crate::plan::PackageBases::shown_for`]).
     #[serde(skip)]
-    pub(crate) rerun_env: String,
+    pub(crate) package_bases: Option<std::sync::Arc<crate::plan::PackageBases>>,
     /// How the fix and re-run hints reach the tool from the user's shell
     /// (`uv run `, `.venv/bin/mypy`): see [`crate::tools::Toolbox::hint_runner`].
     #[serde(skip)]
@@ -319,7 +318,7 @@ impl GateResult {
             since_last_run: None,
             fail_on: gate.fail_on,
             match_lines: gate.match_lines,
-            rerun_env: String::new(),
+            package_bases: None,
             runner: Default::default(),
             run_from: gate
                 .working_dir

@@ -209,14 +209,14 @@ fn warm_error(error: &GateError, log: Option<&str>) -> String {
 }
 
 impl Verdicts<'_> {
-    /// Gives the hints the variables the plan's run was given, and the
+    /// Gives the hints the package bases the plan's run was given, and the
     /// manager's `run` where the tool is out of the shell's reach.
     fn rerun_as_planned(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
         result.runner = self.tools.hint_runner(plan.gate, &result.run_from);
-        if plan.env.is_empty() && result.runner == Default::default() {
+        result.package_bases = plan.package_bases.clone();
+        if result.package_bases.is_none() && result.runner == Default::default() {
             return;
         }
-        result.rerun_env = plan.shown_env();
         render_hints(plan.gate, result);
     }
 

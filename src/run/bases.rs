@@ -10,17 +10,18 @@
 //! `search_paths` names a `bases_env` gets the missing bases there.
 
 use std::collections::{BTreeMap, HashSet};
-use std::ffi::OsString;
+use std::sync::Arc;
 
 use crate::config::Gate;
 use crate::error::QgError;
 use crate::graph::roots;
-use crate::plan::GatePlan;
+use crate::plan::{GatePlan, PackageBases};
 use crate::scope::{self, Scope, ScopeMode};
 use crate::selection::ToolSelection;
 use crate::workspace::Workspace;
 
-/// Sets each partial plan's `bases_env` variable (see the module docs).
+/// Sets each partial plan's `bases_env` variable (see the module docs),
+/// and keeps every plan's bases for its hints.
 /// `listing` is the project's files when the run already has them.
 pub(super) fn hand_package_bases(
     workspace: &Workspace,
@@ -30,11 +31,10 @@ pub(super) fn hand_package_bases(
     scope: &Scope,
     listing: Option<&[String]>,
 ) -> Result<(), QgError> {
+    // A whole-project run (the tool's own `.`) is handed nothing, but its
+    // hints name files as a partial run's do, so it keeps the bases too.
     let needs = |plan: &GatePlan<'_>| {
-        plan.skip_reason.is_none()
-            && plan.native_args.is_none()
-            && plan.gate.pass_files
-            && variable(plan.gate).is_some()
+        plan.skip_reason.is_none() && plan.gate.pass_files && variable(plan.gate).is_some()
     };
     if !plans.iter().any(needs) {
         return Ok(());
@@ -49,6 +49,12 @@ pub(super) fn hand_package_bases(
         }
     };
     let known: HashSet<&str> = project.iter().copied().collect();
+    let packages: Arc<HashSet<String>> = Arc::new(
+        roots::package_dirs(project.iter().copied())
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    );
     for plan in plans.iter_mut().filter(|p| needs(p)) {
         let gate = plan.gate;
         let selection = selections.get(&gate.id);
@@ -62,12 +68,24 @@ pub(super) fn hand_package_bases(
             .as_ref()
             .expect("a bases_env has its search_paths");
         let bases = roots::bases_of_all(&gate.config_dir(&workspace.root), spec, checked, &known);
-        if let Some(value) = value(workspace, gate, &bases) {
-            let name = variable(gate).expect("planned with one").to_string();
-            plan.env.push((name, value));
-            plan.extra_args
-                .extend(spec.bases_cache_args.iter().cloned());
+        let name = variable(gate).expect("planned with one");
+        let before = match gate.env.get(name) {
+            Some(value) => Some(value.into()),
+            None => std::env::var_os(name),
+        };
+        let Some(bases) =
+            PackageBases::new(name, &workspace.root, bases, before, Arc::clone(&packages))
+        else {
+            continue;
+        };
+        if plan.native_args.is_none() {
+            if let Some(variable) = bases.for_run() {
+                plan.env.push(variable);
+                plan.extra_args
+                    .extend(spec.bases_cache_args.iter().cloned());
+            }
         }
+        plan.package_bases = Some(Arc::new(bases));
     }
     Ok(())
 }
@@ -75,32 +93,4 @@ pub(super) fn hand_package_bases(
 /// The gate's `bases_env`.
 fn variable(gate: &Gate) -> Option<&str> {
     gate.search_paths.as_ref()?.bases_env.as_deref()
-}
-
-/// The variable's new value: the bases (absolute: the tool may run in a
-/// working directory of its own) ahead of what it holds already — the
-/// gate's `env`, else qg's own environment — as the project's own run
-/// searches its files' bases before `$MYPYPATH`. `None` when there is
-/// nothing to add.
-fn value(workspace: &Workspace, gate: &Gate, bases: &[String]) -> Option<OsString> {
-    if bases.is_empty() {
-        return None;
-    }
-    let name = variable(gate)?;
-    let before: Option<OsString> = match gate.env.get(name) {
-        Some(value) => Some(value.into()),
-        None => std::env::var_os(name),
-    };
-    let mut paths: Vec<std::path::PathBuf> = bases
-        .iter()
-        .map(|base| crate::file_name::join(&workspace.root, base))
-        .collect();
-    paths.extend(before.iter().flat_map(std::env::split_paths));
-    // A directory whose name holds the separator cannot be handed over;
-    // the run then searches what it would have without qg.
-    let joinable: Vec<_> = paths
-        .into_iter()
-        .filter(|p| std::env::join_paths([p]).is_ok())
-        .collect();
-    std::env::join_paths(joinable).ok()
 }

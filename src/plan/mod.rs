@@ -1,5 +1,9 @@
 //! The planner: which of the scope's files each gate gets, or why it is skipped.
 
+mod package_bases;
+
+pub(crate) use package_bases::PackageBases;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Gate;
@@ -43,35 +47,13 @@ pub(crate) struct GatePlan<'a> {
     /// partial run's `search_paths.bases_env`, the package bases of all
     /// the tool's files, filled in by the run after planning.
     pub(crate) env: Vec<(String, std::ffi::OsString)>,
+    /// The package bases of all the tool's files, for a gate with a
+    /// `search_paths.bases_env`: what `env` hands a partial run, and what
+    /// a rerun hint sets (see [`PackageBases::shown_for`]).
+    pub(crate) package_bases: Option<std::sync::Arc<PackageBases>>,
 }
 
 impl<'a> GatePlan<'a> {
-    /// The plan's [`env`](Self::env) as a shell sets it before a command
-    /// (`MYPYPATH=/repo/src:/repo/tests `; PowerShell's `$env:` on
-    /// Windows): what a pasted rerun hint needs to check what the run
-    /// checked. Empty without variables.
-    ///
-    /// The directories stay absolute, as the run had them — not shortened
-    /// to the directory the hint runs from. mypy before 2 compares the paths
-    /// it finds a module at as written: under `MYPYPATH=src` the package an
-    /// editable install's `.pth` names (absolute) is no longer the installed
-    /// one it silences, so a hint with relative paths reported errors in
-    /// files the project excludes, which qg's run never did, and dropped
-    /// the cache entries that kept them silent: the user's own next `mypy`
-    /// rebuilt the modules that depend on them.
-    pub(crate) fn shown_env(&self) -> String {
-        self.env
-            .iter()
-            .map(|(name, value)| {
-                let dirs: Vec<String> = std::env::split_paths(value)
-                    .map(|dir| crate::file_name::from_os_str(dir.as_os_str()))
-                    .collect();
-                let separator = if cfg!(windows) { ";" } else { ":" };
-                shell_assignment(name, &dirs.join(separator))
-            })
-            .collect()
-    }
-
     /// Whether a finding in `file` is reported.
     pub(crate) fn reports(&self, file: &str) -> bool {
         let in_scope = self
@@ -358,13 +340,6 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         note: None,
         extra_args: Vec::new(),
         env: Vec::new(),
-    }
-}
-
-/// `NAME=value ` for a POSIX shell, `$env:NAME='value'; ` for PowerShell.
-fn shell_assignment(name: &str, value: &str) -> String {
-    match cfg!(windows) {
-        true => format!("$env:{name}='{}'; ", value.replace('\'', "''")),
-        false => format!("{name}={} ", crate::quote::shell_quote(value)),
+        package_bases: None,
     }
 }
