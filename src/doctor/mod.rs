@@ -629,19 +629,40 @@ fn import_graph_checks(workspace: &Workspace, config: &Config) -> Vec<Check> {
                 .iter()
                 .any(|dir| dir.join(top).is_dir() || dir.join(format!("{top}.py")).is_file())
     };
-    let assumed = crate::graph::assumed_imports(workspace, &installed);
-    if let Some(count) = assumed.filter(|c| c.imports > 0) {
-        let example = count.example.unwrap_or_default();
+    let assumed = crate::graph::assumed_imports(workspace, &installed).unwrap_or_default();
+    let imports_in = |count: &crate::graph::AssumedCount| {
+        format!(
+            "{} in {}",
+            crate::report::plural(count.imports, "import"),
+            crate::report::plural(count.files, "file")
+        )
+    };
+    if let Some(count) = assumed.in_repository {
+        let example = count.example.as_deref().unwrap_or_default();
         checks.push(Check::new(
             "import graph",
             Health::Warning,
             format!(
-                "{} in {} could not be resolved by `{}` but may name project modules (e.g. {example}): their importers are checked whenever a file they could be changes",
-                crate::report::plural(count.imports, "import"),
-                crate::report::plural(count.files, "file"),
+                "{} could not be resolved by `{}` but name modules in the repository (e.g. {example}): their importers are checked whenever a file they could be changes",
+                imports_in(&count),
                 spec.command[0]
             ),
             Some("add the source root of those modules to the tools' search paths (mypy_path, extraPaths, ruff's src)".into()),
+        ));
+    }
+    // A module that is neither here nor installed has no root to add: the
+    // tools report the import themselves, and qg's only cost is a larger
+    // scope — worth knowing, nothing to fix.
+    if let Some(count) = assumed.nowhere {
+        let example = count.example.as_deref().unwrap_or_default();
+        checks.push(Check::new(
+            "import graph",
+            Health::Ok,
+            format!(
+                "{} name modules neither in the repository nor installed (e.g. {example}), which share a name with project modules: qg checks their importers whenever such a module changes, and there is nothing to fix for it (the tools report the import if it matters)",
+                imports_in(&count)
+            ),
+            None,
         ));
     }
     checks

@@ -210,6 +210,33 @@ pub(crate) struct AssumedCount {
     pub(crate) example: Option<String>,
 }
 
+impl AssumedCount {
+    fn of(imports: &BTreeSet<(&String, &String)>) -> Option<AssumedCount> {
+        let files: BTreeSet<&String> = imports.iter().map(|(file, _)| *file).collect();
+        let example = imports
+            .iter()
+            .next()
+            .map(|(file, import)| format!("`{import}` in {}", crate::file_name::display(file)));
+        (!imports.is_empty()).then_some(AssumedCount {
+            imports: imports.len(),
+            files: files.len(),
+            example,
+        })
+    }
+}
+
+/// The assumed imports of the cached graph, split by whether the module
+/// each names is in the repository (a search root the tools lack would
+/// resolve it) or only shares a prefix with project modules (no root can:
+/// the module is neither here nor installed).
+#[derive(Default)]
+pub(crate) struct AssumedImports {
+    /// Modules the repository holds under a directory no tool searches.
+    pub(crate) in_repository: Option<AssumedCount>,
+    /// Modules found neither in the repository nor installed.
+    pub(crate) nowhere: Option<AssumedCount>,
+}
+
 /// The assumed imports of the cached graph, or `None` without one, but
 /// for those `installed` says an installed package answers (a project
 /// that vendors a copy of what it also installs: no search root is
@@ -217,23 +244,17 @@ pub(crate) struct AssumedCount {
 pub(crate) fn assumed_imports(
     ws: &Workspace,
     installed: &dyn Fn(&str) -> bool,
-) -> Option<AssumedCount> {
+) -> Option<AssumedImports> {
     let graph = cache::load(ws)?;
-    let imports: BTreeSet<(&String, &String)> = graph
-        .nodes
-        .iter()
-        .filter(|(_, n)| !n.gone)
+    let present = || graph.nodes.iter().filter(|(_, n)| !n.gone);
+    let index = unresolved::ModuleIndex::new(present().map(|(file, _)| file.as_str()));
+    let (in_repository, nowhere): (BTreeSet<_>, BTreeSet<_>) = present()
         .flat_map(|(file, node)| node.assumed.values().map(move |import| (file, import)))
         .filter(|(_, import)| !installed(import_name(import)))
-        .collect();
-    let files: BTreeSet<&String> = imports.iter().map(|(file, _)| *file).collect();
-    Some(AssumedCount {
-        imports: imports.len(),
-        files: files.len(),
-        example: imports
-            .iter()
-            .next()
-            .map(|(file, import)| format!("`{import}` in {}", crate::file_name::display(file))),
+        .partition(|(_, import)| index.holds(import_name(import)));
+    Some(AssumedImports {
+        in_repository: AssumedCount::of(&in_repository),
+        nowhere: AssumedCount::of(&nowhere),
     })
 }
 

@@ -81,6 +81,22 @@ impl<'a> ModuleIndex<'a> {
         Vec::new()
     }
 
+    /// Whether the project holds the module `name` itself, under some
+    /// directory — a module file or a package directory whose dotted path
+    /// ends with the whole name — not only a prefix of it: the module an
+    /// import names is then in the repository, and a search root would
+    /// resolve it.
+    pub(crate) fn holds(&self, name: &str) -> bool {
+        if self.modules().contains_key(name) {
+            return true;
+        }
+        let dir = name.replace('.', "/");
+        let (top, inner) = (format!("{dir}/"), format!("/{dir}/"));
+        self.files
+            .iter()
+            .any(|f| f.starts_with(&top) || f.contains(&inner))
+    }
+
     /// The module files at the root-relative module path `path` (no
     /// suffix): `path.py(i)` or `path/__init__.py(i)`.
     fn files_at(&self, path: &str) -> Vec<&'a str> {
