@@ -141,6 +141,39 @@ fn a_formatter_that_cannot_read_a_file_is_an_error() {
     );
 }
 
+/// Where the environment already holds every dependency the project
+/// declares, installing them cannot resolve those imports: the advice says
+/// so and names the way to silence them, instead of an install that changes
+/// nothing (issue 65: `uv sync` advised on every run of a synced workspace).
+#[test]
+fn unresolved_imports_in_a_complete_environment_are_no_install_problem() {
+    let project = Project::empty();
+    project.write(
+        "app.py",
+        "import notinstalled_a\nimport notinstalled_b\nfrom notinstalled_c import x\n\nprint(notinstalled_a, notinstalled_b, x)\n",
+    );
+    // The tools' virtualenv, where the tools run, holds mypy.
+    project.write("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0\"\ndependencies = [\"mypy>=1\"]\n[dependency-groups]\ndev = [\"Pyright[nodejs]\"]\n");
+    let pyright_warning = |project: &Project| {
+        let run = project.qg_with_tools(&[
+            "run", "--scope", "project", "--gate", "pyright", "--format", "json",
+        ]);
+        run.assert_code(1);
+        run.gate("pyright")["warnings"][0]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        pyright_warning(&project),
+        "3 of 3 findings are unresolved imports: pyright's environment already holds every dependency the project declares, so no install finds them: declare the packages that provide those modules, or silence them with `reportMissingImports = false` (and `reportMissingModuleSource`) in pyright's config"
+    );
+    // One declared dependency missing: installing may help.
+    project.write("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0\"\ndependencies = [\"mypy>=1\", \"notinstalled-a\"]\n");
+    assert!(pyright_warning(&project)
+        .contains("pyright cannot see the project's dependencies; install them where it runs"),);
+}
+
 /// A type checker that cannot see the project's dependencies reports them
 /// by the hundred; the run says so, and so does `qg doctor` afterwards.
 #[test]

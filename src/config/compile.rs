@@ -447,6 +447,13 @@ impl Compiler<'_> {
                 &raw.unresolved_imports.as_ref().map(|u| u.advice.clone()),
                 INSTALL_PLACEHOLDERS,
             ),
+            (
+                "unresolved_imports.when_installed",
+                &raw.unresolved_imports
+                    .as_ref()
+                    .and_then(|u| u.when_installed.clone()),
+                INSTALL_PLACEHOLDERS,
+            ),
         ];
         for (name, hint, known) in hints {
             if let Some(hint) = hint {
@@ -556,6 +563,7 @@ impl Compiler<'_> {
             unresolved_imports: raw.unresolved_imports.map(|u| UnresolvedImports {
                 codes: u.codes,
                 advice: u.advice,
+                when_installed: u.when_installed,
             }),
             match_lines: raw.baseline.match_lines,
             fix: raw.fix.map(|f| FixSpec {

@@ -577,4 +577,7 @@ pub(crate) struct UnresolvedImports {
     pub(crate) codes: Vec<String>,
     /// What to do; `{venv_bin}` as in `install_hint`.
     pub(crate) advice: String,
+    /// What to say instead where the environment already holds every
+    /// dependency the project declares, so installing them cannot help.
+    pub(crate) when_installed: Option<String>,
 }

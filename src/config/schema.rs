@@ -668,6 +668,9 @@ pub(crate) struct RawUnresolvedImports {
     pub(crate) codes: Vec<String>,
     /// What to do about them, shown once per run when one appears.
     pub(crate) advice: String,
+    /// What to say instead when the environment already holds every dependency the project declares: installing them cannot help (the modules are in no dependency).
+    #[serde(default)]
+    pub(crate) when_installed: Option<String>,
 }
 
 /// `execution`: what a gate runs, and how.

@@ -540,7 +540,7 @@ fn import_checks(root: &Path, config: &Config) -> Vec<Check> {
                         "the last run ({}) reported {} unresolved imports among {} findings",
                         last.at, record.unresolved_imports, record.violations
                     ),
-                    Some(ctx.expand_hint(&unresolved.advice)),
+                    Some(ctx.unresolved_imports_advice(unresolved)),
                 )
             })
         })

@@ -2,6 +2,7 @@
 //! program resolves, the environment that activates its virtualenv, the
 //! install command when it is missing, and which version it is.
 
+pub(crate) mod dependencies;
 pub(crate) mod environment;
 pub(crate) mod resolve;
 pub(crate) mod version;
@@ -117,6 +118,26 @@ impl Toolbox<'_> {
                 environment::find(self.root, self.virtual_env.clone(), self.path_var.as_ref())
             })
             .clone()
+    }
+
+    /// What a gate's `unresolved_imports` advises, expanded: its
+    /// `when_installed` where the project's environment already holds every
+    /// dependency the project declares (see [`dependencies::all_installed`])
+    /// — installing them cannot resolve what none of them provides — else
+    /// its `advice`.
+    pub(crate) fn unresolved_imports_advice(
+        &self,
+        unresolved: &crate::config::UnresolvedImports,
+    ) -> String {
+        let complete = || {
+            self.environment()
+                .is_some_and(|environment| dependencies::all_installed(self.root, &environment))
+        };
+        let advice = match &unresolved.when_installed {
+            Some(instead) if complete() => instead,
+            _ => &unresolved.advice,
+        };
+        self.expand_hint(advice)
     }
 
     /// A hint's placeholders: `{venv_bin}` (the project virtualenv's `bin/`,
