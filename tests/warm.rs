@@ -2170,7 +2170,7 @@ fn a_sample_proving_a_left_out_importer_wrong_turns_leaving_out_off() {
     assert!(dir.join(".st3/importers-off.json").exists());
     let log = read_log();
     assert!(
-        log.contains("a run's 1 files and the 1 importers it left out")
+        log.contains("a run's 1 file and the 1 importer it left out")
             && log.contains("fake fails on 1 findings in importers it left out: b.py:3:0 T9"),
         "{log}"
     );

@@ -11,15 +11,20 @@ use crate::warm::record::Background;
 /// Starts a comparison unless one is under way; says so in the log.
 /// Returns what the checker did.
 pub(super) fn compare(shared: &Shared, what: Compare<'_>) -> Result<Started, String> {
+    // (`report::plural` is a layer above this one.)
+    let count = |n: usize, noun: &str| match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    };
     let described = match &what {
         Compare::Whole => "the whole program".to_string(),
         Compare::Sample(sample) if sample.left_out.is_empty() => {
-            format!("a run's {} files", sample.files.len())
+            format!("a run's {}", count(sample.files.len(), "file"))
         }
         Compare::Sample(sample) => format!(
-            "a run's {} files and the {} importers it left out",
-            sample.files.len(),
-            sample.left_out.len()
+            "a run's {} and the {} it left out",
+            count(sample.files.len(), "file"),
+            count(sample.left_out.len(), "importer")
         ),
         Compare::Confirm { job, .. } => format!("a run's answer (confirmation {job})"),
     };
