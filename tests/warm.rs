@@ -1643,6 +1643,57 @@ fn confirm_reports_a_confirmed_answer_and_moves_the_state_at_once() {
     assert_nothing_left(dir);
 }
 
+/// A commit's `qg run --confirm FILES` (the pre-commit hook) right after a
+/// warm run whose confirmation landed, on the same tree, is confirmed by
+/// that cold run: it runs no cold tool again, and costs the warm answer
+/// alone (issue 65: the hook took 13–15 s with daemons running). An edit
+/// makes a new tree, which is confirmed cold again.
+#[test]
+fn a_confirmation_made_on_this_tree_is_not_made_again() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write(
+        "cold.sh",
+        "echo run >> cold-runs\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    let cold_runs = || {
+        std::fs::read_to_string(dir.join("cold-runs"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    fake_qg(dir, &["run", "--format", "json"]).assert_code(1);
+    eventually(COMPARISON_PATIENCE, "the red confirmed", || {
+        branch_state(dir)["pending"].is_null()
+    });
+    let before = cold_runs();
+    let hook = [
+        "run",
+        "--confirm",
+        "--no-progress",
+        "--format",
+        "json",
+        "a.py",
+    ];
+    let commit = fake_qg(dir, &hook);
+    commit.assert_code(1);
+    let gate = commit.gate("fake");
+    assert_eq!(gate["warm"], true, "{}", commit.stdout);
+    assert_eq!(gate["verified"], true, "{}", commit.stdout);
+    assert_eq!(cold_runs(), before, "confirmed again: {}", commit.stdout);
+    // A new tree: the confirmation runs cold again.
+    project.write("a.py", "x = 1\ny = 2\n");
+    let edited = fake_qg(dir, &hook);
+    edited.assert_code(1);
+    assert_eq!(edited.gate("fake")["verified"], true, "{}", edited.stdout);
+    assert_eq!(cold_runs(), before + 1, "{}", edited.stdout);
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// The same with the real dmypy, which forgets a finding by itself
 /// (python/mypy#9655, mypy 2.4): a module's unneeded `# type: ignore` is
 /// reported until a module it imports changes; rechecked after that, dmypy

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::{whole_program_run, TreeStamp};
 use super::project::{tool_selections, Project};
+use super::vouched::{self, Agreement};
 use crate::baseline;
 use crate::config::{Config, Gate, Protocol};
 use crate::error::QgError;
@@ -181,6 +182,31 @@ pub(super) fn hold(
                 job: job.id.clone(),
             });
             Some(job)
+        })
+        .collect()
+}
+
+/// Drops from `wanted` each answer a cold run already confirmed on this
+/// tree under its key (see [`super::vouched`]), and marks it verified: the
+/// cold run it would start has run on these very bytes.
+pub(super) fn already_confirmed(
+    root: &Path,
+    results: &mut [GateResult],
+    wanted: Vec<(usize, BTreeSet<String>)>,
+    warm: &WarmRequests,
+    tree: &Snapshot,
+) -> Vec<(usize, BTreeSet<String>)> {
+    let tree = tree.digest();
+    wanted
+        .into_iter()
+        .filter(|(index, files)| {
+            let result = &mut results[*index];
+            let Some(request) = warm.plans.get(&result.id) else {
+                return true;
+            };
+            let covered = vouched::covers(root, result, &request.key, &tree, files);
+            result.verified |= covered;
+            !covered
         })
         .collect()
 }
@@ -454,6 +480,7 @@ impl Foreground<'_, '_> {
             .collect();
         let mut second = run_cold(self.project, &second, self.jobs).into_iter();
         let changed = changed.or_else(|| self.before.changed(self.project.workspace));
+        let tree = self.before.snapshot().digest();
         for (index, files, checked) in decided {
             let root = &self.project.workspace.root;
             let gate = self.plans[index].gate;
@@ -469,6 +496,16 @@ impl Foreground<'_, '_> {
                 }
             };
             results[index].duration_ms = warm_ms[&index] + took.get(&index).copied().unwrap_or(0);
+            if results[index].verified {
+                let agreement = Agreement {
+                    gate: &gate.id,
+                    key: &self.warm.plans[&gate.id].key,
+                    tree: &tree,
+                    files,
+                    findings: &results[index].violations,
+                };
+                vouched::record(root, &agreement);
+            }
             warm::client::report(root, &gate.id, comparison);
         }
         Ok(())
@@ -623,6 +660,16 @@ pub(crate) fn confirm_job(
     let _ = std::fs::remove_file(path);
     if cancel.is_cancelled() {
         return Err(QgError::Cancelled);
+    }
+    if matches!(checked, Checked::Agreed) {
+        let agreement = Agreement {
+            gate: &job.gate,
+            key: &job.key,
+            tree: &job.tree.digest(),
+            files: &job.files.iter().cloned().collect(),
+            findings: &job.warm,
+        };
+        vouched::record(&workspace.root, &agreement);
     }
     let (outcome, comparison) = match checked {
         Checked::Agreed => (

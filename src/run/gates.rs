@@ -264,6 +264,13 @@ impl Checking<'_, '_> {
             vouching.branch,
             vouching.state_moves || self.options.confirm,
         );
+        let wanted = confirm::already_confirmed(
+            &workspace.root,
+            results,
+            wanted,
+            self.warm,
+            self.before.snapshot(),
+        );
         if !self.options.confirm {
             return Ok(confirm::hold(
                 results,

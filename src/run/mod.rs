@@ -17,6 +17,7 @@ mod project;
 mod record;
 mod resolve;
 mod settle;
+mod vouched;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
