@@ -81,6 +81,9 @@ install_tools() {
   .venv/old/bin/ruff --version
   .venv/old/bin/mypy --version
   .venv/old/bin/pyright --version
+  # A pyright a project pins between 1.1.397 and 1.1.408 (tests/old_tools.rs),
+  # run through the same pyright-python: fetched from npm into its cache.
+  PYRIGHT_PYTHON_FORCE_VERSION=1.1.401 .venv/old/bin/pyright --version
   .venv/bin/ruff --version
   .venv/bin/mypy --version
   .venv/bin/pyright --version

@@ -220,6 +220,55 @@ fn a_pyright_whose_language_server_cannot_be_asked_is_not_kept_warm_and_answers_
     );
 }
 
+/// pyright from 1.1.397 to 1.1.408 asks for its settings only once told
+/// they changed (`workspace/didChangeConfiguration`), and until then
+/// answers no pull: `qg daemon start` waited out the gate's whole timeout
+/// (600 s) and failed "did not answer diagnostics … in time" on a project
+/// pinning 1.1.401. Kept warm, its answers equal a cold run's.
+#[test]
+fn a_pyright_that_asks_for_its_settings_only_when_told_is_kept_warm() {
+    let project = Project::empty();
+    project.write("a.py", "def f() -> int:\n    return 1\n");
+    project.write("b.py", "from a import f\n\nx: str = f()\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [pyright]\n",
+    );
+    project.git_init();
+    let venv = old_tools_venv();
+    // The old venv's pyright-python runs the pyright npm package it names.
+    let pinned = [("PYRIGHT_PYTHON_FORCE_VERSION", "1.1.401")];
+    let qg = |args: &[&str]| project.qg_with_venv_and(&venv, &pinned, args);
+    let start = qg(&["daemon", "start", "--gate", "pyright"]);
+    let stop = || qg(&["daemon", "stop"]);
+    if start.code != 0 {
+        stop();
+        panic!("{}{}", start.stdout, start.stderr);
+    }
+    assert!(
+        start.stdout.contains("its answers equal a cold run's"),
+        "{}",
+        start.stdout
+    );
+    project.write("b.py", "from a import f\n\nx: str = f()\ny: int = f()\n");
+    let run = qg(&["run", "--scope", "project", "--format", "json"]);
+    stop().assert_code(0);
+    run.assert_code(1);
+    let gate = run.gate("pyright");
+    assert_eq!(gate["warm"], true, "{gate}");
+    assert!(
+        gate["tool_version"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1.1.401"),
+        "{gate}"
+    );
+    assert_eq!(
+        findings(&gate),
+        BTreeSet::from([("b.py".to_string(), "reportAssignmentType".to_string())])
+    );
+}
+
 #[test]
 fn a_mypy_whose_daemon_answers_in_text_is_not_kept_warm_and_answers_cold() {
     let project = Project::empty();

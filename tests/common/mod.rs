@@ -131,8 +131,13 @@ impl Project {
 
     /// Runs `qg args...` in the project with `venv` active (`VIRTUAL_ENV`).
     pub fn qg_with_venv(&self, venv: &Path, args: &[&str]) -> Run {
+        self.qg_with_venv_and(venv, &[], args)
+    }
+
+    /// [`Project::qg_with_venv`] with `vars` set too.
+    pub fn qg_with_venv_and(&self, venv: &Path, vars: &[(&str, &str)], args: &[&str]) -> Run {
         let mut cmd = qg_command(self.path(), args);
-        cmd.env("VIRTUAL_ENV", venv);
+        cmd.env("VIRTUAL_ENV", venv).envs(vars.iter().copied());
         Run::from(cmd.output().unwrap())
     }
 

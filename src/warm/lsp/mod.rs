@@ -61,10 +61,17 @@ impl Server {
             .call("initialize", initialize_params(ctx, spec), deadline)
             .map_err(|e| server.failure("initialize", e))?;
         server.encoding = agreed_encoding(&reply);
-        server
-            .rpc
-            .notify("initialized", json!({}))
-            .map_err(|e| format!("cannot write to the language server: {e}"))?;
+        // Told the settings changed, as editors tell it: pyright before
+        // 1.1.409 asks for its `workspace/configuration` only then, and
+        // without it never analyses — its first pull went unanswered for
+        // the gate's whole timeout (pyright 1.1.401, a project's own pin).
+        let settings = json!({"settings": spec.settings});
+        let told = server.rpc.notify("initialized", json!({})).and_then(|()| {
+            server
+                .rpc
+                .notify("workspace/didChangeConfiguration", settings)
+        });
+        told.map_err(|e| format!("cannot write to the language server: {e}"))?;
         Ok(server)
     }
 
