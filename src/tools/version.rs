@@ -123,16 +123,22 @@ pub(crate) fn ask(tool: &ResolvedTool, args: &[String], tools: &Toolbox<'_>) -> 
 }
 
 /// The line of `--version` output that says the version: the first that
-/// is not a notice around it (pyright-python's "WARNING: there is a new
-/// pyright version available (v1.1.399 -> v1.1.407)." and its "Please
-/// install the new version..." come before `pyright 1.1.399`).
+/// is not a notice around it and holds a version number, else the first
+/// that is not a notice. pyright-python's "WARNING: there is a new pyright
+/// version available (v1.1.399 -> v1.1.407)." and its "Please install the
+/// new version..." come before `pyright 1.1.399`, and npm's "added 1
+/// package in 3s" when it fetches the pyright a project pins.
 fn version_line(text: &str) -> Option<&str> {
     let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
     let notice = |line: &str| {
         let lower = line.to_ascii_lowercase();
         lower.starts_with("warning") || lower.starts_with("please ") || lower.starts_with("note:")
     };
-    lines().find(|l| !notice(l)).or_else(|| lines().next())
+    let says_version = |line: &&str| !notice(line) && number(line) != *line;
+    lines()
+        .find(says_version)
+        .or_else(|| lines().find(|l| !notice(l)))
+        .or_else(|| lines().next())
 }
 
 /// The version number in a `--version` line (`mypy 2.4.1 (compiled: yes)`
@@ -491,6 +497,9 @@ gates:
             Some("WARNING: only this")
         );
         assert_eq!(version_line("\n"), None);
+        let fetched = "\nadded 1 package in 3s\n\npyright 1.1.401\n";
+        assert_eq!(version_line(fetched), Some("pyright 1.1.401"));
+        assert_eq!(version_line("tool (no number)\n"), Some("tool (no number)"));
     }
 
     #[test]
