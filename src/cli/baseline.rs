@@ -74,10 +74,13 @@ fn write(args: BaselineArgs) -> Result<i32, QgError> {
     let observer = TerminalObserver::new(!args.no_progress, false);
     let written = run::write_baseline(&options, &observer)?;
     drop(observer);
+    let violations = match written.entries {
+        1 => "1 known violation".to_string(),
+        n => format!("{} known violations", thousands(n)),
+    };
     super::print_stdout(&format!(
-        "qg: {BASELINE_FILE} holds {} known violations of {} gates ({}); commit it\n",
-        thousands(written.entries),
-        written.gates,
+        "qg: {BASELINE_FILE} holds {violations} of {} ({}); commit it\n",
+        crate::report::plural(written.gates, "gate"),
         summary_line(&written.report)
     ));
     Ok(0)

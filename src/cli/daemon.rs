@@ -216,7 +216,7 @@ fn start_human(started: &[Started], wall_ms: u64) -> String {
             plural(cold),
             if cold == 1 { "answers" } else { "answer" }
         ),
-        (0, _) => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
+        (0, 0) => "⏭️ no warm gates: no active gate has a `daemon` section\n".to_string(),
         (n, 0) => format!(
             "✅ {n} daemon{} ready in {} — whole program checked, answers compared with a cold run\n",
             plural(n),
@@ -521,4 +521,27 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start where every asked daemon failed says so, not that no gate
+    /// has a daemon (typing-inspection's pinned pyright: "no warm gates:
+    /// no active gate has a `daemon` section" above its failure).
+    #[test]
+    fn a_start_whose_only_daemon_failed_says_it_could_not_start() {
+        let failed = Started {
+            gate: "pyright".into(),
+            outcome: Outcome::Failed("the language server did not answer in time".into()),
+        };
+        let text = start_human(&[failed], 1_000);
+        assert!(
+            text.starts_with("⚠️ 1/1 daemon could not start\n"),
+            "{text}"
+        );
+        assert!(text.contains("pyright"), "{text}");
+        assert!(start_human(&[], 0).contains("no active gate has a `daemon` section"));
+    }
 }

@@ -107,7 +107,10 @@ impl CommandDaemon {
         deadline: Instant,
     ) -> Result<Reply, String> {
         if !self.process.running() {
-            return Err("the daemon is not running (its log: daemon.log)".into());
+            return Err(format!(
+                "the daemon is not running (its log: {})",
+                ctx.shown_log()
+            ));
         }
         let argv: Vec<String> = self
             .spec

@@ -41,6 +41,14 @@ impl Context<'_> {
         )
     }
 
+    /// The daemon's log as the user finds it: root-relative where it can
+    /// be (`.st3/daemons/pyright/daemon.log`).
+    pub(crate) fn shown_log(&self) -> String {
+        let log = self.slot.log_file();
+        let shown = log.strip_prefix(&self.ws.root).unwrap_or(&log);
+        crate::file_name::from_os_str(shown.as_os_str())
+    }
+
     /// The gate's working directory.
     pub(crate) fn cwd(&self) -> PathBuf {
         crate::process::working_dir(&self.ws.root, self.gate.working_dir.as_deref())

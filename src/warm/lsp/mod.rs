@@ -35,6 +35,8 @@ pub(crate) struct Server {
     encoding: PositionEncoding,
     /// The files as the server was last told about them.
     seen: Snapshot,
+    /// The daemon's log, as the user finds it (`.st3/daemons/pyright/daemon.log`).
+    log: String,
 }
 
 impl Server {
@@ -55,6 +57,7 @@ impl Server {
             spec: spec.clone(),
             encoding: PositionEncoding::Utf16,
             seen: Snapshot::default(),
+            log: ctx.shown_log(),
         };
         let reply = server
             .rpc
@@ -291,7 +294,10 @@ impl Server {
     fn failure(&self, what: &str, error: CallError) -> String {
         match error {
             CallError::Closed => {
-                format!("the language server exited during {what} (its log: daemon.log)")
+                format!(
+                    "the language server exited during {what} (its log: {})",
+                    self.log
+                )
             }
             CallError::Timeout => format!("the language server did not answer {what} in time"),
             other => format!("{what}: {other}"),
