@@ -12,6 +12,8 @@ pub(crate) mod rpc;
 
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lsp_types::Diagnostic;
@@ -50,7 +52,9 @@ impl Server {
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
             return Err("the language server's pipes could not be opened".into());
         };
-        let rpc = Rpc::start(Box::new(stdin), Box::new(stdout), handler(ctx, spec));
+        let asked = Arc::new(AtomicBool::new(false));
+        let handler = handler(ctx, spec, Arc::clone(&asked));
+        let rpc = Rpc::start(Box::new(stdin), Box::new(stdout), handler);
         let mut server = Server {
             process,
             rpc,
@@ -64,17 +68,28 @@ impl Server {
             .call("initialize", initialize_params(ctx, spec), deadline)
             .map_err(|e| server.failure("initialize", e))?;
         server.encoding = agreed_encoding(&reply);
-        // Told the settings changed, as editors tell it: pyright before
-        // 1.1.409 asks for its `workspace/configuration` only then, and
-        // without it never analyses — its first pull went unanswered for
-        // the gate's whole timeout (pyright 1.1.401, a project's own pin).
-        let settings = json!({"settings": spec.settings});
-        let told = server.rpc.notify("initialized", json!({})).and_then(|()| {
+        let written = |e: std::io::Error| format!("cannot write to the language server: {e}");
+        server
+            .rpc
+            .notify("initialized", json!({}))
+            .map_err(written)?;
+        // A server that does not ask for its settings is told they changed,
+        // as editors tell it: pyright before 1.1.409 asks for its
+        // `workspace/configuration` only then, and until then analyses
+        // nothing — its first pull went unanswered for the gate's whole
+        // timeout (pyright 1.1.401, a project's own pin). One that asks by
+        // itself is not told twice.
+        let patience = Instant::now() + Duration::from_secs(2);
+        while !asked.load(Ordering::SeqCst) && Instant::now() < patience.min(deadline) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !asked.load(Ordering::SeqCst) {
+            let settings = json!({"settings": spec.settings});
             server
                 .rpc
                 .notify("workspace/didChangeConfiguration", settings)
-        });
-        told.map_err(|e| format!("cannot write to the language server: {e}"))?;
+                .map_err(written)?;
+        }
         Ok(server)
     }
 
@@ -377,12 +392,13 @@ fn encoding_name(encoding: PositionEncoding) -> &'static str {
 /// Answers the server's requests: its configuration from the gate's
 /// `settings`, the workspace folder, and a null to registrations and
 /// progress; its error and warning messages go to the daemon's log.
-fn handler(ctx: &Context<'_>, spec: &LspSpec) -> rpc::Handler {
+fn handler(ctx: &Context<'_>, spec: &LspSpec, asked: Arc<AtomicBool>) -> rpc::Handler {
     let settings = spec.settings.clone();
     let folder = json!([{"uri": dir_uri(&ctx.cwd()), "name": "project"}]);
     let log = ctx.log.named("language server");
     Box::new(move |incoming| match incoming {
         Incoming::Request("workspace/configuration", params) => {
+            asked.store(true, Ordering::SeqCst);
             let items = params.get("items").and_then(Value::as_array);
             let answers = items
                 .map(|items| items.iter().map(|item| section(&settings, item)).collect())
