@@ -23,15 +23,17 @@ pub(crate) fn mostly_unresolved(unresolved: usize, total: usize) -> bool {
 
 /// Warns when most of a gate's findings say an import cannot be resolved:
 /// the tool does not see the project's dependencies, and its other
-/// findings are mostly their echo.
+/// findings are mostly their echo. The `advice` is asked for only then
+/// (it reads the environment: not a cost for every run).
 pub(crate) fn advise_on_unresolved_imports(
     result: &mut GateResult,
     codes: &[String],
-    advice: &str,
+    advice: impl FnOnce() -> String,
 ) {
     let unresolved = count_unresolved_imports(result, codes);
     let total = result.violations.len();
     if mostly_unresolved(unresolved, total) {
+        let advice = advice();
         result.warnings.push(format!(
             "{unresolved} of {total} findings are unresolved imports: {advice}"
         ));

@@ -223,8 +223,8 @@ impl Verdicts<'_> {
     /// Says so when most findings are unresolved imports.
     fn advise(&self, plan: &GatePlan<'_>, result: &mut GateResult) {
         if let Some(unresolved) = &plan.gate.unresolved_imports {
-            let advice = self.tools.unresolved_imports_advice(unresolved);
-            advise_on_unresolved_imports(result, &unresolved.codes, &advice);
+            let advice = || self.tools.unresolved_imports_advice(unresolved);
+            advise_on_unresolved_imports(result, &unresolved.codes, advice);
         }
     }
 }

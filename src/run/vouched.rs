@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::GateResult;
 use crate::violation::Violation;
 use crate::warm;
 
@@ -73,29 +72,16 @@ pub(super) fn record(root: &Path, agreement: &Agreement<'_>) {
     }
 }
 
-/// Whether a cold run on this tree under this key already found what
-/// `result` says on `files`: every one of them covered, the same findings.
-pub(super) fn covers(
+/// What a cold run on this tree under this key already found in `files`,
+/// when it covered every one of them (its findings there, and others).
+pub(super) fn found(
     root: &Path,
-    result: &GateResult,
+    gate: &str,
     key: &str,
     tree: &str,
     files: &BTreeSet<String>,
-) -> bool {
-    let Some(vouched) = read(root, &result.id) else {
-        return false;
-    };
-    if vouched.key != key || vouched.tree != tree || !files.is_subset(&vouched.files) {
-        return false;
-    }
-    let on_files = |violations: &[Violation]| GateResult {
-        violations: violations
-            .iter()
-            .filter(|v| v.file.as_ref().is_some_and(|f| files.contains(f)))
-            .cloned()
-            .collect(),
-        ..result.clone()
-    };
-    let (warm, cold) = (on_files(&result.violations), on_files(&vouched.findings));
-    crate::outcome::difference(&warm, &cold).is_empty()
+) -> Option<Vec<Violation>> {
+    let vouched = read(root, gate)?;
+    let covered = vouched.key == key && vouched.tree == tree && files.is_subset(&vouched.files);
+    covered.then_some(vouched.findings)
 }
