@@ -10,12 +10,12 @@
 //! filter), and a `.py` hidden by its `.pyi` is passed the way the tool's
 //! discovery would treat it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
-use crate::config::{PatternSyntax, SelectionSpec, StubPolicy};
+use crate::config::{ConfigSource, PatternSyntax, SelectionSpec, StubPolicy};
 use crate::tool_config::Section;
 
 /// What a tool selects in this project.
@@ -23,7 +23,7 @@ use crate::tool_config::Section;
 pub(crate) struct ToolSelection {
     /// Where it comes from, for `qg doctor`: `setup.cfg [mypy]: files =
     /// src; exclude = ^build/`, or `the tool's defaults`.
-    pub(crate) source: String,
+    pub(crate) source: Box<str>,
     /// Whether the tool's config names the files itself (then its
     /// whole-project run takes no `project_args`).
     pub(crate) names_files: bool,
@@ -41,6 +41,33 @@ pub(crate) struct ToolSelection {
     /// (`""`: the root): its config's paths are relative to it, and it
     /// checks nothing outside it.
     within: Box<str>,
+    /// Where the tool configures each file by its nearest config: a file
+    /// its include leaves out is kept when a directory between it and
+    /// this config holds a config of its own.
+    nearest: Option<Box<NearestConfig>>,
+}
+
+/// The tool's directory and where a config may live in each directory,
+/// for a tool that configures each file by the config nearest to it.
+#[derive(Debug, Clone)]
+struct NearestConfig {
+    dir: PathBuf,
+    sources: Vec<ConfigSource>,
+}
+
+impl NearestConfig {
+    /// Whether a directory above `path` (relative to [`Self::dir`]), below
+    /// `dir` itself, holds a config of the tool's own. One that cannot be
+    /// read counts: the tool stops on it, which the run must see.
+    fn has_own_config_above(&self, path: &str) -> bool {
+        let dirs = path.match_indices('/').map(|(i, _)| &path[..i]);
+        dirs.into_iter().any(|dir| {
+            !matches!(
+                crate::tool_config::first_section(&self.dir.join(dir), &self.sources),
+                Ok(None)
+            )
+        })
+    }
 }
 
 /// Include or exclude entries, compiled.
@@ -53,6 +80,34 @@ enum Matcher {
     Regex(Vec<Regex>),
     /// Entries a walk finds (see [`PatternSyntax::WalkedPaths`]).
     Walked(Vec<WalkedEntry>),
+    /// Globs a `*` of which crosses `/` (see [`PatternSyntax::RuffGlobs`]).
+    RuffGlobs(Box<RuffGlobs>),
+}
+
+/// ruff's file patterns as ruff compiles them: each joined to the
+/// config's directory, and one without `/` also as written, with globset's
+/// defaults (a `*` crosses `/`), in one set matched against absolute paths
+/// — by `include` the file's, by `exclude` also each directory's above it
+/// and each one's name (`examples` leaves out every directory so named).
+#[derive(Debug, Clone)]
+struct RuffGlobs {
+    set: GlobSet,
+    /// The config's directory, absolute, with `/`.
+    dir: String,
+}
+
+impl RuffGlobs {
+    fn includes(&self, path: &str) -> bool {
+        self.set.is_match(format!("{}/{path}", self.dir))
+    }
+
+    fn excludes(&self, path: &str) -> bool {
+        let parts = path.match_indices('/').map(|(i, _)| &path[..i]);
+        parts.chain(std::iter::once(path)).any(|part| {
+            let name = part.rsplit('/').next().unwrap_or(part);
+            self.includes(part) || self.set.is_match(name)
+        })
+    }
 }
 
 /// One entry of a walked include: where the walk starts, what it matches,
@@ -107,8 +162,14 @@ impl ToolSelection {
         let Some(path) = path.strip_prefix(&*self.within) else {
             return false;
         };
-        self.include.as_ref().is_none_or(|m| m.matches(path))
-            && !self.exclude.as_ref().is_some_and(|m| m.matches(path))
+        let included = || {
+            self.include.as_ref().is_none_or(|m| m.matches(path))
+                || self
+                    .nearest
+                    .as_ref()
+                    .is_some_and(|n| n.has_own_config_above(path))
+        };
+        included() && !self.exclude.as_ref().is_some_and(|m| m.excludes(path))
     }
 
     /// The entries of the include key, as the config writes them, that
@@ -149,6 +210,17 @@ impl Matcher {
                     .any(|p| regexes.iter().any(|r| r.is_match(p)))
             }
             Matcher::Walked(entries) => entries.iter().any(|e| e.reaches(path)),
+            Matcher::RuffGlobs(globs) => globs.includes(path),
+        }
+    }
+
+    /// Whether `path` is left out by this matcher as an exclude: as by
+    /// [`Self::matches`], except ruff's, which also leaves out what is under
+    /// a directory it matches.
+    fn excludes(&self, path: &str) -> bool {
+        match self {
+            Matcher::RuffGlobs(globs) => globs.excludes(path),
+            _ => self.matches(path),
         }
     }
 }
@@ -187,6 +259,15 @@ pub(crate) fn read(
     read_at(&gate.config_dir(root), spec, &within, dir_variable)
 }
 
+/// What [`from_section`] reads a section with.
+struct Reading<'a> {
+    spec: &'a SelectionSpec,
+    /// The tool's directory, absolute.
+    dir: &'a Path,
+    within: &'a str,
+    dir_variable: Option<&'a str>,
+}
+
 /// [`read`] in `dir`, for a tool run there, its paths relative to `dir`;
 /// `within` is `dir` root-relative with a `/` (empty at the root), which
 /// labels name the config file with (`packages/a/pyproject.toml`).
@@ -197,7 +278,7 @@ fn read_at(
     dir_variable: Option<&str>,
 ) -> Result<ToolSelection, (ToolSelection, String)> {
     let defaults = |source: String| ToolSelection {
-        source,
+        source: source.into(),
         names_files: false,
         named: Box::default(),
         config_label: None,
@@ -207,15 +288,22 @@ fn read_at(
             .exclude
             .as_ref()
             .filter(|e| !e.default.is_empty())
-            .and_then(|e| compile(&e.default, e.syntax).ok())
+            .and_then(|e| compile(&e.default, e.syntax, dir).ok())
             .map(Box::new),
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
         within: within.into(),
+        nearest: nearest(spec, dir),
     };
     match crate::tool_config::first_section(dir, &spec.config) {
         Ok(Some(found)) => {
             let label = format!("{within}{}", found.label);
-            return from_section(&label, &found.section, spec, within, dir_variable)
+            let reading = Reading {
+                spec,
+                dir,
+                within,
+                dir_variable,
+            };
+            return from_section(&label, &found.section, &reading)
                 .map_err(|why| (defaults("the tool's defaults".into()), why));
         }
         Ok(None) => {}
@@ -234,10 +322,14 @@ fn read_at(
 fn from_section(
     label: &str,
     section: &Section,
-    spec: &SelectionSpec,
-    within: &str,
-    dir_variable: Option<&str>,
+    reading: &Reading,
 ) -> Result<ToolSelection, String> {
+    let Reading {
+        spec,
+        dir,
+        within,
+        dir_variable,
+    } = *reading;
     let mut shown = Vec::new();
     let by_name = dotted_include(section, &spec.include_modules, dir_variable, &mut shown)
         .map_err(|e| format!("{label}: {e}"))?;
@@ -245,7 +337,7 @@ fn from_section(
     type Read = Option<(Box<Matcher>, Vec<String>)>;
     let mut read_key = |key: &Option<crate::config::SelectionKey>| -> Result<Read, String> {
         let Some(key) = key else { return Ok(None) };
-        let entries = match entries(section, &key.key, key.syntax) {
+        let mut patterns = match entries(section, &key.key, key.syntax) {
             Some(entries) => {
                 shown.push(format!("{} = {}", key.key, entries.join(", ")));
                 entries
@@ -253,8 +345,17 @@ fn from_section(
             None if !key.default.is_empty() => key.default.clone(),
             None => return Ok(None),
         };
-        compile(&entries, key.syntax)
-            .map(|matcher| Some((Box::new(matcher), entries)))
+        // ruff's `extend-include` adds to `include` (alone, to ruff's
+        // default, which takes every file qg passes).
+        let extended = key.extended_by.as_deref();
+        if let Some((extra, more)) =
+            extended.and_then(|k| Some((k, entries(section, k, key.syntax)?)))
+        {
+            shown.push(format!("{extra} = {}", more.join(", ")));
+            patterns.extend(more);
+        }
+        compile(&patterns, key.syntax, dir)
+            .map(|matcher| Some((Box::new(matcher), patterns)))
             .map_err(|e| format!("{label}: `{}` cannot be read: {e}", key.key))
     };
     let by_module = by_name.is_some();
@@ -263,6 +364,10 @@ fn from_section(
         // would check were `files` not there.
         Some(matcher) => (Some(matcher), Vec::new()),
         None => match read_key(&spec.include)? {
+            // A filter on what the tool's walk finds names no file itself.
+            Some((matcher, _)) if !names_where_to_start(&spec.include) => {
+                (Some(matcher), Vec::new())
+            }
             Some((matcher, entries)) => (Some(matcher), entries),
             None => (None, Vec::new()),
         },
@@ -273,8 +378,8 @@ fn from_section(
         false => format!("{label}: {}", shown.join("; ")),
     };
     Ok(ToolSelection {
-        source,
-        names_files: include.is_some(),
+        source: source.into(),
+        names_files: include.is_some() && (by_module || names_where_to_start(&spec.include)),
         named: named.into(),
         config_label: Some(label.into()),
         by_module,
@@ -282,7 +387,27 @@ fn from_section(
         exclude,
         prefer_stub: spec.stubs == StubPolicy::PreferStub,
         within: within.into(),
+        nearest: nearest(spec, dir),
     })
+}
+
+/// What a tool that configures each file by its nearest config needs to
+/// find one under `dir`, the tool's directory.
+fn nearest(spec: &SelectionSpec, dir: &Path) -> Option<Box<NearestConfig>> {
+    spec.nearest_config.then(|| {
+        Box::new(NearestConfig {
+            dir: dir.to_path_buf(),
+            sources: spec.config.clone(),
+        })
+    })
+}
+
+/// Whether the include key names where the tool starts (mypy's `files`,
+/// which its whole-project run then takes instead of `project_args`),
+/// rather than filtering what its walk finds (ruff's `include`).
+fn names_where_to_start(key: &Option<crate::config::SelectionKey>) -> bool {
+    key.as_ref()
+        .is_none_or(|k| k.syntax != PatternSyntax::RuffGlobs)
 }
 
 /// The files the dotted-name keys name (`packages = pkg, tests.examples`),
@@ -374,7 +499,9 @@ fn module_paths(name: &str, syntax: PatternSyntax, roots: &[String]) -> Vec<Stri
     paths
 }
 
-fn compile(entries: &[String], syntax: PatternSyntax) -> Result<Matcher, String> {
+/// `entries` compiled as `syntax`; `dir` is the tool's directory,
+/// absolute, which ruff's globs are matched under.
+fn compile(entries: &[String], syntax: PatternSyntax, dir: &Path) -> Result<Matcher, String> {
     match syntax {
         // Checked when the config is read: these are never file patterns.
         PatternSyntax::Packages | PatternSyntax::Modules => {
@@ -405,7 +532,30 @@ fn compile(entries: &[String], syntax: PatternSyntax) -> Result<Matcher, String>
             .map(|r| Regex::new(r.trim()).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()
             .map(Matcher::Regex),
+        PatternSyntax::RuffGlobs => {
+            ruff_globs(entries, dir).map(|g| Matcher::RuffGlobs(Box::new(g)))
+        }
     }
+}
+
+/// ruff's patterns (see [`RuffGlobs`]) under the config's directory
+/// `dir`: ruff does not escape it, nor does this.
+fn ruff_globs(entries: &[String], dir: &Path) -> Result<RuffGlobs, String> {
+    let dir = crate::paths::to_slash(dir)
+        .trim_end_matches('/')
+        .to_string();
+    let mut set = GlobSetBuilder::new();
+    for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+        let glob = |pattern: &str| globset::Glob::new(pattern).map_err(|e| e.to_string());
+        set.add(glob(&format!("{dir}/{}", entry.trim_start_matches("./")))?);
+        if !entry.contains('/') {
+            set.add(glob(entry)?);
+        }
+    }
+    Ok(RuffGlobs {
+        set: set.build().map_err(|e| e.to_string())?,
+        dir,
+    })
 }
 
 /// An entry as written, without `./` before or `/` after.
@@ -443,6 +593,7 @@ fn entries(section: &Section, key: &str, syntax: PatternSyntax) -> Option<Vec<St
         match syntax {
             PatternSyntax::Paths
             | PatternSyntax::WalkedPaths
+            | PatternSyntax::RuffGlobs
             | PatternSyntax::Packages
             | PatternSyntax::Modules => text
                 .split([',', '\n'])
@@ -481,6 +632,7 @@ mod tests {
                 default: Vec::new(),
                 missing: Default::default(),
                 roots_key: None,
+                extended_by: None,
             }),
             include_modules: ["packages", "modules"]
                 .map(|key| SelectionKey {
@@ -492,6 +644,7 @@ mod tests {
                     default: Vec::new(),
                     missing: Default::default(),
                     roots_key: Some("mypy_path".into()),
+                    extended_by: None,
                 })
                 .to_vec(),
             exclude: Some(SelectionKey {
@@ -505,8 +658,10 @@ mod tests {
                 },
                 missing: Default::default(),
                 roots_key: None,
+                extended_by: None,
             }),
             stubs: StubPolicy::Both,
+            nearest_config: false,
         }
     }
 
@@ -619,7 +774,7 @@ mod tests {
     fn a_walked_include_enters_only_directories_the_entry_matches() {
         let walked = |entries: &[&str]| {
             let entries: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
-            compile(&entries, PatternSyntax::WalkedPaths).unwrap()
+            compile(&entries, PatternSyntax::WalkedPaths, Path::new("/")).unwrap()
         };
         // pyright: `packages/*/jaraco` never enters packages/text, which it
         // does not match; `**` enters everything; `packages/*` matches
@@ -644,6 +799,88 @@ mod tests {
         let file = walked(&["typing-examples/baseline.py"]);
         assert!(file.matches("typing-examples/baseline.py"));
         assert!(!file.matches("typing-examples/mypy.py"));
+    }
+
+    /// ruff's `include` as `ruff check --show-files .` (0.17.5) takes it:
+    /// `*` crosses `/`, a pattern without `/` is matched anywhere only as
+    /// a wildcard, a directory takes no file, `extend-include` adds.
+    #[test]
+    fn ruff_globs_match_as_ruff_does_and_a_nested_config_keeps_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = spec(
+            &[("ruff.toml", ""), ("pyproject.toml", "tool.ruff")],
+            "include",
+            ("exclude", PatternSyntax::Regex),
+        );
+        s.exclude = None;
+        let include = s.include.as_mut().unwrap();
+        include.syntax = PatternSyntax::RuffGlobs;
+        include.extended_by = Some("extend-include".into());
+        s.nearest_config = true;
+        let toml =
+            "[tool.ruff]\ninclude = [\"src/*.py\", \"*.pyi\", \"lib\", \"b.py\", \"./top.py\"]\n\
+                    extend-include = [\"tools/**/*.py\"]\n";
+        std::fs::write(tmp.path().join("pyproject.toml"), toml).unwrap();
+        std::fs::create_dir_all(tmp.path().join("sub/deep")).unwrap();
+        std::fs::write(tmp.path().join("sub/ruff.toml"), "").unwrap();
+        let selection = read_at(tmp.path(), &s, "", None).unwrap();
+        assert!(
+            !selection.names_files,
+            "a filter: ruff's own run still walks `.`"
+        );
+        for taken in [
+            "src/a.py",
+            "src/pkg/b.py",
+            "x/y.pyi",
+            "top.py",
+            "tools/a/t.py",
+            "sub/deep/y.py",
+        ] {
+            assert!(selection.selects(taken), "{taken}");
+        }
+        for left in ["lib/a.py", "pkg/b.py", "other.py", "x/y.ipynb"] {
+            assert!(!selection.selects(left), "{left}");
+        }
+        // `exclude` (which replaces ruff's default) and `extend-exclude`:
+        // a name without `/` anywhere, a directory with all under it.
+        let mut s = s.clone();
+        s.exclude = Some(SelectionKey {
+            key: "exclude".into(),
+            syntax: PatternSyntax::RuffGlobs,
+            default: vec![".venv".into()],
+            missing: Default::default(),
+            roots_key: None,
+            extended_by: Some("extend-exclude".into()),
+        });
+        let excluding = |toml: &str| {
+            std::fs::write(tmp.path().join("pyproject.toml"), toml).unwrap();
+            read_at(tmp.path(), &s, "", None).unwrap()
+        };
+        let own = excluding(
+            "[tool.ruff]\nexclude = [\"examples\", \"docs/*.py\"]\nextend-exclude = [\"*_pb2.py\"]\n",
+        );
+        for left in [
+            "examples/e.py",
+            "src/examples/e.py",
+            "docs/d.py",
+            "docs/sub/d.py",
+            "src/x_pb2.py",
+        ] {
+            assert!(!own.selects(left), "{left}");
+        }
+        assert!(own.selects(".venv/v.py") && own.selects("a.py"));
+        let extended = excluding("[tool.ruff]\nextend-exclude = [\"sub/\"]\n");
+        assert!(!extended.selects(".venv/v.py") && !extended.selects("x/.venv/v.py"));
+        assert!(extended.selects("examples/e.py"));
+        // No `include`: ruff's default, which takes every file qg passes.
+        std::fs::write(
+            tmp.path().join("pyproject.toml"),
+            "[tool.ruff]\nextend-include = [\"a.py\"]\n",
+        )
+        .unwrap();
+        assert!(read_at(tmp.path(), &s, "", None)
+            .unwrap()
+            .selects("other.py"));
     }
 
     #[test]

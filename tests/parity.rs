@@ -189,7 +189,7 @@ fn a_tools_own_file_selection_is_respected_on_every_scope() {
     );
     assert_eq!(
         detail("ruff_check files"),
-        "the tool's own selection: the tool's own discovery and settings, applied by the tool itself"
+        "the tool's own selection: the tool's defaults (no config names its files)"
     );
 }
 
@@ -447,13 +447,17 @@ fn mypys_packages_and_modules_choose_its_files_on_every_scope() {
 /// A file ruff's settings exclude (`exclude`, honoured for named files by
 /// `--force-exclude`) is one `ruff check .` and `ruff format --check .`
 /// never look at: an edit to it passes both gates, checked by neither —
-/// never an error because ruff format printed no JSON for it.
+/// skipped with the setting that leaves it out when qg reads it, and never
+/// an error because ruff format printed no JSON when ruff alone knows (a
+/// nested config's, which qg leaves to ruff).
 #[test]
 fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
     let project = Project::empty();
     project.write("a.py", "x = 1\n");
     project.write("examples/ex.py", "y = 1\n");
     project.write("pyproject.toml", "[tool.ruff]\nexclude = [\"examples\"]\n");
+    project.write("sub/gen/g.py", "z = 1\n");
+    project.write("sub/ruff.toml", "extend-exclude = [\"gen\"]\n");
     project.write(
         ".st3/quality.yaml",
         "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
@@ -466,6 +470,15 @@ fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     for gate in ["ruff_format", "ruff_check"] {
         let result = run.gate(gate);
+        assert_eq!(result["status"], "skipped", "{result}");
+        let why = result["skip_reason"].as_str().unwrap();
+        assert!(why.contains("exclude = examples"), "{why}");
+    }
+    project.write("sub/gen/g.py", "import os\nz  =  2\n");
+    let run = project.qg_with_tools(&["run", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for gate in ["ruff_format", "ruff_check"] {
+        let result = run.gate(gate);
         assert_eq!(result["status"], "passed", "{result}");
         assert_eq!(result["files_checked"], 0, "{result}");
     }
@@ -474,4 +487,74 @@ fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
         native_counts(&project)[..2],
         counts(&[("ruff_format", 0), ("ruff_check", 0)])
     );
+}
+
+/// ruff's `include` picks what `ruff check .` and `ruff format --check .`
+/// look at, and a file named on ruff's command line is checked whatever it
+/// says (`--force-exclude` applies only the excludes): a partial scope
+/// passes ruff only what `include` takes — a `*` crossing `/`, `*.pyi`
+/// matching anywhere — and a file under a directory with a ruff config of
+/// its own is left to that config, as ruff does.
+#[test]
+fn ruffs_include_takes_only_its_files_on_every_scope() {
+    let project = Project::empty();
+    project.write(
+        "pyproject.toml",
+        "[tool.ruff]\ninclude = [\"src/*.py\"]\nextend-include = [\"tools/*.py\"]\n",
+    );
+    for file in [
+        "src/pkg/a.py",
+        "src/pkg/b.pyi",
+        "top.py",
+        "tools/t.py",
+        "sub/x.py",
+    ] {
+        project.write(file, "x = 1\n");
+    }
+    project.write("sub/ruff.toml", "line-length = 100\n");
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
+    );
+    project.git_init();
+    project.trust();
+    assert_eq!(project.qg_with_tools(&["run"]).code, 0);
+    // Outside `include`: what ruff's own run never looks at.
+    let unused_and_unformatted = "import os\nx  =  1\n";
+    project.write("src/pkg/b.pyi", unused_and_unformatted);
+    project.write("top.py", unused_and_unformatted);
+    let run = project.qg_with_tools(&["run", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for gate in ["ruff_format", "ruff_check"] {
+        let result = run.gate(gate);
+        assert_eq!(result["status"], "skipped", "{result}");
+        let why = result["skip_reason"].as_str().unwrap();
+        assert!(why.contains("include = src/*.py"), "{why}");
+    }
+    assert_eq!(
+        native_counts(&project)[..2],
+        counts(&[("ruff_format", 0), ("ruff_check", 0)])
+    );
+    // Inside it (deep under src/, and by `extend-include`), and under a
+    // config of its own: every one ruff's own run reports.
+    for file in ["src/pkg/a.py", "tools/t.py", "sub/x.py"] {
+        project.write(file, unused_and_unformatted);
+    }
+    let native = native_counts(&project);
+    assert_eq!(native[0], ("ruff_format".to_string(), 3));
+    let run = project.qg_with_tools(&["run", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for (gate, count) in &native[..2] {
+        let violations = run.gate(gate)["violations"].as_array().unwrap().clone();
+        assert_eq!(violations.len(), *count, "{gate}");
+        let files: std::collections::BTreeSet<&str> = violations
+            .iter()
+            .map(|v| v["file"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            files.into_iter().collect::<Vec<_>>(),
+            ["src/pkg/a.py", "sub/x.py", "tools/t.py"],
+            "{gate}"
+        );
+    }
 }

@@ -485,6 +485,7 @@ impl Compiler<'_> {
             include_modules: s.include_modules.into_iter().map(selection_key).collect(),
             exclude: s.exclude.map(selection_key),
             stubs: s.stubs,
+            nearest_config: s.nearest_config,
         });
         let stopped = success
             .stopped
@@ -665,7 +666,7 @@ impl Compiler<'_> {
             if let Some(k) = selection_key.as_ref().filter(|k| dotted(k.syntax)) {
                 return Err(self.error(
                     &format!("{key}.{name}.syntax"),
-                    format!("`{}` names files: its syntax is paths, walked_paths or regex; dotted names go under include_modules", k.key),
+                    format!("`{}` names files: its syntax is paths, walked_paths, ruff_globs or regex; dotted names go under include_modules", k.key),
                 ));
             }
         }
@@ -1068,6 +1069,7 @@ fn selection_key(raw: schema::RawSelectionKey) -> SelectionKey {
         default: raw.default,
         missing: raw.missing,
         roots_key: raw.roots_key,
+        extended_by: raw.extended_by,
     }
 }
 

@@ -490,6 +490,9 @@ pub(crate) struct SelectionSpec {
     pub(crate) exclude: Option<SelectionKey>,
     /// How it treats a `.py` beside a `.pyi`.
     pub(crate) stubs: StubPolicy,
+    /// It configures each file by its nearest config: a file under a
+    /// directory with a config of its own is never dropped.
+    pub(crate) nearest_config: bool,
 }
 
 /// A config file and the section in it (`tool.mypy` in TOML, `mypy` in
@@ -517,6 +520,8 @@ pub(crate) struct SelectionKey {
     /// For dotted names: the key listing further directories they are
     /// found under.
     pub(crate) roots_key: Option<String>,
+    /// A key whose entries add to this one's when this one is set.
+    pub(crate) extended_by: Option<String>,
 }
 
 pub(crate) use super::schema::{MissingPath, PatternSyntax, StubPolicy};

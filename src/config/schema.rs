@@ -578,6 +578,9 @@ pub(crate) struct RawSelection {
     /// How the tool treats `mod.py` beside `mod.pyi`.
     #[serde(default)]
     pub(crate) stubs: StubPolicy,
+    /// The tool configures each file by the config nearest to it (ruff): a file under a directory holding a config of its own (any `config` source) is left to that config, never dropped by the root's selection.
+    #[serde(default)]
+    pub(crate) nearest_config: bool,
 }
 
 /// One place the tool's config may live.
@@ -611,6 +614,9 @@ pub(crate) struct RawSelectionKey {
     /// For dotted names: the key listing the directories they are found under besides the tool's own (mypy's `mypy_path`).
     #[serde(default)]
     pub(crate) roots_key: Option<String>,
+    /// A key whose entries add to this one's, or to its `default` when it is absent (ruff's `extend-include`, `extend-exclude`); with neither, it adds to a tool default qg takes as everything, and is not read.
+    #[serde(default)]
+    pub(crate) extended_by: Option<String>,
 }
 
 /// What a tool does with an include entry naming a missing path.
@@ -645,6 +651,12 @@ pub(crate) enum PatternSyntax {
     Packages,
     /// Dotted module names, each the module alone (mypy's `modules`).
     Modules,
+    /// Globs matched against each file's path relative to the config's
+    /// directory, a `*` crossing `/` (a pattern without `/` is matched
+    /// against the absolute path too): a filter on the files the tool's walk
+    /// finds, not where it starts (ruff's `include`: `src/*.py` takes
+    /// `src/a/b.py`, `*.pyi` a stub anywhere, `src` no file).
+    RuffGlobs,
 }
 
 /// How a tool treats `mod.py` beside `mod.pyi`.
