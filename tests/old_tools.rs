@@ -585,3 +585,148 @@ fn a_gate_asked_for_by_name_runs_an_older_tool_its_older_way_even_when_inactive(
     let gate = failed_ruff_format_of_the_project(&project, &old_tools_venv());
     assert_eq!(findings(&gate), rufs_own_check(&project));
 }
+
+/// What each old tool says of the project when it runs itself (`ruff
+/// format --check .`, `ruff check .`, `mypy .`, `pyright`): its findings'
+/// files and codes, errors and warnings alone (notes are not verdicts).
+fn old_tools_own_verdicts(project: &Project) -> [BTreeSet<(String, String)>; 4] {
+    let bin = old_tools_venv().join("bin");
+    let run = |args: &[&str]| {
+        let out = Command::new(bin.join(args[0]))
+            .args(&args[1..])
+            .current_dir(project.path())
+            .env("VIRTUAL_ENV", old_tools_venv())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let ruff_format = run(&["ruff", "format", "--check", "."])
+        .lines()
+        .filter_map(|l| l.strip_prefix("Would reformat: "))
+        .map(|file| (file.to_string(), "unformatted".to_string()))
+        .collect();
+    let json = |text: String| -> Value {
+        let start = text.find(['[', '{']).unwrap();
+        serde_json::from_str(&text[start..]).unwrap()
+    };
+    let ruff_check = json(run(&["ruff", "check", "--output-format=json", "."]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let file = v["filename"].as_str().unwrap();
+            let file = file.strip_prefix(&format!("{}/", project.path().display()));
+            (
+                file.unwrap().to_string(),
+                v["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // mypy 1.10 has no JSON: `pkg/a.py:2: error: Message  [code]`.
+    let mypy = run(&["mypy", "."])
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .map(|l| {
+            let file = l.split(':').next().unwrap().to_string();
+            let code = l
+                .rsplit_once("  [")
+                .map_or("", |(_, c)| c.trim_end_matches(']'));
+            (file, code.to_string())
+        })
+        .collect();
+    let pyright = json(run(&["pyright", "--outputjson"]))["generalDiagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] != "information")
+        .map(|d| {
+            let file = d["file"].as_str().unwrap();
+            let file = file.strip_prefix(&format!("{}/", project.path().display()));
+            let rule = d["rule"].as_str().unwrap_or_default();
+            (file.unwrap().to_string(), rule.to_string())
+        })
+        .collect();
+    [ruff_format, ruff_check, mypy, pyright]
+}
+
+/// A report's findings per gate, in [`old_tools_own_verdicts`]' order,
+/// notes left out.
+fn verdicts_of(run: &common::Run) -> [BTreeSet<(String, String)>; 4] {
+    ["ruff_format", "ruff_check", "mypy", "pyright"].map(|id| {
+        let gate = run.gate(id);
+        let none = Vec::new();
+        let violations = gate["violations"].as_array().unwrap_or(&none);
+        violations
+            .iter()
+            .filter(|v| v["severity"] != "info")
+            .map(|v| {
+                let file = v["file"].as_str().unwrap().to_string();
+                (file, v["code"].as_str().unwrap().to_string())
+            })
+            .collect()
+    })
+}
+
+/// The core of the end-to-end and warm tests, with the old tools: every
+/// gate gives each old tool's own verdict on the project, cold; then the
+/// TDD loop's steps (a type error added, fixed) warm — pyright 1.1.401's
+/// language server kept warm, mypy 1.10 answering cold, as doctor says —
+/// equal the cold run's and the tools' own at each step.
+#[test]
+fn the_end_to_end_and_warm_core_gives_the_old_tools_own_verdicts() {
+    let project = Project::fixture("dirty");
+    let venv = old_tools_venv();
+    let pinned = [("PYRIGHT_PYTHON_FORCE_VERSION", "1.1.401")];
+    let qg = |args: &[&str]| project.qg_with_venv_and(&venv, &pinned, args);
+    let cold = qg(&[
+        "run",
+        "--scope",
+        "project",
+        "--no-state",
+        "--format",
+        "json",
+    ]);
+    cold.assert_code(1);
+    let own = old_tools_own_verdicts(&project);
+    assert!(own.iter().all(|findings| !findings.is_empty()), "{own:?}");
+    assert_eq!(verdicts_of(&cold), own);
+
+    qg(&["baseline", "write"]).assert_code(0);
+    common::commit_all(&git2::Repository::open(project.path()).unwrap(), "baseline");
+    let start = qg(&["daemon", "start"]);
+    let stop = || qg(&["daemon", "stop"]);
+    if start.code != 0 {
+        stop();
+        panic!("{}{}", start.stdout, start.stderr);
+    }
+    // A type error added, then fixed: warm (an auto run), cold (the same
+    // without daemons or state), each step.
+    let core = project.path().join("pkg/typing_errors.py");
+    let original = std::fs::read_to_string(&core).unwrap();
+    let steps = [
+        format!("{original}\n\ndef broken() -> int:\n    return \"not an int\"\n"),
+        original.clone(),
+    ];
+    for (step, text) in steps.iter().enumerate() {
+        std::fs::write(&core, text).unwrap();
+        let warm = qg(&["run", "--format", "json"]);
+        let cold = qg(&["run", "--no-daemon", "--no-state", "--format", "json"]);
+        assert_eq!(warm.code, cold.code, "step {step}: {}", warm.stdout);
+        assert_eq!(warm.code, [1, 0][step], "step {step}: {}", warm.stdout);
+        assert_eq!(verdicts_of(&warm), verdicts_of(&cold), "step {step}");
+        assert_eq!(warm.gate("pyright")["warm"], true, "step {step}");
+        assert_eq!(warm.gate("mypy")["warm"], false, "step {step}");
+    }
+    stop().assert_code(0);
+    assert_eq!(
+        verdicts_of(&qg(&[
+            "run",
+            "--scope",
+            "project",
+            "--no-state",
+            "--format",
+            "json"
+        ])),
+        old_tools_own_verdicts(&project)
+    );
+}
