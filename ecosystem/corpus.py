@@ -82,7 +82,9 @@ class Project:
         """Where the commands run: each member of a workspace, else the root."""
         if not self.members:
             return [self.root]
-        return sorted(p for p in (self.root / "packages").iterdir() if p.is_dir())
+        # A folder a reverted edit left behind (git clean keeps a member's
+        # ignored .mypy_cache) is no member: a member has its pyproject.toml.
+        return sorted(p for p in (self.root / "packages").iterdir() if (p / "pyproject.toml").is_file())
 
     @property
     def home(self) -> Path:

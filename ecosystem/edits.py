@@ -8,8 +8,10 @@ so a crude edit can make a step useless, never a comparison wrong."""
 
 from __future__ import annotations
 
+import configparser
 import random
 import re
+import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,7 +178,102 @@ def test_renamed(src: Source) -> Edit | None:
     return Edit("test-renamed", f"{old} renamed {Path(new).name}", {old: new})
 
 
+def ruff_excluded_edit(src: Source) -> Edit | None:
+    """A file under a directory ruff's settings exclude (`exclude`,
+    `extend-exclude`) given an unused import and bad spacing: the
+    project's own ruff never looks at it, so neither may qg's gates."""
+    for entry in _ruff_setting(src.root, "exclude") + _ruff_setting(src.root, "extend-exclude"):
+        entry = entry.strip().strip("/").removeprefix("./")
+        if not entry or any(c in entry for c in "*?["):
+            continue
+        under = [f for f in src.all if f.startswith(entry + "/")]
+        if under:
+            file = under[0]
+            # At the end: before a `from __future__` import it would not parse.
+            src.write(file, [*src.lines(file), "import os", "qg_eco_x  =  1", ""])
+            return Edit("ruff-excluded", f"{file} (ruff excludes {entry}): an unused import, bad spacing")
+    return None
+
+
+def settings_module_edit(src: Source) -> Edit | None:
+    """The settings module a mypy plugin imports (django-stubs'
+    `django_settings_module`) given a new setting: mypy's whole project is
+    checked again, its cache not trusted for it."""
+    name = _settings_module(src.root)
+    if not name:
+        return None
+    for file in (name.replace(".", "/") + ".py", name.replace(".", "/") + "/__init__.py"):
+        if file in src.all:
+            src.write(file, [*src.lines(file), "QG_ECO_SETTING = 1", ""])
+            return Edit("settings-module", f"{file} ({name}, the plugin's settings): a setting added")
+    return None
+
+
+def member_folder_added(src: Source) -> Edit | None:
+    """A workspace member made a minute ago: a folder where the root's
+    `[tool.uv.workspace] members` glob takes it, with a pyproject.toml of
+    its own (strict mypy) and two errors, one only strict reports — not
+    git-added. Its own run (`mypy .` in it) is the reference."""
+    pyproject = src.root / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    workspace = tomllib.loads(pyproject.read_text()).get("tool", {}).get("uv", {}).get("workspace", {})
+    parents = [glob.removesuffix("/*") for glob in workspace.get("members", []) if glob.endswith("/*")]
+    if not parents:
+        return None
+    folder = src.root / parents[0] / "qg-eco-member"
+    (folder / "qg_eco_member").mkdir(parents=True)
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "qg-eco-member"\nversion = "0"\n\n[tool.mypy]\nstrict = true\n'
+    )
+    (folder / "qg_eco_member" / "__init__.py").write_text(
+        'def added() -> int:\n    return "not an int"\n\n\ndef untyped(x):\n    return x\n'
+    )
+    where = folder.relative_to(src.root).as_posix()
+    return Edit("member-added", f"{where}/ (its own pyproject.toml, strict mypy) added, not git-added")
+
+
+def _ruff_setting(root: Path, key: str) -> list[str]:
+    """`key` of the root's ruff settings (`.ruff.toml`, `ruff.toml`, then
+    `[tool.ruff]`, as ruff looks), or none."""
+    for name, table in ((".ruff.toml", ()), ("ruff.toml", ()), ("pyproject.toml", ("tool", "ruff"))):
+        path = root / name
+        if not path.is_file():
+            continue
+        data = tomllib.loads(path.read_text())
+        for part in table:
+            data = data.get(part, {})
+        if table and not data:
+            continue
+        value = data.get(key, [])
+        return value if isinstance(value, list) else [value]
+    return []
+
+
+def _settings_module(root: Path) -> str:
+    """django-stubs' `django_settings_module`, from pyproject.toml or an
+    INI file (`[mypy.plugins.django-stubs]`)."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        stubs = tomllib.loads(pyproject.read_text()).get("tool", {}).get("django-stubs", {})
+        if stubs.get("django_settings_module"):
+            return stubs["django_settings_module"]
+    for name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        path = root / name
+        if path.is_file():
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(path.read_text(errors="replace"))
+            for section in ("mypy.plugins.django-stubs", "mypy_django_plugin"):
+                if parser.has_option(section, "django_settings_module"):
+                    return parser.get(section, "django_settings_module").strip().strip("\"'")
+    return ""
+
+
 SCRIPTED = [return_type, param_removed, module_added, body_only, test_renamed]
+
+# Edits for a shape a project may have: skipped, with no run, where it has
+# none (`member_folder_added` is for workspaces).
+SHAPED = [ruff_excluded_edit, settings_module_edit]
 
 
 def random_edit(src: Source, rng: random.Random) -> Edit | None:

@@ -214,6 +214,10 @@ class Check:
             if edit:
                 first = first or edit
                 self.revert(edit.kind)
+        shaped = edits.SHAPED + ([edits.member_folder_added] if "workspace" in project.tags else [])
+        for shape in shaped:
+            if self.edit_and_check(shape.__name__, shape):
+                self.revert(shape.__name__)
         self._stash()
         self._branch()
         rng = random.Random(f"qg-ecosystem/{project.name}")

@@ -169,6 +169,25 @@ def test_the_scripted_edits_change_what_they_say(package: Path):
     assert (package / "tests/test_core_renamed.py").exists()
 
 
+def test_the_shaped_edits_find_their_shape_or_skip(package: Path):
+    assert edits.ruff_excluded_edit(edits.Source(package)) is None
+    assert edits.settings_module_edit(edits.Source(package)) is None
+    (package / "pyproject.toml").write_text(
+        '[tool.ruff]\nexclude = ["docs/*", "tests"]\n[tool.django-stubs]\ndjango_settings_module = "pkg.use"\n'
+    )
+    edit = edits.ruff_excluded_edit(edits.Source(package))
+    assert edit.kind == "ruff-excluded" and "import os" in (package / "tests/test_core.py").read_text()
+    edit = edits.settings_module_edit(edits.Source(package))
+    assert edit.kind == "settings-module" and "QG_ECO_SETTING = 1" in (package / "pkg/use.py").read_text()
+    (package / "pyproject.toml").unlink()
+    (package / "setup.cfg").write_text("[mypy.plugins.django-stubs]\ndjango_settings_module = 'pkg.core'\n")
+    assert edits.settings_module_edit(edits.Source(package)).what.startswith("pkg/core.py")
+    assert edits.member_folder_added(edits.Source(package)) is None
+    (package / "pyproject.toml").write_text('[tool.uv.workspace]\nmembers = ["packages/*"]\n')
+    edit = edits.member_folder_added(edits.Source(package))
+    assert (package / "packages/qg-eco-member/pyproject.toml").is_file() and edit.kind == "member-added"
+
+
 def test_random_edits_are_seeded(package: Path):
     original = (package / "pkg/core.py").read_text()
     made = []
