@@ -557,4 +557,11 @@ fn ruffs_include_takes_only_its_files_on_every_scope() {
             "{gate}"
         );
     }
+    // The whole project: ruff's own run, and ruff's count of its files
+    // (`ruff format --check .`: "3 files would be reformatted"; `ruff check
+    // --show-files .` lists sub/ruff.toml too).
+    let project_run = project.qg_with_tools(&["run", "--scope", "project", "--format", "json"]);
+    for (gate, files) in [("ruff_format", 3), ("ruff_check", 4)] {
+        assert_eq!(project_run.gate(gate)["files_checked"], files, "{gate}");
+    }
 }
