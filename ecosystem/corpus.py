@@ -60,6 +60,9 @@ class Project:
     # ({sdist, sha256}) unpacked under packages/, under a uv workspace root;
     # the commands run in every member, as `cd member && mypy` does.
     members: list = field(default_factory=list)
+    # What the assembled workspace's root pyproject.toml adds (a root
+    # `[tool.mypy] files` naming member directories).
+    root_config: str = ""
     # Files the project's config names but its sdist leaves out (mypy's
     # `files = [..., "examples"]`): created empty, so the maintainers'
     # command runs as in their repository instead of stopping at "Cannot
@@ -214,6 +217,8 @@ def _assemble_workspace(project: Project):
     names = [m["sdist"].split("==")[0] for m in [{"sdist": project.sdist}, *project.members]]
     sources = "".join(f'"{name}" = {{ workspace = true }}\n' for name in names)
     text = f'[tool.uv.workspace]\nmembers = ["packages/*"]\n\n[tool.uv.sources]\n{sources}'
+    if project.root_config:
+        text += "\n" + project.root_config.strip() + "\n"
     (project.root / "pyproject.toml").write_text(text)
 
 
@@ -226,6 +231,7 @@ def _fingerprint(project: Project) -> str:
             project.install,
             project.setup,
             project.members,
+            project.root_config,
             project.missing,
             project.tools,
             tools,

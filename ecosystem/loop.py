@@ -106,8 +106,8 @@ class Check:
                 "mode": report.get("scope", {}).get("mode"),
                 "missing": [_show(k) for k in sorted(missing.elements())][:10],
                 "extra": [_show(k) for k in sorted(extra.elements())][:10],
-                "errors": [f"{gate} errored, its own run did not" for gate in sorted(errors - errored)]
-                + [f"{gate}'s own run stopped, qg's did not" for gate in sorted(errored - errors)]
+                "errors": [f"{gate} errored in qg's {label} run, its own run did not" for gate in sorted(errors - errored)]
+                + [f"{gate}'s own run stopped, qg's {label} run did not" for gate in sorted(errored - errors)]
                 + ([] if report else [f"no report: exit {ran.code}: {ran.stderr.strip()[-300:]}"]),
             }
             if label == "warm":
