@@ -1610,6 +1610,69 @@ fn a_warm_green_moves_nothing_until_a_cold_run_confirms_it() {
     assert_nothing_left(dir);
 }
 
+/// A user who edits faster than a cold run confirms (each confirmation
+/// inconclusive: files changed during it) would otherwise be shown the
+/// daemon's unconfirmed answers for ever, a wrong one too (werkzeug's
+/// property setters after a dmypy update, every step of the ecosystem
+/// loop): after `UNSETTLED_LIMIT` (3) such comparisons in a row the next
+/// answer is confirmed before it is shown, and says so; its agreement
+/// settles the daemon, and the next answer is confirmed in the background
+/// again.
+#[test]
+fn answers_unconfirmed_too_long_are_confirmed_before_they_are_shown() {
+    let project = fake_project(&sampled_daemon(0));
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    // The cold run changes b.py while a file `churn` exists (the user's
+    // next edit, landing during each confirmation).
+    project.write(
+        "cold.sh",
+        "test -e churn && echo '# edited' >> b.py\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write("b.py", "y = 1\n");
+    project.write("warm.sh", "cat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    project.write("churn", "");
+    let auto = ["run", "--format", "json"];
+    let unsettled = || fake_status(dir)["unsettled"].as_u64().unwrap_or(0);
+    for n in 1..=3 {
+        project.write("a.py", &format!("x = {n}\n"));
+        let run = fake_qg(dir, &auto);
+        run.assert_code(1);
+        let gate = run.gate("fake");
+        assert_eq!(gate["unconfirmed"]["confirming"], true, "{}", run.stdout);
+        eventually(COMPARISON_PATIENCE, "an inconclusive confirmation", || {
+            unsettled() >= n
+        });
+    }
+    std::fs::remove_file(dir.join("churn")).unwrap();
+    project.write("a.py", "x = 9\n");
+    let run = fake_qg(dir, &auto);
+    run.assert_code(1);
+    let gate = run.gate("fake");
+    assert_eq!(gate["warm"], true, "{}", run.stdout);
+    assert_eq!(gate["verified"], true, "{}", run.stdout);
+    assert!(gate.get("unconfirmed").is_none(), "{}", run.stdout);
+    let warnings = gate["warnings"].to_string();
+    assert!(
+        warnings.contains("confirmed before it was shown: 3 cold runs in a row could not confirm"),
+        "{warnings}"
+    );
+    eventually(COMPARISON_PATIENCE, "the daemon settled", || {
+        unsettled() == 0
+    });
+    project.write("a.py", "x = 10\n");
+    let run = fake_qg(dir, &auto);
+    assert_eq!(
+        run.gate("fake")["unconfirmed"]["confirming"],
+        true,
+        "{}",
+        run.stdout
+    );
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// `--confirm` waits for the confirmation: the cold truth is reported when
 /// the warm answer is wrong, the run is told nothing later, and the state
 /// moves at once on a confirmed answer.

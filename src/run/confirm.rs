@@ -128,7 +128,7 @@ pub(super) fn wanted(
     plans: &[GatePlan<'_>],
     branch: &str,
     state_moves: bool,
-) -> Vec<(usize, BTreeSet<String>)> {
+) -> Wanted {
     let answered: Vec<usize> = (0..results.len())
         .filter(|i| results[*i].warm && !results[*i].verified)
         .filter(|i| matches!(results[*i].status, GateStatus::Passed | GateStatus::Failed))
@@ -166,7 +166,7 @@ pub(super) fn wanted(
 /// project as it was when the daemons were asked.
 pub(super) fn hold(
     results: &mut [GateResult],
-    wanted: Vec<(usize, BTreeSet<String>)>,
+    wanted: Wanted,
     warm: &WarmRequests,
     tree: &Snapshot,
 ) -> Vec<Job> {
@@ -186,16 +186,50 @@ pub(super) fn hold(
         .collect()
 }
 
+/// Per warm answer (an index into a run's results), the files a cold run
+/// confirms.
+pub(super) type Wanted = Vec<(usize, BTreeSet<String>)>;
+
+/// `wanted` split in two: the answers of daemons whose answers have gone
+/// unconfirmed for [`crate::warm::record::UNSETTLED_LIMIT`] comparisons in
+/// a row (see [`crate::warm::record::Record::unsettled`]), to confirm
+/// before they are shown — each says why on its gate line — and the rest,
+/// to confirm in the background.
+pub(super) fn unsettled(
+    root: &Path,
+    results: &mut [GateResult],
+    wanted: Wanted,
+    warm: &WarmRequests,
+) -> (Wanted, Wanted) {
+    let (now, later): (Vec<_>, Vec<_>) = wanted.into_iter().partition(|(index, _)| {
+        let result = &results[*index];
+        let Some(request) = warm.plans.get(&result.id) else {
+            return false;
+        };
+        let record = warm::slot::Slot::new(root, &result.id).record();
+        record.is_some_and(|r| {
+            r.digest == request.key && r.unsettled >= crate::warm::record::UNSETTLED_LIMIT
+        })
+    });
+    for (index, _) in &now {
+        results[*index].warnings.push(format!(
+            "confirmed before it was shown: {} cold runs in a row could not confirm its daemon's answers (files changed during each)",
+            crate::warm::record::UNSETTLED_LIMIT
+        ));
+    }
+    (now, later)
+}
+
 /// Drops from `wanted` each answer a cold run already confirmed on this
 /// tree under its key (see [`super::vouched`]), and marks it verified: the
 /// cold run it would start has run on these very bytes.
 pub(super) fn already_confirmed(
     root: &Path,
     results: &mut [GateResult],
-    wanted: Vec<(usize, BTreeSet<String>)>,
+    wanted: Wanted,
     warm: &WarmRequests,
     tree: &Snapshot,
-) -> Vec<(usize, BTreeSet<String>)> {
+) -> Wanted {
     let tree = tree.digest();
     wanted
         .into_iter()
@@ -440,7 +474,7 @@ impl Foreground<'_, '_> {
     pub(super) fn confirm(
         &self,
         results: &mut [GateResult],
-        wanted: Vec<(usize, BTreeSet<String>)>,
+        wanted: Wanted,
     ) -> Result<(), QgError> {
         if wanted.is_empty() {
             return Ok(());

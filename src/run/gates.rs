@@ -271,14 +271,6 @@ impl Checking<'_, '_> {
             self.warm,
             self.before.snapshot(),
         );
-        if !self.options.confirm {
-            return Ok(confirm::hold(
-                results,
-                wanted,
-                self.warm,
-                self.before.snapshot(),
-            ));
-        }
         let foreground = confirm::Foreground {
             project: self.project,
             plans: self.plans,
@@ -287,8 +279,20 @@ impl Checking<'_, '_> {
             jobs: self.options.jobs,
             before: self.before,
         };
-        foreground.confirm(results, wanted)?;
-        Ok(Vec::new())
+        if self.options.confirm {
+            foreground.confirm(results, wanted)?;
+            return Ok(Vec::new());
+        }
+        // A daemon whose answers have gone unconfirmed too long (files
+        // kept changing during each cold run) has this one confirmed now.
+        let (now, later) = confirm::unsettled(&workspace.root, results, wanted, self.warm);
+        foreground.confirm(results, now)?;
+        Ok(confirm::hold(
+            results,
+            later,
+            self.warm,
+            self.before.snapshot(),
+        ))
     }
 }
 

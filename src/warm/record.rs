@@ -87,6 +87,23 @@ pub(crate) struct Record {
     /// The comparison with a cold run under way in the background, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) background: Option<Background>,
+    /// Comparisons in a row, since the last that agreed, that could not
+    /// conclude while it was answering (files kept changing during each):
+    /// its answers have gone unconfirmed that long, and a run confirms its
+    /// next answer before showing it once there are [`UNSETTLED_LIMIT`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) unsettled: u32,
+}
+
+/// Comparisons of a ready daemon's answers in a row that may end
+/// inconclusive before a run confirms the next answer in the foreground: a
+/// daemon whose answers are wrong (werkzeug's property setters after a
+/// dmypy update) is otherwise never found out by a user who edits faster
+/// than a cold run confirms.
+pub(crate) const UNSETTLED_LIMIT: u32 = 3;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A comparison with a cold run under way: what a run's time line names

@@ -105,6 +105,7 @@ pub(crate) fn serve(options: ServeOptions) -> Result<(), String> {
         verified: None,
         distrust: None,
         background: None,
+        unsettled: 0,
     };
     let verify_every = options.verify_every.unwrap_or(spec.verify_every);
     slot.write_record(&record)

@@ -145,6 +145,14 @@ impl Shared {
 }
 
 impl Shared {
+    /// Writes `record` (the live one, under its lock), saying in the log
+    /// when it cannot.
+    pub(super) fn write_record(&self, record: &crate::warm::record::Record) {
+        if let Err(e) = self.slot.write_record(record) {
+            self.log(&format!("cannot write the record: {e}"));
+        }
+    }
+
     /// Records the comparison under way in the background (none: it
     /// ended), for runs to name in their time line.
     pub(super) fn note_background(&self, background: Option<crate::warm::record::Background>) {

@@ -39,6 +39,10 @@ fn agreed(shared: &Shared, compared: &str, job: Option<String>, since: Option<st
     let phase = {
         let mut live = lock(&shared.live);
         live.inconclusive = 0;
+        if live.record.unsettled > 0 {
+            live.record.unsettled = 0;
+            shared.write_record(&live.record);
+        }
         live.agreed += 1;
         live.last_agreed = Some(crate::warm::record::now_rfc3339());
         // A run asking again for the same answer on the same tree is
@@ -104,11 +108,17 @@ fn differed(shared: &Arc<Shared>, distrust: Distrust) {
 }
 
 /// A comparison that could not conclude (files changed meanwhile, the cold
-/// run erred): a self-check is tried again, later and later.
+/// run erred): a self-check is tried again, later and later; a ready
+/// daemon's answers have gone unconfirmed one comparison longer, which its
+/// record tells runs (see [`crate::warm::record::UNSETTLED_LIMIT`]).
 fn inconclusive(shared: &Arc<Shared>, reason: &str) {
     let (phase, tries) = {
         let mut live = lock(&shared.live);
         live.inconclusive += 1;
+        if live.record.phase == Phase::Ready {
+            live.record.unsettled = live.inconclusive;
+            shared.write_record(&live.record);
+        }
         (live.record.phase, live.inconclusive)
     };
     shared.log(&format!(
