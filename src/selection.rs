@@ -547,7 +547,11 @@ fn ruff_globs(entries: &[String], dir: &Path) -> Result<RuffGlobs, String> {
     let mut set = GlobSetBuilder::new();
     for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
         let glob = |pattern: &str| globset::Glob::new(pattern).map_err(|e| e.to_string());
-        set.add(glob(&format!("{dir}/{}", entry.trim_start_matches("./")))?);
+        // Joined as a path, which drops a trailing `/` (`examples/`
+        // excludes the directory); the `/` still keeps it from matching a
+        // name anywhere.
+        let joined = entry.trim_start_matches("./").trim_end_matches('/');
+        set.add(glob(&format!("{dir}/{joined}"))?);
         if !entry.contains('/') {
             set.add(glob(entry)?);
         }
@@ -869,7 +873,11 @@ mod tests {
             assert!(!own.selects(left), "{left}");
         }
         assert!(own.selects(".venv/v.py") && own.selects("a.py"));
-        let extended = excluding("[tool.ruff]\nextend-exclude = [\"sub/\"]\n");
+        let extended = excluding("[tool.ruff]\nextend-exclude = [\"sub/\", \"pkg/bench/\"]\n");
+        // A trailing `/` is dropped as ruff joins the path (werkzeug's
+        // `examples/`, sympy's `sympy/core/benchmarks/`), and the pattern
+        // holds a `/`: no directory of that name elsewhere.
+        assert!(!extended.selects("pkg/bench/b.py") && extended.selects("other/pkg/bench/b.py"));
         assert!(!extended.selects(".venv/v.py") && !extended.selects("x/.venv/v.py"));
         assert!(extended.selects("examples/e.py"));
         // No `include`: ruff's default, which takes every file qg passes.
