@@ -468,6 +468,10 @@ fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
     project.write("examples/ex.py", "import os\ny  =  2\n");
     let run = project.qg_with_tools(&["run", "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.json()["summary_line"],
+        "⏭️ nothing to check — no gate applies to the 1 file in scope (auto)"
+    );
     for gate in ["ruff_format", "ruff_check"] {
         let result = run.gate(gate);
         assert_eq!(result["status"], "skipped", "{result}");

@@ -66,7 +66,7 @@ pub(crate) fn summary_line(report: &RunReport) -> String {
         } else if files == 0 {
             "no files in scope".to_string()
         } else {
-            format!("no gate applies to the {files} files in scope")
+            format!("no gate applies to the {} in scope", plural(files, "file"))
         };
         return format!("⏭️ nothing to check — {why} ({scope})");
     }
