@@ -151,6 +151,16 @@ pub(crate) fn plan<'a>(
         .collect()
 }
 
+/// How a skip reason opens for `count` files of `kind` (`".py/.pyi "`, or
+/// `""`) in scope, none of which the gate takes: `none of the 3 files in
+/// scope is`, `the 1 file in scope is not`.
+fn none_of(count: usize, kind: &str) -> String {
+    match count {
+        1 => format!("the 1 {kind}file in scope is not"),
+        n => format!("none of the {n} {kind}files in scope is"),
+    }
+}
+
 /// The arguments of the tool's own whole-project run: none when its config
 /// names its files, else the gate's `selection.project_args`.
 fn own_run_args(selection: &ToolSelection, spec: &crate::config::SelectionSpec) -> Vec<String> {
@@ -304,30 +314,27 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
     } else if scope.files.is_empty() {
         Some("no files in scope".to_string())
     } else if typed.is_empty() {
+        let what = none_of(scope.files.len(), "");
         Some(format!(
-            "none of the {} files in scope is of type {} (capabilities.file_types)",
-            scope.files.len(),
+            "{what} of type {} (capabilities.file_types)",
             gate.file_kinds(", ")
         ))
     } else if let Some(member) = &gate.member {
+        let what = none_of(typed.len(), &format!("{} ", gate.file_kinds("/")));
         Some(format!(
-            "none of the {} {} files in scope is in {} (or passes gates.{}.scope)",
-            typed.len(),
-            gate.file_kinds("/"),
-            member.dir,
-            member.of
+            "{what} in {} (or passes gates.{}.scope)",
+            member.dir, member.of
         ))
     } else {
-        let (count, types, id) = (typed.len(), gate.file_kinds("/"), &gate.id);
+        let what = none_of(typed.len(), &format!("{} ", gate.file_kinds("/")));
+        let id = &gate.id;
         Some(match gate.runs_per_member {
             // A workspace member holding the tool's own config takes its files.
             true => format!(
-                "none of the {count} {types} files in scope is left to it: each is in a workspace \
-                 member checked by its own run, or outside gates.{id}.scope"
+                "{what} left to it: each is in a workspace member checked by its own run, \
+                 or outside gates.{id}.scope"
             ),
-            false => format!(
-                "none of the {count} {types} files in scope passes gates.{id}.scope include/exclude globs"
-            ),
+            false => format!("{what} within gates.{id}.scope include/exclude globs"),
         })
     };
     GatePlan {
@@ -341,5 +348,19 @@ fn plan_gate<'a>(gate: &'a Gate, scope: &'a Scope) -> GatePlan<'a> {
         extra_args: Vec::new(),
         env: Vec::new(),
         package_bases: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::none_of;
+
+    #[test]
+    fn a_skip_reason_counts_one_file_as_one() {
+        assert_eq!(none_of(1, ""), "the 1 file in scope is not");
+        assert_eq!(
+            none_of(3, ".py/.pyi "),
+            "none of the 3 .py/.pyi files in scope is"
+        );
     }
 }
