@@ -128,7 +128,7 @@ impl Server {
         for file in &opened {
             self.open(&ctx.ws.root, file)?;
         }
-        self.reread_outside(ctx, &changes)?;
+        self.reread_when_imports_move(ctx, &changes)?;
         let pulled = self.pull(ctx, report, deadline);
         for file in &opened {
             let uri = file_uri(&ctx.ws.root, file);
@@ -191,27 +191,36 @@ impl Server {
             .map_err(|e| format!("cannot write to the language server: {e}"))
     }
 
-    /// Makes the server analyse afresh when a file outside the gate's
-    /// working directory changed (a workspace member's server, whose folder
-    /// is the member, and `a`'s module that `b` imports through an editable
-    /// install): to the server that file is a library's, whose change it
-    /// takes in only after a delay (two seconds in pyright), so a pull right
-    /// after would answer from the old text. A changed configuration makes
-    /// it read every file again before it answers.
-    fn reread_outside(
+    /// Makes the server analyse afresh before it answers when what its
+    /// imports resolve to may have moved:
+    /// - a file created or deleted anywhere: the server learns of it
+    ///   through `didChangeWatchedFiles`, whose reanalysis pyright runs on a
+    ///   timer, so a pull right after can answer from its old resolution
+    ///   (a module deleted, then added back: its importers still said
+    ///   "could not be resolved", found by a confirmation under CI's load);
+    /// - a file outside the gate's working directory changed (a workspace
+    ///   member's server, whose folder is the member, and `a`'s module that
+    ///   `b` imports through an editable install): to the server that file
+    ///   is a library's, whose change it takes in only after a delay (two
+    ///   seconds in pyright), so a pull right after would answer from the
+    ///   old text.
+    ///
+    /// A changed configuration makes it read every file again before it
+    /// answers.
+    fn reread_when_imports_move(
         &self,
         ctx: &Context<'_>,
         changes: &super::snapshot::Changes,
     ) -> Result<(), String> {
-        let Some(dir) = &ctx.gate.working_dir else {
-            return Ok(());
-        };
-        let inside = format!("{}/", crate::paths::to_slash(dir));
-        let outside = [&changes.changed, &changes.created, &changes.deleted]
-            .into_iter()
-            .flatten()
-            .any(|f| !f.starts_with(&inside));
-        if !outside {
+        let added_or_removed = !changes.created.is_empty() || !changes.deleted.is_empty();
+        let outside = ctx.gate.working_dir.as_ref().is_some_and(|dir| {
+            let inside = format!("{}/", crate::paths::to_slash(dir));
+            [&changes.changed, &changes.created, &changes.deleted]
+                .into_iter()
+                .flatten()
+                .any(|f| !f.starts_with(&inside))
+        });
+        if !added_or_removed && !outside {
             return Ok(());
         }
         self.rpc
