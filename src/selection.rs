@@ -80,8 +80,8 @@ enum Matcher {
     Regex(Vec<Regex>),
     /// Entries a walk finds (see [`PatternSyntax::WalkedPaths`]).
     Walked(Vec<WalkedEntry>),
-    /// Globs a `*` of which crosses `/` (see [`PatternSyntax::RuffGlobs`]).
-    RuffGlobs(Box<RuffGlobs>),
+    /// Globs a `*` of which crosses `/` (see [`PatternSyntax::JoinedGlobs`]).
+    JoinedGlobs(Box<JoinedGlobs>),
 }
 
 /// ruff's file patterns as ruff compiles them: each joined to the
@@ -90,13 +90,13 @@ enum Matcher {
 /// — by `include` the file's, by `exclude` also each directory's above it
 /// and each one's name (`examples` leaves out every directory so named).
 #[derive(Debug, Clone)]
-struct RuffGlobs {
+struct JoinedGlobs {
     set: GlobSet,
     /// The config's directory, absolute, with `/`.
     dir: String,
 }
 
-impl RuffGlobs {
+impl JoinedGlobs {
     fn includes(&self, path: &str) -> bool {
         self.set.is_match(format!("{}/{path}", self.dir))
     }
@@ -210,7 +210,7 @@ impl Matcher {
                     .any(|p| regexes.iter().any(|r| r.is_match(p)))
             }
             Matcher::Walked(entries) => entries.iter().any(|e| e.reaches(path)),
-            Matcher::RuffGlobs(globs) => globs.includes(path),
+            Matcher::JoinedGlobs(globs) => globs.includes(path),
         }
     }
 
@@ -219,7 +219,7 @@ impl Matcher {
     /// a directory it matches.
     fn excludes(&self, path: &str) -> bool {
         match self {
-            Matcher::RuffGlobs(globs) => globs.excludes(path),
+            Matcher::JoinedGlobs(globs) => globs.excludes(path),
             _ => self.matches(path),
         }
     }
@@ -407,7 +407,7 @@ fn nearest(spec: &SelectionSpec, dir: &Path) -> Option<Box<NearestConfig>> {
 /// rather than filtering what its walk finds (ruff's `include`).
 fn names_where_to_start(key: &Option<crate::config::SelectionKey>) -> bool {
     key.as_ref()
-        .is_none_or(|k| k.syntax != PatternSyntax::RuffGlobs)
+        .is_none_or(|k| k.syntax != PatternSyntax::JoinedGlobs)
 }
 
 /// The files the dotted-name keys name (`packages = pkg, tests.examples`),
@@ -532,15 +532,15 @@ fn compile(entries: &[String], syntax: PatternSyntax, dir: &Path) -> Result<Matc
             .map(|r| Regex::new(r.trim()).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()
             .map(Matcher::Regex),
-        PatternSyntax::RuffGlobs => {
-            ruff_globs(entries, dir).map(|g| Matcher::RuffGlobs(Box::new(g)))
+        PatternSyntax::JoinedGlobs => {
+            joined_globs(entries, dir).map(|g| Matcher::JoinedGlobs(Box::new(g)))
         }
     }
 }
 
-/// ruff's patterns (see [`RuffGlobs`]) under the config's directory
+/// ruff's patterns (see [`JoinedGlobs`]) under the config's directory
 /// `dir`: ruff does not escape it, nor does this.
-fn ruff_globs(entries: &[String], dir: &Path) -> Result<RuffGlobs, String> {
+fn joined_globs(entries: &[String], dir: &Path) -> Result<JoinedGlobs, String> {
     let dir = crate::paths::to_slash(dir)
         .trim_end_matches('/')
         .to_string();
@@ -556,7 +556,7 @@ fn ruff_globs(entries: &[String], dir: &Path) -> Result<RuffGlobs, String> {
             set.add(glob(entry)?);
         }
     }
-    Ok(RuffGlobs {
+    Ok(JoinedGlobs {
         set: set.build().map_err(|e| e.to_string())?,
         dir,
     })
@@ -597,7 +597,7 @@ fn entries(section: &Section, key: &str, syntax: PatternSyntax) -> Option<Vec<St
         match syntax {
             PatternSyntax::Paths
             | PatternSyntax::WalkedPaths
-            | PatternSyntax::RuffGlobs
+            | PatternSyntax::JoinedGlobs
             | PatternSyntax::Packages
             | PatternSyntax::Modules => text
                 .split([',', '\n'])
@@ -809,7 +809,7 @@ mod tests {
     /// `*` crosses `/`, a pattern without `/` is matched anywhere only as
     /// a wildcard, a directory takes no file, `extend-include` adds.
     #[test]
-    fn ruff_globs_match_as_ruff_does_and_a_nested_config_keeps_its_files() {
+    fn joined_globs_match_as_ruff_does_and_a_nested_config_keeps_its_files() {
         let tmp = tempfile::tempdir().unwrap();
         let mut s = spec(
             &[("ruff.toml", ""), ("pyproject.toml", "tool.ruff")],
@@ -818,7 +818,7 @@ mod tests {
         );
         s.exclude = None;
         let include = s.include.as_mut().unwrap();
-        include.syntax = PatternSyntax::RuffGlobs;
+        include.syntax = PatternSyntax::JoinedGlobs;
         include.extended_by = Some("extend-include".into());
         s.nearest_config = true;
         let toml =
@@ -850,7 +850,7 @@ mod tests {
         let mut s = s.clone();
         s.exclude = Some(SelectionKey {
             key: "exclude".into(),
-            syntax: PatternSyntax::RuffGlobs,
+            syntax: PatternSyntax::JoinedGlobs,
             default: vec![".venv".into()],
             missing: Default::default(),
             roots_key: None,

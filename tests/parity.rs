@@ -444,6 +444,18 @@ fn mypys_packages_and_modules_choose_its_files_on_every_scope() {
     );
 }
 
+/// The project with ruff's two gates alone active, committed, trusted, and
+/// green on its first run.
+fn commit_green_with_ruffs_gates(project: &Project) {
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
+    );
+    project.git_init();
+    project.trust();
+    assert_eq!(project.qg_with_tools(&["run"]).code, 0);
+}
+
 /// A file ruff's settings exclude (`exclude`, honoured for named files by
 /// `--force-exclude`) is one `ruff check .` and `ruff format --check .`
 /// never look at: an edit to it passes both gates, checked by neither —
@@ -458,13 +470,7 @@ fn an_edit_to_a_file_ruffs_settings_exclude_passes_unchecked() {
     project.write("pyproject.toml", "[tool.ruff]\nexclude = [\"examples\"]\n");
     project.write("sub/gen/g.py", "z = 1\n");
     project.write("sub/ruff.toml", "extend-exclude = [\"gen\"]\n");
-    project.write(
-        ".st3/quality.yaml",
-        "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
-    );
-    project.git_init();
-    project.trust();
-    assert_eq!(project.qg_with_tools(&["run"]).code, 0);
+    commit_green_with_ruffs_gates(&project);
     project.write("examples/ex.py", "import os\ny  =  2\n");
     let run = project.qg_with_tools(&["run", "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -516,13 +522,7 @@ fn ruffs_include_takes_only_its_files_on_every_scope() {
         project.write(file, "x = 1\n");
     }
     project.write("sub/ruff.toml", "line-length = 100\n");
-    project.write(
-        ".st3/quality.yaml",
-        "version: \"1\"\nactive_gates: [ruff_format, ruff_check]\n",
-    );
-    project.git_init();
-    project.trust();
-    assert_eq!(project.qg_with_tools(&["run"]).code, 0);
+    commit_green_with_ruffs_gates(&project);
     // Outside `include`: what ruff's own run never looks at.
     let unused_and_unformatted = "import os\nx  =  1\n";
     project.write("src/pkg/b.pyi", unused_and_unformatted);

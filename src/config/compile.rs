@@ -666,7 +666,7 @@ impl Compiler<'_> {
             if let Some(k) = selection_key.as_ref().filter(|k| dotted(k.syntax)) {
                 return Err(self.error(
                     &format!("{key}.{name}.syntax"),
-                    format!("`{}` names files: its syntax is paths, walked_paths, ruff_globs or regex; dotted names go under include_modules", k.key),
+                    format!("`{}` names files: its syntax is paths, walked_paths, joined_globs or regex; dotted names go under include_modules", k.key),
                 ));
             }
         }

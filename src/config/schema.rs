@@ -656,7 +656,7 @@ pub(crate) enum PatternSyntax {
     /// against the absolute path too): a filter on the files the tool's walk
     /// finds, not where it starts (ruff's `include`: `src/*.py` takes
     /// `src/a/b.py`, `*.pyi` a stub anywhere, `src` no file).
-    RuffGlobs,
+    JoinedGlobs,
 }
 
 /// How a tool treats `mod.py` beside `mod.pyi`.
