@@ -9,6 +9,7 @@
 
 pub mod atomic_file;
 pub mod baseline;
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod doctor;

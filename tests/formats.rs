@@ -132,6 +132,8 @@ gates:
             report_covered: false,
             daemons: Default::default(),
             require_trust: false,
+            // Goldens of the tools' own runs: their times and logs.
+            use_cache: false,
             confirm: false,
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();

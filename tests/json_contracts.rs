@@ -49,3 +49,33 @@ fn a_history_before_any_run_fits_its_schema() {
     assert_eq!(history["trend"], serde_json::Value::Null);
     assert_fits_schema("history.json", &history);
 }
+
+#[test]
+fn a_report_answered_by_the_result_cache_fits_its_schema() {
+    let project = Project::fixture("dirty");
+    let store = tempfile::tempdir().unwrap();
+    let store = store.path().to_str().unwrap();
+    let vars = [("QG_NO_CACHE", "0"), ("QG_CACHE_DIR", store)];
+    let run = || {
+        project
+            .qg_with_venv_and(
+                &common::tools_venv(),
+                &vars,
+                &["run", "--scope", "project", "--format", "json"],
+            )
+            .json()
+    };
+    let filled = run();
+    assert_fits_schema("run-report.json", &filled);
+    let answered = run();
+    assert_eq!(answered["gates"][0]["cache"]["misses"], 0, "{answered}");
+    assert_fits_schema("run-report.json", &answered);
+    let stats = project
+        .qg_with_venv_and(
+            &common::tools_venv(),
+            &vars,
+            &["cache", "stats", "--format", "json"],
+        )
+        .json();
+    assert!(stats["entries"].as_u64().unwrap() > 0, "{stats}");
+}

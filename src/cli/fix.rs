@@ -56,6 +56,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             cancel: Default::default(),
             report_covered: false,
             require_trust: false,
+            use_cache: true,
             confirm: false,
             daemons: Default::default(),
         },

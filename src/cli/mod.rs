@@ -10,6 +10,7 @@ macro_rules! warn_user {
 }
 
 mod baseline;
+mod cache;
 mod daemon;
 mod doctor;
 mod explain;
@@ -95,6 +96,12 @@ enum Command {
         #[command(subcommand)]
         action: daemon::DaemonAction,
     },
+    /// The result cache: findings kept by content, shared by every clone and
+    /// worktree on this machine (`dir`, `stats`, `prune`).
+    Cache {
+        #[command(subcommand)]
+        action: cache::CacheAction,
+    },
     /// Print a shell completion script (bash, zsh, fish, …) to stdout.
     Completions {
         /// The shell.
@@ -150,6 +157,7 @@ pub fn main() -> i32 {
         Command::Daemon { action } => daemon::command(action),
         Command::Trust(args) => trust::command(args),
         Command::Watch(args) => watch::command(args),
+        Command::Cache { action } => cache::command(action),
         Command::Completions { shell } => {
             // Into memory first: clap_complete panics on a closed pipe
             // (`qg completions bash | head`), which print_stdout takes.

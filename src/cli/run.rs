@@ -57,6 +57,11 @@ pub(super) struct RunArgs {
     /// the background, and nothing moves until it is.
     #[arg(long, conflicts_with_all = ["verify", "no_daemon"])]
     confirm: bool,
+    /// Run every tool on every file in scope, without the findings the
+    /// result cache holds for the same inputs (`QG_NO_CACHE=1` says so too;
+    /// `--verify` runs them and checks the cache's answers).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 fn parse_shard(text: &str) -> Result<Shard, String> {
@@ -84,6 +89,7 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         cancel: Default::default(),
         report_covered: false,
         require_trust: false,
+        use_cache: !args.no_cache,
         confirm: args.confirm,
         daemons: match (args.no_daemon, args.verify) {
             (true, _) => DaemonUse::Ignore,

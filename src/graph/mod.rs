@@ -554,6 +554,48 @@ pub(crate) fn imported<'a>(
     Some(found)
 }
 
+/// For each of `files`, the file itself and every project file it
+/// imports, directly or through other modules (with their packages'
+/// `__init__` files, and the targets of imports the analyzer could only
+/// assume), each with the blob id of the content the graph read: what a
+/// type checker's verdict on the file can depend on in the project. `None`
+/// for a file whose imports, or those of a module it reaches, the graph
+/// does not know; all `None` when there is no graph.
+pub(crate) fn dependencies(
+    ws: &Workspace,
+    files: &[&str],
+) -> BTreeMap<String, Option<Vec<(String, String)>>> {
+    let graph = cache::load(ws);
+    files
+        .iter()
+        .map(|file| {
+            let found = graph.as_ref().and_then(|g| dependencies_of(g, file));
+            (file.to_string(), found)
+        })
+        .collect()
+}
+
+fn dependencies_of(graph: &Graph, file: &str) -> Option<Vec<(String, String)>> {
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
+    let mut seen: BTreeSet<String> = BTreeSet::from([file.to_string()]);
+    let mut queue: VecDeque<String> = VecDeque::from([file.to_string()]);
+    while let Some(next) = queue.pop_front() {
+        let node = graph
+            .nodes
+            .get(&next)
+            .filter(|n| !n.gone && !n.unreadable)?;
+        let packages = packages_of(&next).into_iter().filter(|p| graph.is_live(p));
+        let reached = node.imports.iter().chain(node.assumed.keys()).cloned();
+        for target in reached.chain(packages) {
+            if seen.insert(target.clone()) {
+                queue.push_back(target);
+            }
+        }
+        found.insert(next, node.blob.clone());
+    }
+    Some(found.into_iter().collect())
+}
+
 /// The `__init__.py` and `__init__.pyi` of every package above `file`.
 fn packages_of(file: &str) -> Vec<String> {
     let mut packages = Vec::new();

@@ -328,6 +328,7 @@ fn run_options(
         report_covered: false,
         require_trust: true,
         daemons: Default::default(),
+        use_cache: true,
         confirm,
     }
 }

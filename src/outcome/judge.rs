@@ -321,7 +321,7 @@ fn reclaim_file_names(violations: &mut [Violation], files: &[&str]) {
 
 /// Sorts the violations and, unless the gate errored, decides passed or
 /// failed from them (with the fix hint for a failure).
-pub(super) fn settle(gate: &Gate, result: &mut GateResult) {
+pub(crate) fn settle(gate: &Gate, result: &mut GateResult) {
     result
         .violations
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));

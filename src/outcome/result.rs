@@ -152,6 +152,20 @@ impl Progress {
     }
 }
 
+/// A gate's share of the result cache in one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CacheShare {
+    /// Files whose findings came from the cache.
+    pub(crate) hits: usize,
+    /// Files the tool checked.
+    pub(crate) misses: usize,
+    /// Entries written for the files it checked.
+    pub(crate) stored: usize,
+    /// Why the gate's results are not cached (then every file is a miss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) uncached: Option<String>,
+}
+
 /// A warm answer being confirmed by a cold run in the background.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Unconfirmed {
@@ -206,6 +220,10 @@ pub struct GateResult {
     /// last run (the run's report opens with it).
     #[serde(skip)]
     pub(crate) notice: Option<String>,
+    /// What the result cache answered for (none: the gate is not cached,
+    /// or no cache is in use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache: Option<CacheShare>,
     /// Files passed to the tool.
     pub(crate) files_checked: usize,
     /// Every violation the tool reported, sorted by file and position.
@@ -305,6 +323,7 @@ impl GateResult {
             unconfirmed: None,
             cold_because: None,
             notice: None,
+            cache: None,
             files_checked: 0,
             violations: Vec::new(),
             fix_hint: None,

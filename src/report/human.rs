@@ -225,6 +225,9 @@ fn gate_detail(gate: &GateResult) -> String {
                 parts.push(plural(gate.note_count(), "note"));
             }
             parts.push(plural(gate.files_checked, "file"));
+            if let Some(share) = gate.cache.as_ref().filter(|c| c.hits > 0) {
+                parts.push(format!("{} from the cache", share.hits));
+            }
             if gate.outside_scope > 0 {
                 parts.push(format!(
                     "+{} outside the scope not reported",

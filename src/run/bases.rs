@@ -78,16 +78,26 @@ pub(super) fn hand_package_bases(
         else {
             continue;
         };
-        if plan.native_args.is_none() {
-            if let Some(variable) = bases.for_run() {
-                plan.env.push(variable);
-                plan.extra_args
-                    .extend(spec.bases_cache_args.iter().cloned());
-            }
-        }
         plan.package_bases = Some(Arc::new(bases));
+        if plan.native_args.is_none() {
+            hand_to_partial_run(plan);
+        }
     }
     Ok(())
+}
+
+/// Hands a partial run of `plan` the package bases of all the tool's
+/// files (its `bases_env`), as planned: a plan planned as the tool's own
+/// whole-project run gets them when it is cut to some of its files.
+pub(super) fn hand_to_partial_run(plan: &mut GatePlan<'_>) {
+    let (Some(bases), Some(spec)) = (&plan.package_bases, &plan.gate.search_paths) else {
+        return;
+    };
+    if let Some(variable) = bases.for_run() {
+        plan.env.push(variable);
+        plan.extra_args
+            .extend(spec.bases_cache_args.iter().cloned());
+    }
 }
 
 /// The gate's `bases_env`.

@@ -47,6 +47,9 @@ pub(super) fn compare(
     let options = RunOptions {
         no_state: true,
         daemons: DaemonUse::Ignore,
+        // It checks again what a run left out: with the tool, not its
+        // stored answers.
+        use_cache: false,
         report_covered: false,
         ..options.clone()
     };

@@ -6,8 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use super::cached::{self, RunCache};
 use super::compare::{Comparison, TreeStamp};
 use super::confirm::{self, Job};
+use super::installed::{installed_roots, under_any};
 use super::project::tool_selections;
 pub(super) use super::project::Project;
 use super::{DaemonUse, RunOptions};
@@ -133,6 +135,21 @@ pub(super) fn run_gates<'a>(
         .filter(|p| p.skip_reason.is_none())
         .map(|p| p.gate)
         .collect();
+    let cache = match options.use_cache {
+        true => {
+            if cached::wants_graph(&plans, ctx.warm.as_ref()) {
+                refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
+            }
+            RunCache::look_up(
+                project,
+                &mut plans,
+                ctx.warm.as_ref(),
+                verifying,
+                options.records(),
+            )
+        }
+        false => None,
+    };
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions, jobs) = std::thread::scope(|threads| {
@@ -177,6 +194,9 @@ pub(super) fn run_gates<'a>(
             .unwrap_or_default();
         Ok::<_, QgError>((results, versions, jobs))
     })?;
+    if let Some(cache) = cache {
+        cache.fold_in(&mut results, &mut plans, project);
+    }
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
         result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
@@ -427,20 +447,6 @@ fn cold_standings(
             Some((p.gate.id.clone(), standing.describe()))
         })
         .collect()
-}
-
-/// The source roots the environment's editable installs name.
-fn installed_roots(workspace: &Workspace, tools: &Toolbox<'_>) -> Vec<String> {
-    let environment = tools.environment();
-    environment
-        .map(|e| graph::roots::installed_roots(&workspace.root, &e))
-        .unwrap_or_default()
-}
-
-/// Whether `file` lies under one of `dirs` (root-relative; `.`: all).
-fn under_any(file: &str, dirs: &[String]) -> bool {
-    dirs.iter()
-        .any(|dir| dir == "." || file.starts_with(&format!("{dir}/")))
 }
 
 /// Builds or updates the cached import graph when a gate checks importers:

@@ -5,10 +5,12 @@
 
 mod bases;
 mod body_only;
+mod cached;
 mod compare;
 mod confirm;
 mod full_walk;
 mod gates;
+mod installed;
 mod left_out;
 #[cfg(all(test, unix))]
 mod lies;
@@ -67,6 +69,10 @@ pub struct RunOptions {
     pub cancel: Cancel,
     /// Whether live daemons answer the gates they keep warm.
     pub daemons: DaemonUse,
+    /// Whether the result cache answers for the files whose findings it
+    /// holds (`--no-cache` and `QG_NO_CACHE` say no; a confirmation of a
+    /// warm answer runs its tool).
+    pub use_cache: bool,
     /// `--confirm`: a warm answer is confirmed by a cold run before the
     /// run reports (else it is shown at once, confirmed in the background).
     pub confirm: bool,

@@ -5,10 +5,11 @@
 //! reordering changes nothing, while any change to a value does.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::config::ToolConfigFile;
+use crate::config::{Gate, ToolConfigFile};
 
 /// The digest of the tool's settings in `file` (root-relative) whose
 /// content is `bytes` (`None`: the file is absent), by the `tool_config`
@@ -41,6 +42,21 @@ pub(crate) fn digest(file: &str, bytes: Option<&[u8]>, entries: &[&ToolConfigFil
         }
         None => whole(),
     }
+}
+
+/// The digest of the tool's settings in each settings file at the root
+/// (`tool_config` entries naming one file; a pattern such as ruff's
+/// `**/ruff.toml` is left to the tool's own watching).
+pub(crate) fn root_digests(root: &Path, gate: &Gate) -> Vec<(String, Option<String>)> {
+    gate.tool_config
+        .iter()
+        .filter(|entry| !entry.file.contains(['*', '?', '[', '{']))
+        .map(|entry| {
+            let content = std::fs::read(root.join(&entry.file)).ok();
+            let digest = digest(&entry.file, content.as_deref(), &[entry]);
+            (entry.file.clone(), Some(digest))
+        })
+        .collect()
 }
 
 /// Every section of `text` whose dotted name matches one of `patterns`,

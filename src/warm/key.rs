@@ -42,7 +42,7 @@ impl DaemonKey {
             .daemon
             .as_ref()
             .map_or(gate.command[0].as_str(), |d| d.command[0].as_str());
-        let tool_config = settings_digests(root, gate);
+        let tool_config = crate::tool_config::settings::root_digests(root, gate);
         DaemonKey {
             qg: env!("CARGO_PKG_VERSION").to_string(),
             root: root.display().to_string(),
@@ -86,22 +86,6 @@ impl DaemonKey {
         check(self.tool_config == other.tool_config, "tool config");
         parts
     }
-}
-
-/// The digest of the tool's settings in each settings file at the root
-/// (`tool_config` entries naming one file; a pattern such as ruff's
-/// `**/ruff.toml` is left to the tool's own watching).
-fn settings_digests(root: &Path, gate: &Gate) -> Vec<(String, Option<String>)> {
-    gate.tool_config
-        .iter()
-        .filter(|entry| !entry.file.contains(['*', '?', '[', '{']))
-        .map(|entry| {
-            let content = std::fs::read(root.join(&entry.file)).ok();
-            let digest =
-                crate::tool_config::settings::digest(&entry.file, content.as_deref(), &[entry]);
-            (entry.file.clone(), Some(digest))
-        })
-        .collect()
 }
 
 /// The virtualenv's path and when its installed packages last changed.

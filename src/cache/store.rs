@@ -1,0 +1,344 @@
+//! The directory store: one JSON file per entry, named by its key, under
+//! the cache directory; written atomically (a reader sees a whole entry or
+//! none, two runs writing one key write the same bytes), and read back
+//! only when it names the key it was asked for.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::violation::Violation;
+
+/// Where the entries of this format live, under the cache directory: a
+/// new format starts empty beside the old one, which `qg cache prune`
+/// clears by age.
+const RESULTS: &str = "results-v1";
+
+/// One line per gate per run that used the store: what `qg cache stats`
+/// sums.
+const RUNS: &str = "runs.jsonl";
+
+/// A store of gate results in a directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Store {
+    dir: PathBuf,
+}
+
+/// What the store holds for a key.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    /// The findings stored for it.
+    Hit(Vec<Violation>),
+    /// Nothing.
+    Miss,
+    /// An entry that cannot be used (cut short, unreadable, another key's):
+    /// a miss, and why, for the run's warnings.
+    Unusable(String),
+}
+
+/// One stored entry.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    /// The key it was stored under: a file renamed or copied in by hand
+    /// does not answer for another.
+    key: String,
+    /// The gate, and the root-relative file, for a reader of the store.
+    gate: String,
+    file: String,
+    /// The tool's findings in the file.
+    violations: Vec<Violation>,
+}
+
+/// One gate's use of the store in one run (a line of `runs.jsonl`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Use {
+    /// Seconds since the epoch.
+    #[serde(default)]
+    pub(crate) at: u64,
+    /// The gate id.
+    pub(crate) gate: String,
+    /// Files answered from the store.
+    pub(crate) hits: usize,
+    /// Files the tool checked.
+    pub(crate) misses: usize,
+    /// Entries written.
+    pub(crate) stored: usize,
+}
+
+/// What `qg cache stats` shows.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Stats {
+    /// The cache directory.
+    pub(crate) dir: String,
+    /// Entries held, and their size in bytes.
+    pub(crate) entries: usize,
+    pub(crate) bytes: u64,
+    /// Per gate: hits, misses and entries written, over every recorded run.
+    pub(crate) gates: BTreeMap<String, Use>,
+}
+
+/// What `qg cache prune` removed and kept.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Pruned {
+    pub(crate) removed: usize,
+    pub(crate) freed: u64,
+    pub(crate) kept: usize,
+    pub(crate) bytes: u64,
+}
+
+impl Store {
+    /// The store in `dir` (created on the first write).
+    pub(crate) fn at(dir: PathBuf) -> Store {
+        Store { dir }
+    }
+
+    /// The store a run uses: none when `QG_NO_CACHE` says so or no cache
+    /// directory is known.
+    pub(crate) fn for_run() -> Option<Store> {
+        if super::location::off_by_environment() {
+            return None;
+        }
+        super::location::dir().map(Store::at)
+    }
+
+    /// The cache directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_of(&self, key: &str) -> PathBuf {
+        let fan = key.get(..2).unwrap_or("__");
+        self.dir.join(RESULTS).join(fan).join(format!("{key}.json"))
+    }
+
+    /// The findings stored under `key`. A hit marks the entry used now, so
+    /// pruning by age keeps what runs still read.
+    pub(crate) fn get(&self, key: &str) -> Lookup {
+        let path = self.path_of(key);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => return Lookup::Unusable(format!("{} cannot be read: {e}", path.display())),
+        };
+        let entry: Entry = match serde_json::from_slice(&bytes) {
+            Ok(entry) => entry,
+            Err(e) => {
+                return Lookup::Unusable(format!("{} is not a whole entry: {e}", path.display()))
+            }
+        };
+        if entry.key != key {
+            return Lookup::Unusable(format!(
+                "{} holds the entry of another key ({})",
+                path.display(),
+                entry.key
+            ));
+        }
+        if let Ok(file) = std::fs::File::options().write(true).open(&path) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Lookup::Hit(entry.violations)
+    }
+
+    /// Stores `violations` (the tool's findings in `file`) under `key`.
+    pub(crate) fn put(
+        &self,
+        key: &str,
+        gate: &str,
+        file: &str,
+        violations: &[Violation],
+    ) -> std::io::Result<()> {
+        let entry = Entry {
+            key: key.to_string(),
+            gate: gate.to_string(),
+            file: file.to_string(),
+            violations: violations.iter().map(untracked).collect(),
+        };
+        let path = self.path_of(key);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
+        crate::atomic_file::write_cache(&path, &bytes)
+    }
+
+    /// Adds one run's use of the store per gate to `runs.jsonl` (a line
+    /// each, appended whole: concurrent runs do not interleave).
+    pub(crate) fn record(&self, uses: &[Use]) {
+        if uses.is_empty() || std::fs::create_dir_all(&self.dir).is_err() {
+            return;
+        }
+        let at = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut text = String::new();
+        for used in uses {
+            let line = Use { at, ..used.clone() };
+            text.push_str(&serde_json::to_string(&line).unwrap_or_default());
+            text.push('\n');
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(RUNS));
+        if let Ok(mut file) = file {
+            let _ = file.write_all(text.as_bytes());
+        }
+    }
+
+    /// Entries held, bytes, and every gate's recorded use.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = Stats {
+            dir: self.dir.display().to_string(),
+            ..Stats::default()
+        };
+        for (_, size, _) in self.entries() {
+            stats.entries += 1;
+            stats.bytes += size;
+        }
+        let runs = std::fs::read_to_string(self.dir.join(RUNS)).unwrap_or_default();
+        for used in runs
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Use>(l).ok())
+        {
+            let total = stats.gates.entry(used.gate.clone()).or_default();
+            total.gate = used.gate;
+            total.hits += used.hits;
+            total.misses += used.misses;
+            total.stored += used.stored;
+            total.at = total.at.max(used.at);
+        }
+        stats
+    }
+
+    /// Removes entries not used for `max_age`, then the least recently
+    /// used until the rest fit in `max_bytes`.
+    pub(crate) fn prune(&self, max_age: Option<Duration>, max_bytes: Option<u64>) -> Pruned {
+        let mut entries = self.entries();
+        // Least recently used first.
+        entries.sort_by_key(|(_, _, used)| *used);
+        let now = SystemTime::now();
+        let mut total: u64 = entries.iter().map(|(_, size, _)| size).sum();
+        let mut pruned = Pruned::default();
+        for (path, size, used) in entries {
+            let old = max_age.is_some_and(|age| now.duration_since(used).unwrap_or_default() > age);
+            let over = max_bytes.is_some_and(|max| total > max);
+            if (old || over) && std::fs::remove_file(&path).is_ok() {
+                pruned.removed += 1;
+                pruned.freed += size;
+                total -= size;
+            } else {
+                pruned.kept += 1;
+            }
+        }
+        pruned.bytes = total;
+        pruned
+    }
+
+    /// Every entry file: path, size, last use.
+    fn entries(&self) -> Vec<(PathBuf, u64, SystemTime)> {
+        let mut found = Vec::new();
+        let fans = std::fs::read_dir(self.dir.join(RESULTS))
+            .into_iter()
+            .flatten();
+        for fan in fans.flatten() {
+            for entry in std::fs::read_dir(fan.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_file() && entry.file_name().to_string_lossy().ends_with(".json") {
+                    let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                    found.push((entry.path(), meta.len(), used));
+                }
+            }
+        }
+        found
+    }
+}
+
+/// A finding as the tool reported it, without what qg adds after (its
+/// fingerprint and standing are the run's to compute).
+pub(crate) fn untracked(violation: &Violation) -> Violation {
+    Violation {
+        tracking: Default::default(),
+        ..violation.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(file: &str) -> Violation {
+        serde_json::from_value(serde_json::json!({
+            "file": file, "line": 3, "column": 1, "code": "E1",
+            "message": "bad", "severity": "error"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_entry_answers_its_own_key_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path().to_path_buf());
+        assert!(matches!(store.get("ab12"), Lookup::Miss));
+        store
+            .put("ab12", "lint", "a.py", &[finding("a.py")])
+            .unwrap();
+        match store.get("ab12") {
+            Lookup::Hit(found) => assert_eq!(found, vec![finding("a.py")]),
+            other => panic!("{other:?}"),
+        }
+        // An entry copied under another key's name is not that key's.
+        std::fs::copy(store.path_of("ab12"), {
+            let other = store.path_of("ab34");
+            std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+            other
+        })
+        .unwrap();
+        assert!(matches!(store.get("ab34"), Lookup::Unusable(why) if why.contains("another key")));
+        // Cut short: unusable, not a pass.
+        let path = store.path_of("ab12");
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(
+            matches!(store.get("ab12"), Lookup::Unusable(why) if why.contains("not a whole entry"))
+        );
+    }
+
+    #[test]
+    fn stats_sum_the_runs_and_prune_keeps_what_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path().to_path_buf());
+        for key in ["aa01", "aa02", "bb03"] {
+            store.put(key, "lint", "a.py", &[finding("a.py")]).unwrap();
+        }
+        let used = |hits, misses| Use {
+            gate: "lint".into(),
+            hits,
+            misses,
+            stored: misses,
+            ..Use::default()
+        };
+        store.record(&[used(1, 2)]);
+        store.record(&[used(3, 0)]);
+        let stats = store.stats();
+        assert_eq!(
+            (
+                stats.entries,
+                stats.gates["lint"].hits,
+                stats.gates["lint"].misses
+            ),
+            (3, 4, 2)
+        );
+        let one = stats.bytes / 3;
+        let pruned = store.prune(None, Some(one + one / 2));
+        assert_eq!((pruned.removed, pruned.kept), (2, 1));
+        let pruned = store.prune(Some(Duration::ZERO), None);
+        assert_eq!((pruned.removed, store.stats().entries), (1, 0));
+    }
+}

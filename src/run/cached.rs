@@ -1,0 +1,411 @@
+//! The result cache in a run: each cacheable gate's files looked up
+//! before its tool runs, the plan cut to the misses, the hits folded into
+//! its result after, and what the tool found stored. A gate a daemon
+//! answers is not looked up (its answer is warm), nor a `project_wide` one
+//! (its tool's whole run is one answer).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::installed::{installed_roots, under_any};
+use super::project::Project;
+use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
+use crate::cache::store::{untracked, Use};
+use crate::cache::{Lookup, Store};
+use crate::exec::WarmRequests;
+use crate::outcome::{CacheShare, GateResult, GateStatus};
+use crate::plan::GatePlan;
+use crate::tools::version;
+use crate::violation::Violation;
+
+/// Why an all-hit plan is not run (replaced by its result before anyone
+/// reads it).
+const FROM_CACHE: &str = "every file's findings are in the result cache";
+
+/// One run's use of the cache.
+pub(super) struct RunCache<'a> {
+    store: Store,
+    /// `--verify`: every hit is checked by the tool too.
+    verify: bool,
+    /// One share per plan, in plan order (none: not looked up).
+    shares: Vec<Option<Share<'a>>>,
+}
+
+/// A gate's lookups.
+struct Share<'a> {
+    /// The plan's files before the cut.
+    planned: Vec<&'a str>,
+    /// Its own whole-project run's arguments, before a cut to its misses.
+    native_args: Option<Vec<String>>,
+    /// Each file looked up → its key (files that cannot be keyed now are
+    /// misses without one).
+    keys: BTreeMap<String, String>,
+    /// What the cache answered, by file.
+    hits: BTreeMap<String, Vec<Violation>>,
+    /// Files the tool must check.
+    misses: BTreeSet<String>,
+    /// For a tool that reports the modules its files import: each file's
+    /// project imports (the file among them).
+    reaches: BTreeMap<String, Vec<String>>,
+    /// What the run does with the plan.
+    cut: Cut,
+    /// Entries that could not be used.
+    warnings: Vec<String>,
+    /// Why the gate is not cached at all.
+    uncached: Option<String>,
+}
+
+/// What a gate's lookups did to its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// Every file hit: the tool does not run.
+    AllHits,
+    /// The tool runs on the misses alone.
+    ToMisses,
+    /// The tool runs on the whole plan (a verification, a miss only its
+    /// files' imports reach).
+    Whole,
+}
+
+impl<'a> RunCache<'a> {
+    /// Looks up every cacheable gate's files in the store and cuts each
+    /// plan to its misses; `None` when no cache is in use. The import graph
+    /// must be current (see [`wants_graph`]).
+    pub(super) fn look_up(
+        project: Project<'_>,
+        plans: &mut [GatePlan<'a>],
+        warm: Option<&WarmRequests>,
+        verify: bool,
+        remember: bool,
+    ) -> Option<RunCache<'a>> {
+        let store = Store::for_run()?;
+        let cacheable: Vec<usize> = (0..plans.len())
+            .filter(|i| is_cacheable(&plans[*i], warm))
+            .collect();
+        if cacheable.is_empty() {
+            return None;
+        }
+        let gates: Vec<&crate::config::Gate> = cacheable.iter().map(|i| plans[*i].gate).collect();
+        let versions = version::tool_versions(&gates, project.tools, remember);
+        let environment = project
+            .tools
+            .environment()
+            .and_then(|e| environment_digest(&e.site_packages()));
+        let installed = installed_roots(project.workspace, project.tools);
+        let mut keyer = Keyer::new(&project.workspace.root);
+        let mut shares: Vec<Option<Share<'a>>> = (0..plans.len()).map(|_| None).collect();
+        for index in cacheable {
+            let plan = &mut plans[index];
+            let gate_key = GateKey::new(
+                &project.workspace.root,
+                project.config,
+                plan.gate,
+                versions.get(&plan.gate.id).map(String::as_str),
+                environment.as_deref(),
+            );
+            let share = match gate_key {
+                Ok(gate_key) => {
+                    let lookups = Lookups {
+                        project,
+                        store: &store,
+                        gate_key: &gate_key,
+                        installed: &installed,
+                    };
+                    lookups.share(plan, &mut keyer, verify)
+                }
+                Err(why) => Share::uncached(plan, why),
+            };
+            share.cut_plan(plan);
+            shares[index] = Some(share);
+        }
+        Some(RunCache {
+            store,
+            verify,
+            shares,
+        })
+    }
+
+    /// Folds each gate's hits into its result, stores what its tool found,
+    /// gives each plan back its files (what the gate covered), and records
+    /// the run's use of the store.
+    pub(super) fn fold_in(
+        self,
+        results: &mut [GateResult],
+        plans: &mut [GatePlan<'a>],
+        project: Project<'_>,
+    ) {
+        let mut uses = Vec::new();
+        for ((share, result), plan) in self.shares.into_iter().zip(results).zip(plans) {
+            let Some(share) = share else { continue };
+            if share.cut == Cut::AllHits {
+                *result = GateResult::named(plan.gate);
+                result.runner = project.tools.hint_runner(plan.gate, &result.run_from);
+                result.package_bases = plan.package_bases.clone();
+            }
+            plan.files = share.planned.clone();
+            plan.native_args = share.native_args.clone();
+            plan.skip_reason = None;
+            let used = share.fold(result, plan, &self.store, self.verify);
+            uses.extend(used);
+        }
+        self.store.record(&uses);
+    }
+}
+
+/// Whether a cache lookup of these plans needs the import graph: a
+/// whole-program checker's key holds what its files import.
+pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -> bool {
+    Store::for_run().is_some()
+        && plans
+            .iter()
+            .any(|p| is_cacheable(p, warm) && p.gate.importers)
+}
+
+fn is_cacheable(plan: &GatePlan<'_>, warm: Option<&WarmRequests>) -> bool {
+    let answered_warm = warm.is_some_and(|w| w.plans.contains_key(&plan.gate.id));
+    plan.skip_reason.is_none() && plan.report_only.is_none() && !answered_warm
+}
+
+/// What one gate's lookups need.
+struct Lookups<'l> {
+    project: Project<'l>,
+    store: &'l Store,
+    gate_key: &'l GateKey,
+    installed: &'l [String],
+}
+
+impl Lookups<'_> {
+    /// Keys and looks up the files whose findings the plan reports: its own
+    /// and, for a tool that also reports the modules they import, those.
+    fn share<'a>(&self, plan: &GatePlan<'a>, keyer: &mut Keyer<'_>, verify: bool) -> Share<'a> {
+        let gate = plan.gate;
+        let reported: Vec<&str> = plan
+            .files
+            .iter()
+            .copied()
+            .filter(|f| plan.reports(f))
+            .collect();
+        let reports_imported = gate.daemon.as_ref().is_some_and(|d| d.reports_imported);
+        let silences_installed = gate.daemon.as_ref().is_some_and(|d| d.silences_installed);
+        let mut dependencies = match self.gate_key.imports() {
+            Imports::Ignored => BTreeMap::new(),
+            _ => crate::graph::dependencies(self.project.workspace, &reported),
+        };
+        let mut looked_up: BTreeSet<String> = reported.iter().map(|f| f.to_string()).collect();
+        if reports_imported {
+            let reached: BTreeSet<String> = dependencies
+                .values()
+                .flatten()
+                .flatten()
+                .map(|(file, _)| file.clone())
+                .filter(|f| !silences_installed || !under_any(f, self.installed))
+                .filter(|f| !looked_up.contains(f))
+                .collect();
+            let more: Vec<&str> = reached.iter().map(String::as_str).collect();
+            dependencies.extend(crate::graph::dependencies(self.project.workspace, &more));
+            looked_up.extend(reached);
+        }
+        let mut share = Share::empty(plan);
+        for file in &looked_up {
+            let reach = dependencies.get(file).and_then(|d| d.as_deref());
+            let Some(key) = keyer.key(gate, self.gate_key, file, reach) else {
+                share.misses.insert(file.clone());
+                continue;
+            };
+            match self.store.get(&key) {
+                Lookup::Hit(found) => {
+                    share.hits.insert(file.clone(), found);
+                }
+                Lookup::Miss => {
+                    share.misses.insert(file.clone());
+                }
+                Lookup::Unusable(why) => {
+                    share.warnings.push(format!(
+                        "a result cache entry was not used (checked instead): {why}"
+                    ));
+                    share.misses.insert(file.clone());
+                }
+            }
+            share.keys.insert(file.clone(), key);
+        }
+        if reports_imported {
+            share.reaches = dependencies
+                .into_iter()
+                .filter_map(|(file, d)| Some((file, d?.into_iter().map(|(f, _)| f).collect())))
+                .collect();
+        }
+        let in_plan: BTreeSet<&str> = plan.files.iter().copied().collect();
+        share.cut = if verify || share.misses.iter().any(|f| !in_plan.contains(f.as_str())) {
+            Cut::Whole
+        } else if share.misses.is_empty() {
+            Cut::AllHits
+        } else {
+            Cut::ToMisses
+        };
+        share
+    }
+}
+
+impl<'a> Share<'a> {
+    fn empty(plan: &GatePlan<'a>) -> Share<'a> {
+        Share {
+            planned: plan.files.clone(),
+            native_args: plan.native_args.clone(),
+            keys: BTreeMap::new(),
+            hits: BTreeMap::new(),
+            misses: BTreeSet::new(),
+            reaches: BTreeMap::new(),
+            cut: Cut::Whole,
+            warnings: Vec::new(),
+            uncached: None,
+        }
+    }
+
+    fn uncached(plan: &GatePlan<'a>, why: String) -> Share<'a> {
+        Share {
+            uncached: Some(why),
+            ..Share::empty(plan)
+        }
+    }
+
+    /// Cuts the plan as the lookups decided (see [`Cut`]).
+    fn cut_plan(&self, plan: &mut GatePlan<'a>) {
+        match self.cut {
+            Cut::AllHits => plan.skip_reason = Some(FROM_CACHE.to_string()),
+            Cut::ToMisses => {
+                plan.files.retain(|f| self.misses.contains(*f));
+                // The tool's own whole-project run, cut: its misses are
+                // checked as a partial run checks them.
+                if plan.native_args.take().is_some() {
+                    super::bases::hand_to_partial_run(plan);
+                }
+            }
+            Cut::Whole => {}
+        }
+    }
+
+    /// The files whose findings the tool's run answered for.
+    fn answered(&self) -> BTreeSet<String> {
+        match self.cut {
+            Cut::AllHits => BTreeSet::new(),
+            Cut::Whole => self.keys.keys().chain(&self.misses).cloned().collect(),
+            Cut::ToMisses => {
+                let mut answered = self.misses.clone();
+                for miss in &self.misses {
+                    answered.extend(self.reaches.get(miss).into_iter().flatten().cloned());
+                }
+                answered
+            }
+        }
+    }
+
+    /// Adds the hits the tool did not answer for to `result`, checks the
+    /// hits it did (`--verify`), stores its findings, and says what the
+    /// cache did on the result.
+    fn fold(
+        self,
+        result: &mut GateResult,
+        plan: &GatePlan<'_>,
+        store: &Store,
+        verify: bool,
+    ) -> Option<Use> {
+        let answered = self.answered();
+        let storable = is_storable(result);
+        let mut fresh: BTreeMap<&str, Vec<Violation>> = BTreeMap::new();
+        for v in &result.violations {
+            if let Some(file) = v.file.as_deref().filter(|f| answered.contains(*f)) {
+                fresh.entry(file).or_default().push(v.clone());
+            }
+        }
+        let mut warnings = self.warnings;
+        let mut stored = 0;
+        if storable {
+            for file in &answered {
+                let Some(key) = self.keys.get(file) else {
+                    continue;
+                };
+                let found = fresh
+                    .get(file.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                if let Some(cached) = self.hits.get(file) {
+                    if !verify || same_findings(cached, found) {
+                        continue;
+                    }
+                    warnings.push(format!(
+                        "the result cache held other findings for {} than the tool gives: its entry is replaced",
+                        crate::file_name::display(file)
+                    ));
+                }
+                if store.put(key, &plan.gate.id, file, found).is_ok() {
+                    stored += 1;
+                }
+            }
+        }
+        let from_cache: Vec<Violation> = self
+            .hits
+            .iter()
+            .filter(|(file, _)| !answered.contains(*file))
+            .flat_map(|(_, found)| found.iter().cloned())
+            .collect();
+        // The tool was given the misses; the plan's other files are
+        // checked all the same, by the cache or through the misses' imports.
+        if self.cut != Cut::Whole {
+            let passed = self
+                .planned
+                .iter()
+                .filter(|f| self.misses.contains(**f))
+                .count();
+            result.files_checked += self.planned.len() - passed;
+        }
+        result.warnings.extend(warnings);
+        if !from_cache.is_empty() {
+            result.violations.extend(from_cache);
+            crate::outcome::settle(plan.gate, result);
+        } else if self.cut == Cut::AllHits {
+            crate::outcome::settle(plan.gate, result);
+        }
+        let hits = self.hits.len()
+            - answered
+                .iter()
+                .filter(|f| self.hits.contains_key(*f))
+                .count();
+        let share = CacheShare {
+            hits,
+            misses: self.misses.len(),
+            stored,
+            uncached: self.uncached,
+        };
+        let used = (share.uncached.is_none()).then(|| Use {
+            gate: plan.gate.id.clone(),
+            hits: share.hits,
+            misses: share.misses,
+            stored,
+            ..Use::default()
+        });
+        result.cache = Some(share);
+        used
+    }
+}
+
+/// Whether the tool's answer may be stored: a cold, whole verdict — not an
+/// error, a stop, a warm answer, nor one with a finding in no file (which
+/// no file's entry could hold).
+fn is_storable(result: &GateResult) -> bool {
+    matches!(result.status, GateStatus::Passed | GateStatus::Failed)
+        && result.error.is_none()
+        && !result.warm
+        && result.violations.iter().all(|v| v.file.is_some())
+}
+
+/// Whether two lists of one file's findings say the same (in any order).
+fn same_findings(a: &[Violation], b: &[Violation]) -> bool {
+    let said = |list: &[Violation]| {
+        let mut said: Vec<String> = list
+            .iter()
+            .map(|v| serde_json::to_string(&untracked(v)).unwrap_or_default())
+            .collect();
+        said.sort();
+        said
+    };
+    said(a) == said(b)
+}

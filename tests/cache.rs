@@ -1,0 +1,339 @@
+//! The result cache with the real tools: two clones sharing one store get
+//! the tools' own verdict whether a file's findings come from the store or
+//! from its tool, an edit to a module's interface misses its importers, an
+//! entry that cannot be used is checked instead, and `--verify` finds and
+//! replaces an entry that lies. (The suite runs with `QG_NO_CACHE=1` from
+//! `.cargo/config.toml`; these tests turn the cache on.)
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{git, tools_venv, Project, Run};
+use serde_json::Value;
+
+/// `qg args…` in `dir` with the real tools and the store at `store`.
+fn qg(dir: &Path, store: &Path, args: &[&str]) -> Run {
+    Run::from(
+        Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(args)
+            .current_dir(dir)
+            .env("VIRTUAL_ENV", tools_venv())
+            .env("QG_CACHE_DIR", store)
+            .env("QG_NO_CACHE", "0")
+            .env("CI", "true")
+            .env_remove("NO_COLOR")
+            .output()
+            .unwrap(),
+    )
+}
+
+/// A project-scope run's JSON report.
+fn project_run(dir: &Path, store: &Path, extra: &[&str]) -> Value {
+    let mut args: Vec<&str> = "run --scope project --format json --no-state"
+        .split(' ')
+        .collect();
+    args.extend(extra);
+    let run = qg(dir, store, &args);
+    assert!(
+        run.code == 0 || run.code == 1,
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    run.json()
+}
+
+/// Every gate's findings, as the tools reported them.
+fn findings(report: &Value) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for gate in report["gates"].as_array().unwrap() {
+        for v in gate["violations"].as_array().into_iter().flatten() {
+            found.insert(format!(
+                "{} {}:{}:{} {} {}",
+                gate["id"], v["file"], v["line"], v["column"], v["code"], v["message"]
+            ));
+        }
+    }
+    found
+}
+
+/// Both reports hold the same findings (what differs, if not).
+fn same(got: &Value, want: &Value) {
+    let (got, want) = (findings(got), findings(want));
+    let extra: Vec<&String> = got.difference(&want).collect();
+    let missing: Vec<&String> = want.difference(&got).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "not the tools' verdict: extra {extra:#?}, missing {missing:#?}"
+    );
+}
+
+/// Per gate: (status, hits, misses, files checked).
+fn shares(report: &Value) -> Vec<(String, String, u64, u64, u64)> {
+    report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let cache = &g["cache"];
+            (
+                g["id"].as_str().unwrap().to_string(),
+                g["status"].as_str().unwrap().to_string(),
+                cache["hits"].as_u64().unwrap_or(0),
+                cache["misses"].as_u64().unwrap_or(0),
+                g["files_checked"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn hits_and_misses(report: &Value, gate: &str) -> (u64, u64) {
+    let share = shares(report).into_iter().find(|s| s.0 == gate).unwrap();
+    (share.2, share.3)
+}
+
+/// The warm fixture and a clone of it beside, with one store.
+struct Clones {
+    first: Project,
+    second: tempfile::TempDir,
+    store: tempfile::TempDir,
+}
+
+impl Clones {
+    fn new() -> Clones {
+        let first = Project::fixture("warm");
+        let second = tempfile::tempdir().unwrap();
+        git(
+            second.path(),
+            &["clone", "-q", first.path().to_str().unwrap(), "."],
+        );
+        Clones {
+            first,
+            second,
+            store: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn second(&self) -> PathBuf {
+        self.second.path().to_path_buf()
+    }
+}
+
+#[test]
+fn two_clones_share_one_store_and_every_verdict_is_the_tools() {
+    let clones = Clones::new();
+    let store = clones.store.path();
+    let filled = project_run(clones.first.path(), store, &[]);
+    for (gate, _, hits, misses, _) in shares(&filled) {
+        assert_eq!(hits, 0, "{gate}: an empty store has nothing: {filled}");
+        assert!(misses > 0, "{gate} looked nothing up: {filled}");
+    }
+
+    // The other clone: every file's findings from the store, none run.
+    let second = clones.second();
+    let answered = project_run(&second, store, &[]);
+    same(&answered, &filled);
+    for (gate, status, hits, misses, files) in shares(&answered) {
+        assert_eq!(misses, 0, "{gate} ran its tool: {answered}");
+        assert!(hits > 0 && files > 0, "{gate}: {answered}");
+        assert_eq!(status, "passed", "{gate}: {answered}");
+    }
+
+    // An interface change in the other clone: `area` returns a str, so
+    // geometry's sum breaks. The type checkers check again every module
+    // that reaches shapes: all of them, as the package's `__init__` (which
+    // each module's import runs) imports geometry. ruff only the file.
+    let shapes = second.join("app/shapes.py");
+    let text = std::fs::read_to_string(&shapes).unwrap();
+    std::fs::write(
+        &shapes,
+        text.replace(
+            "def area(shape: Square) -> float:\n    \"\"\"The area of a shape.\"\"\"\n    return shape.side * shape.side",
+            "def area(shape: Square) -> str:\n    \"\"\"The area of a shape.\"\"\"\n    return str(shape.side * shape.side)",
+        ),
+    )
+    .unwrap();
+    let broken = project_run(&second, store, &[]);
+    let tools_say = project_run(&second, store, &["--no-cache"]);
+    same(&broken, &tools_say);
+    assert!(
+        findings(&broken).iter().any(|f| f.contains("geometry.py")),
+        "the importer's break is found: {broken}"
+    );
+    for gate in ["mypy", "pyright"] {
+        assert_eq!(hits_and_misses(&broken, gate), (0, 6), "{gate}: {broken}");
+    }
+    assert_eq!(hits_and_misses(&broken, "ruff_check").1, 1, "{broken}");
+
+    // A body-only edit to a leaf: only that file is checked again.
+    let util = second.join("app/util.py");
+    let leaf = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, format!("{leaf}\n# a comment\n")).unwrap();
+    let leaf_edit = project_run(&second, store, &[]);
+    let leaf_truth = project_run(&second, store, &["--no-cache"]);
+    same(&leaf_edit, &leaf_truth);
+    for gate in ["mypy", "pyright"] {
+        assert_eq!(
+            hits_and_misses(&leaf_edit, gate).1,
+            1,
+            "{gate}: {leaf_edit}"
+        );
+    }
+
+    // Back in the first clone, the same break: all from the store.
+    std::fs::copy(&shapes, clones.first.path().join("app/shapes.py")).unwrap();
+    std::fs::copy(&util, clones.first.path().join("app/util.py")).unwrap();
+    let again = project_run(clones.first.path(), store, &[]);
+    same(&again, &leaf_truth);
+    for (gate, _, _, misses, _) in shares(&again) {
+        assert_eq!(misses, 0, "{gate} ran its tool: {again}");
+    }
+
+    // The auto scope uses the store too, with the same verdict.
+    let auto = qg(
+        clones.first.path(),
+        store,
+        &["run", "--format", "json", "--no-state"],
+    );
+    let auto: Value = serde_json::from_str(&auto.stdout).unwrap();
+    same(&auto, &leaf_truth);
+}
+
+#[test]
+fn an_entry_that_cannot_be_used_is_checked_and_verify_replaces_one_that_lies() {
+    let project = Project::fixture("warm");
+    let store = tempfile::tempdir().unwrap();
+    let store = store.path();
+    let truth = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    let entries = entry_files(store);
+    assert!(!entries.is_empty());
+
+    // Cut short: a warning, the tool's verdict, the entry written again.
+    let cut = &entries[0];
+    let bytes = std::fs::read(cut).unwrap();
+    std::fs::write(cut, &bytes[..bytes.len() / 2]).unwrap();
+    let run = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    same(&run, &truth);
+    let warnings = run["gates"][0]["warnings"].to_string();
+    assert!(warnings.contains("not a whole entry"), "{run}");
+    assert_eq!(hits_and_misses(&run, "ruff_check").1, 1, "{run}");
+    assert_eq!(
+        std::fs::read(cut).unwrap(),
+        bytes,
+        "the entry is written again"
+    );
+
+    // An entry that lies (a finding the tool never gave, under the right
+    // key) is believed by a plain run — it is only as good as its key —
+    // and found by --verify, which replaces it.
+    let mut entry: Value = serde_json::from_slice(&bytes).unwrap();
+    let file = entry["file"].as_str().unwrap().to_string();
+    entry["violations"] = serde_json::json!([{
+        "file": file, "line": 1, "column": 1, "code": "F999",
+        "message": "invented", "severity": "error"
+    }]);
+    std::fs::write(cut, entry.to_string()).unwrap();
+    let believed = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    assert!(
+        findings(&believed).iter().any(|f| f.contains("invented")),
+        "{believed}"
+    );
+    let verified = project_run(project.path(), store, &["--gate", "ruff_check", "--verify"]);
+    same(&verified, &truth);
+    assert!(
+        verified["gates"][0]["warnings"]
+            .to_string()
+            .contains("its entry is replaced"),
+        "{verified}"
+    );
+    let after = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    same(&after, &truth);
+}
+
+#[test]
+fn cache_commands_say_where_and_what_and_prune() {
+    let project = Project::fixture("warm");
+    let store = tempfile::tempdir().unwrap();
+    let store = store.path();
+    project_run(project.path(), store, &["--gate", "ruff_check"]);
+    project_run(project.path(), store, &["--gate", "ruff_check"]);
+    let dir = qg(project.path(), store, &["cache", "dir"]);
+    assert_eq!(dir.stdout.trim(), store.display().to_string());
+    let stats = qg(
+        project.path(),
+        store,
+        &["cache", "stats", "--format", "json"],
+    );
+    let stats: Value = serde_json::from_str(&stats.stdout).unwrap();
+    let files = entry_files(store).len() as u64;
+    assert_eq!(stats["entries"], files);
+    assert_eq!(stats["gates"]["ruff_check"]["hits"], files, "{stats}");
+    assert_eq!(stats["gates"]["ruff_check"]["misses"], files, "{stats}");
+    let human = qg(project.path(), store, &["cache", "stats"]).stdout;
+    assert!(
+        human.contains("ruff_check: ") && human.contains("(50% hits)"),
+        "{human}"
+    );
+
+    let bad = qg(
+        project.path(),
+        store,
+        &["cache", "prune", "--max-size", "lots"],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("not a size"), "{}", bad.stderr);
+    let neither = qg(project.path(), store, &["cache", "prune"]);
+    assert_eq!(neither.code, 2);
+    let pruned = qg(
+        project.path(),
+        store,
+        &["cache", "prune", "--max-size", "0"],
+    );
+    assert_eq!(pruned.code, 0, "{}", pruned.stderr);
+    assert!(
+        pruned
+            .stdout
+            .starts_with(&format!("removed {files} entries")),
+        "{}",
+        pruned.stdout
+    );
+    assert!(entry_files(store).is_empty());
+}
+
+#[test]
+fn two_runs_at_once_on_one_store_both_get_the_tools_verdict() {
+    let clones = Clones::new();
+    let store = clones.store.path();
+    let truth = project_run(clones.first.path(), store, &["--no-cache"]);
+    let second = clones.second();
+    let (a, b) = std::thread::scope(|threads| {
+        let a = threads.spawn(|| project_run(clones.first.path(), store, &[]));
+        let b = threads.spawn(|| project_run(&second, store, &[]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    same(&a, &truth);
+    same(&b, &truth);
+    let after = project_run(&second, store, &[]);
+    same(&after, &truth);
+    for (gate, _, _, misses, _) in shares(&after) {
+        assert_eq!(misses, 0, "{gate}: {after}");
+    }
+}
+
+fn entry_files(store: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for fan in std::fs::read_dir(store.join("results-v1"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for entry in std::fs::read_dir(fan.path()).unwrap().flatten() {
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    found
+}
