@@ -133,7 +133,7 @@ gates:
             daemons: Default::default(),
             require_trust: false,
             // Goldens of the tools' own runs: their times and logs.
-            use_cache: false,
+            cache: qg::run::CacheUse::Off,
             confirm: false,
         };
         let mut report = qg::run::run(&options, &Silent).unwrap();

@@ -63,7 +63,7 @@ fn options(args: &BaselineArgs, baseline: BaselineUse) -> Result<RunOptions, QgE
         cancel: Default::default(),
         report_covered: false,
         require_trust: false,
-        use_cache: true,
+        cache: Default::default(),
         confirm: false,
         daemons: Default::default(),
     })

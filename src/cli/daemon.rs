@@ -478,7 +478,7 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         daemons: DaemonUse::Verify,
         report_covered: false,
         require_trust: false,
-        use_cache: false,
+        cache: crate::run::CacheUse::Off,
         confirm: false,
     };
     let log = Log::new(

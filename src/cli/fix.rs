@@ -56,7 +56,7 @@ pub(super) fn command(args: FixArgs) -> Result<i32, QgError> {
             cancel: Default::default(),
             report_covered: false,
             require_trust: false,
-            use_cache: true,
+            cache: Default::default(),
             confirm: false,
             daemons: Default::default(),
         },

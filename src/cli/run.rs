@@ -89,7 +89,10 @@ pub(super) fn command(args: RunArgs) -> Result<i32, QgError> {
         cancel: Default::default(),
         report_covered: false,
         require_trust: false,
-        use_cache: !args.no_cache,
+        cache: match args.no_cache {
+            true => run::CacheUse::Off,
+            false => run::CacheUse::Default,
+        },
         confirm: args.confirm,
         daemons: match (args.no_daemon, args.verify) {
             (true, _) => DaemonUse::Ignore,

@@ -88,7 +88,7 @@ pub(super) fn command(args: WatchArgs) -> Result<i32, QgError> {
             cancel: cancel.clone(),
             report_covered: false,
             require_trust: true,
-            use_cache: true,
+            cache: Default::default(),
             confirm: false,
             daemons: match args.no_daemon {
                 true => DaemonUse::Ignore,

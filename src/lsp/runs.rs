@@ -199,7 +199,7 @@ fn run_options(session: &Session, kind: &Kind) -> Option<RunOptions> {
         cancel: Cancel::default(),
         report_covered: true,
         require_trust: true,
-        use_cache: true,
+        cache: Default::default(),
         confirm: false,
         daemons: match session.state().settings.no_daemon {
             true => DaemonUse::Ignore,

@@ -328,7 +328,7 @@ fn run_options(
         report_covered: false,
         require_trust: true,
         daemons: Default::default(),
-        use_cache: true,
+        cache: Default::default(),
         confirm,
     }
 }

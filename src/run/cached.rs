@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::installed::{installed_roots, under_any};
 use super::project::Project;
+use super::CacheUse;
 use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
 use crate::cache::store::{untracked, Use};
 use crate::cache::{Lookup, Store};
@@ -72,12 +73,12 @@ impl<'a> RunCache<'a> {
     /// must be current (see [`wants_graph`]).
     pub(super) fn look_up(
         project: Project<'_>,
+        store: Store,
         plans: &mut [GatePlan<'a>],
         warm: Option<&WarmRequests>,
         verify: bool,
         remember: bool,
     ) -> Option<RunCache<'a>> {
-        let store = Store::for_run()?;
         let cacheable: Vec<usize> = (0..plans.len())
             .filter(|i| is_cacheable(&plans[*i], warm))
             .collect();
@@ -151,13 +152,21 @@ impl<'a> RunCache<'a> {
     }
 }
 
+/// The store a run uses, if any.
+pub(super) fn store(cache: &CacheUse) -> Option<Store> {
+    match cache {
+        CacheUse::Default => Store::for_run(),
+        CacheUse::Off => None,
+        CacheUse::At(dir) => Some(Store::at(dir.clone())),
+    }
+}
+
 /// Whether a cache lookup of these plans needs the import graph: a
 /// whole-program checker's key holds what its files import.
 pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -> bool {
-    Store::for_run().is_some()
-        && plans
-            .iter()
-            .any(|p| is_cacheable(p, warm) && p.gate.importers)
+    plans
+        .iter()
+        .any(|p| is_cacheable(p, warm) && p.gate.importers)
 }
 
 fn is_cacheable(plan: &GatePlan<'_>, warm: Option<&WarmRequests>) -> bool {

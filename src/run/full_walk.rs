@@ -49,7 +49,7 @@ pub(super) fn compare(
         daemons: DaemonUse::Ignore,
         // It checks again what a run left out: with the tool, not its
         // stored answers.
-        use_cache: false,
+        cache: crate::run::CacheUse::Off,
         report_covered: false,
         ..options.clone()
     };

@@ -135,21 +135,20 @@ pub(super) fn run_gates<'a>(
         .filter(|p| p.skip_reason.is_none())
         .map(|p| p.gate)
         .collect();
-    let cache = match options.use_cache {
-        true => {
-            if cached::wants_graph(&plans, ctx.warm.as_ref()) {
-                refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
-            }
-            RunCache::look_up(
-                project,
-                &mut plans,
-                ctx.warm.as_ref(),
-                verifying,
-                options.records(),
-            )
+    let cache = cached::store(&options.cache).and_then(|store| {
+        if cached::wants_graph(&plans, ctx.warm.as_ref()) {
+            refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
         }
-        false => None,
-    };
+        let warm = ctx.warm.as_ref();
+        RunCache::look_up(
+            project,
+            store,
+            &mut plans,
+            warm,
+            verifying,
+            options.records(),
+        )
+    });
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions, jobs) = std::thread::scope(|threads| {

@@ -309,7 +309,7 @@ fn options(root: &Path, mode: ScopeMode, daemons: DaemonUse) -> RunOptions {
         daemons,
         report_covered: true,
         require_trust: false,
-        use_cache: false,
+        cache: crate::run::CacheUse::Off,
         confirm: false,
     }
 }

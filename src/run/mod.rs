@@ -5,6 +5,8 @@
 
 mod bases;
 mod body_only;
+#[cfg(all(test, unix))]
+mod cache_truth;
 mod cached;
 mod compare;
 mod confirm;
@@ -69,10 +71,9 @@ pub struct RunOptions {
     pub cancel: Cancel,
     /// Whether live daemons answer the gates they keep warm.
     pub daemons: DaemonUse,
-    /// Whether the result cache answers for the files whose findings it
-    /// holds (`--no-cache` and `QG_NO_CACHE` say no; a confirmation of a
-    /// warm answer runs its tool).
-    pub use_cache: bool,
+    /// Where the result cache is looked up and stored (`--no-cache`: off;
+    /// a confirmation of a warm answer runs its tool).
+    pub cache: CacheUse,
     /// `--confirm`: a warm answer is confirmed by a cold run before the
     /// run reports (else it is shown at once, confirmed in the background).
     pub confirm: bool,
@@ -84,6 +85,20 @@ pub struct RunOptions {
     /// on the very config the run loads, so a pull between an earlier
     /// check and the run cannot slip a new command through.
     pub require_trust: bool,
+}
+
+/// Where a run's gates' results are looked up and stored (the `cache`
+/// module).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CacheUse {
+    /// The user's store (`QG_CACHE_DIR`, else the user cache directory),
+    /// unless `QG_NO_CACHE` says no.
+    #[default]
+    Default,
+    /// None: every tool runs.
+    Off,
+    /// This store, whatever the environment says.
+    At(PathBuf),
 }
 
 /// How a run uses the gates' live daemons (`qg daemon`, `qg watch`).
