@@ -6,6 +6,8 @@
 # up), then every Linux test.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh e2e).
 #
+# Redis comes from apt when missing (tests/cache_shared.rs).
+#
 # scripts/test.sh --quick: the inner loop — unit tests, the integration
 # tests that take seconds, clippy's lints in their build; no wine, no wheel,
 # no warm daemons, no editor. The full suite stays the test command and what CI runs.
@@ -92,6 +94,20 @@ install_tools() {
   .venv/bin/python -c 'import importlib.metadata as m; print("mcp (Python SDK)", m.version("mcp"))'
   .venv/bin/python -c 'import importlib.metadata as m; print("pytest-lsp", m.version("pytest-lsp"))'
   .venv/bin/nvim --version | head -1
+  .venv/bin/python -c 'import importlib.metadata as m; print("moto", m.version("moto"), "wsgidav", m.version("wsgidav"))'
+
+  # Redis for the result cache's shared store (tests/cache_shared.rs): Debian's
+  # redis-server, installed where it is missing and apt can (root).
+  if ! command -v redis-server >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "test.sh: installing redis-server (apt)"
+      apt-get update -qq >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    else
+      echo "test.sh: redis-server is missing and cannot be installed here (not root, or no apt): tests/cache_shared.rs will fail" >&2
+    fi
+  fi
+  redis-server --version
 
   # Microsoft's SARIF Multitool checks qg's SARIF against GitHub's and GitHub
   # Advanced Security's rules (tests/sarif_multitool.rs); a self-contained Linux

@@ -4,6 +4,9 @@
 //! entry that cannot be used is checked instead, and `--verify` finds and
 //! replaces an entry that lies. (The suite runs with `QG_NO_CACHE=1` from
 //! `.cargo/config.toml`; these tests turn the cache on.)
+// Unix: the real tools' Linux virtualenv (tests/windows.rs is the Windows
+// binary's).
+#![cfg(unix)]
 
 mod common;
 

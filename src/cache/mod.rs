@@ -12,6 +12,7 @@
 
 pub(crate) mod key;
 pub(crate) mod location;
+pub(crate) mod shared;
 pub(crate) mod store;
 
 pub(crate) use store::{Lookup, Store};

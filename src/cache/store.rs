@@ -66,6 +66,9 @@ pub(crate) struct Use {
     pub(crate) misses: usize,
     /// Entries written.
     pub(crate) stored: usize,
+    /// Of the hits, those the shared store answered.
+    #[serde(default)]
+    pub(crate) shared: usize,
 }
 
 /// What `qg cache stats` shows.
@@ -110,8 +113,7 @@ impl Store {
     }
 
     fn path_of(&self, key: &str) -> PathBuf {
-        let fan = key.get(..2).unwrap_or("__");
-        self.dir.join(RESULTS).join(fan).join(format!("{key}.json"))
+        self.dir.join(stored_path(key))
     }
 
     /// The findings stored under `key`. A hit marks the entry used now, so
@@ -123,33 +125,38 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Unusable(format!("{} cannot be read: {e}", path.display())),
         };
-        let entry: Entry = match serde_json::from_slice(&bytes) {
-            Ok(entry) => entry,
-            Err(e) => {
-                return Lookup::Unusable(format!("{} is not a whole entry: {e}", path.display()))
+        let found = read_entry(key, &bytes, &path.display().to_string());
+        if matches!(found, Lookup::Hit(_)) {
+            if let Ok(file) = std::fs::File::options().write(true).open(&path) {
+                let _ = file.set_modified(SystemTime::now());
             }
-        };
-        if entry.key != key {
-            return Lookup::Unusable(format!(
-                "{} holds the entry of another key ({})",
-                path.display(),
-                entry.key
-            ));
         }
-        if let Ok(file) = std::fs::File::options().write(true).open(&path) {
-            let _ = file.set_modified(SystemTime::now());
-        }
-        Lookup::Hit(entry.violations)
+        found
     }
 
-    /// Stores `violations` (the tool's findings in `file`) under `key`.
+    /// An entry another store holds for `key` (`from` names it): checked
+    /// as a local one is, and kept here when it holds.
+    pub(crate) fn take(&self, key: &str, bytes: &[u8], from: &str) -> Lookup {
+        let found = read_entry(key, bytes, from);
+        if matches!(found, Lookup::Hit(_)) {
+            let path = self.path_of(key);
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = crate::atomic_file::write_cache(&path, bytes);
+        }
+        found
+    }
+
+    /// Stores `violations` (the tool's findings in `file`) under `key`;
+    /// the entry's bytes, for a shared store.
     pub(crate) fn put(
         &self,
         key: &str,
         gate: &str,
         file: &str,
         violations: &[Violation],
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<Vec<u8>> {
         let entry = Entry {
             key: key.to_string(),
             gate: gate.to_string(),
@@ -161,7 +168,8 @@ impl Store {
             std::fs::create_dir_all(dir)?;
         }
         let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
-        crate::atomic_file::write_cache(&path, &bytes)
+        crate::atomic_file::write_cache(&path, &bytes)?;
+        Ok(bytes)
     }
 
     /// Adds one run's use of the store per gate to `runs.jsonl` (a line
@@ -208,6 +216,7 @@ impl Store {
             total.hits += used.hits;
             total.misses += used.misses;
             total.stored += used.stored;
+            total.shared += used.shared;
             total.at = total.at.max(used.at);
         }
         stats
@@ -258,6 +267,28 @@ impl Store {
         }
         found
     }
+}
+
+/// Where the entry of `key` lives in a store, `/`-separated.
+pub(crate) fn stored_path(key: &str) -> String {
+    let fan = key.get(..2).unwrap_or("__");
+    format!("{RESULTS}/{fan}/{key}.json")
+}
+
+/// The findings in `bytes` if they are a whole entry of `key` (`at` says
+/// where they were read, for the warning when not).
+fn read_entry(key: &str, bytes: &[u8], at: &str) -> Lookup {
+    let entry: Entry = match serde_json::from_slice(bytes) {
+        Ok(entry) => entry,
+        Err(e) => return Lookup::Unusable(format!("{at} is not a whole entry: {e}")),
+    };
+    if entry.key != key {
+        return Lookup::Unusable(format!(
+            "{at} holds the entry of another key ({})",
+            entry.key
+        ));
+    }
+    Lookup::Hit(entry.violations)
 }
 
 /// A finding as the tool reported it, without what qg adds after (its

@@ -161,6 +161,9 @@ pub(crate) struct CacheShare {
     pub(crate) misses: usize,
     /// Entries written for the files it checked.
     pub(crate) stored: usize,
+    /// Of the hits, those a shared store answered.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) shared: usize,
     /// Why the gate's results are not cached (then every file is a miss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) uncached: Option<String>,

@@ -10,7 +10,8 @@ use super::installed::{installed_roots, under_any};
 use super::project::Project;
 use super::CacheUse;
 use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
-use crate::cache::store::{untracked, Use};
+use crate::cache::shared::Shared;
+use crate::cache::store::{stored_path, untracked, Use};
 use crate::cache::{Lookup, Store};
 use crate::exec::WarmRequests;
 use crate::outcome::{CacheShare, GateResult, GateStatus};
@@ -25,10 +26,14 @@ const FROM_CACHE: &str = "every file's findings are in the result cache";
 /// One run's use of the cache.
 pub(super) struct RunCache<'a> {
     store: Store,
+    /// The team's store, when the environment names one.
+    shared: Option<Shared>,
     /// `--verify`: every hit is checked by the tool too.
     verify: bool,
     /// One share per plan, in plan order (none: not looked up).
     shares: Vec<Option<Share<'a>>>,
+    /// What the run should say about the stores themselves.
+    warnings: Vec<String>,
 }
 
 /// A gate's lookups.
@@ -42,6 +47,8 @@ struct Share<'a> {
     keys: BTreeMap<String, String>,
     /// What the cache answered, by file.
     hits: BTreeMap<String, Vec<Violation>>,
+    /// Of the hits, how many the shared store answered.
+    from_shared: usize,
     /// Files the tool must check.
     misses: BTreeSet<String>,
     /// For a tool that reports the modules its files import: each file's
@@ -95,7 +102,7 @@ impl<'a> RunCache<'a> {
         let mut keyer = Keyer::new(&project.workspace.root);
         let mut shares: Vec<Option<Share<'a>>> = (0..plans.len()).map(|_| None).collect();
         for index in cacheable {
-            let plan = &mut plans[index];
+            let plan = &plans[index];
             let gate_key = GateKey::new(
                 &project.workspace.root,
                 project.config,
@@ -103,7 +110,7 @@ impl<'a> RunCache<'a> {
                 versions.get(&plan.gate.id).map(String::as_str),
                 environment.as_deref(),
             );
-            let share = match gate_key {
+            shares[index] = Some(match gate_key {
                 Ok(gate_key) => {
                     let lookups = Lookups {
                         project,
@@ -111,17 +118,31 @@ impl<'a> RunCache<'a> {
                         gate_key: &gate_key,
                         installed: &installed,
                     };
-                    lookups.share(plan, &mut keyer, verify)
+                    lookups.share(plan, &mut keyer)
                 }
                 Err(why) => Share::uncached(plan, why),
-            };
-            share.cut_plan(plan);
-            shares[index] = Some(share);
+            });
         }
+        let (shared, mut warnings) = match Shared::from_environment() {
+            Ok(shared) => (shared, Vec::new()),
+            Err(why) => (None, vec![why]),
+        };
+        if let Some(shared) = &shared {
+            ask_shared(shared, &store, &mut shares);
+        }
+        for (share, plan) in shares.iter_mut().zip(plans.iter_mut()) {
+            if let Some(share) = share {
+                share.decide(plan, verify);
+                share.cut_plan(plan);
+            }
+        }
+        warnings.extend(shared.as_ref().and_then(Shared::trouble));
         Some(RunCache {
             store,
+            shared,
             verify,
             shares,
+            warnings,
         })
     }
 
@@ -133,8 +154,9 @@ impl<'a> RunCache<'a> {
         results: &mut [GateResult],
         plans: &mut [GatePlan<'a>],
         project: Project<'_>,
-    ) {
+    ) -> Vec<String> {
         let mut uses = Vec::new();
+        let mut written = Vec::new();
         for ((share, result), plan) in self.shares.into_iter().zip(results).zip(plans) {
             let Some(share) = share else { continue };
             if share.cut == Cut::AllHits {
@@ -145,10 +167,17 @@ impl<'a> RunCache<'a> {
             plan.files = share.planned.clone();
             plan.native_args = share.native_args.clone();
             plan.skip_reason = None;
-            let used = share.fold(result, plan, &self.store, self.verify);
+            let used = share.fold(result, plan, &self.store, self.verify, &mut written);
             uses.extend(used);
         }
         self.store.record(&uses);
+        let mut warnings = self.warnings;
+        if let Some(shared) = &self.shared {
+            let before = shared.trouble();
+            shared.upload(written);
+            warnings.extend(shared.trouble().filter(|now| before.as_ref() != Some(now)));
+        }
+        warnings
     }
 }
 
@@ -185,7 +214,7 @@ struct Lookups<'l> {
 impl Lookups<'_> {
     /// Keys and looks up the files whose findings the plan reports: its own
     /// and, for a tool that also reports the modules they import, those.
-    fn share<'a>(&self, plan: &GatePlan<'a>, keyer: &mut Keyer<'_>, verify: bool) -> Share<'a> {
+    fn share<'a>(&self, plan: &GatePlan<'a>, keyer: &mut Keyer<'_>) -> Share<'a> {
         let gate = plan.gate;
         let reported: Vec<&str> = plan
             .files
@@ -242,14 +271,6 @@ impl Lookups<'_> {
                 .filter_map(|(file, d)| Some((file, d?.into_iter().map(|(f, _)| f).collect())))
                 .collect();
         }
-        let in_plan: BTreeSet<&str> = plan.files.iter().copied().collect();
-        share.cut = if verify || share.misses.iter().any(|f| !in_plan.contains(f.as_str())) {
-            Cut::Whole
-        } else if share.misses.is_empty() {
-            Cut::AllHits
-        } else {
-            Cut::ToMisses
-        };
         share
     }
 }
@@ -261,6 +282,7 @@ impl<'a> Share<'a> {
             native_args: plan.native_args.clone(),
             keys: BTreeMap::new(),
             hits: BTreeMap::new(),
+            from_shared: 0,
             misses: BTreeSet::new(),
             reaches: BTreeMap::new(),
             cut: Cut::Whole,
@@ -274,6 +296,21 @@ impl<'a> Share<'a> {
             uncached: Some(why),
             ..Share::empty(plan)
         }
+    }
+
+    /// What the run does with the plan, once every store was asked.
+    fn decide(&mut self, plan: &GatePlan<'_>, verify: bool) {
+        if self.uncached.is_some() {
+            return;
+        }
+        let in_plan: BTreeSet<&str> = plan.files.iter().copied().collect();
+        self.cut = if verify || self.misses.iter().any(|f| !in_plan.contains(f.as_str())) {
+            Cut::Whole
+        } else if self.misses.is_empty() {
+            Cut::AllHits
+        } else {
+            Cut::ToMisses
+        };
     }
 
     /// Cuts the plan as the lookups decided (see [`Cut`]).
@@ -316,6 +353,7 @@ impl<'a> Share<'a> {
         plan: &GatePlan<'_>,
         store: &Store,
         verify: bool,
+        written: &mut Vec<(String, Vec<u8>)>,
     ) -> Option<Use> {
         let answered = self.answered();
         let storable = is_storable(result);
@@ -345,7 +383,8 @@ impl<'a> Share<'a> {
                         crate::file_name::display(file)
                     ));
                 }
-                if store.put(key, &plan.gate.id, file, found).is_ok() {
+                if let Ok(bytes) = store.put(key, &plan.gate.id, file, found) {
+                    written.push((stored_path(key), bytes));
                     stored += 1;
                 }
             }
@@ -382,6 +421,7 @@ impl<'a> Share<'a> {
             hits,
             misses: self.misses.len(),
             stored,
+            shared: self.from_shared.min(hits),
             uncached: self.uncached,
         };
         let used = (share.uncached.is_none()).then(|| Use {
@@ -389,10 +429,45 @@ impl<'a> Share<'a> {
             hits: share.hits,
             misses: share.misses,
             stored,
+            shared: share.shared,
             ..Use::default()
         });
         result.cache = Some(share);
         used
+    }
+}
+
+/// Asks the shared store for every file no local entry answered, and
+/// keeps what it holds here too.
+fn ask_shared(shared: &Shared, store: &Store, shares: &mut [Option<Share<'_>>]) {
+    let mut wanted: BTreeMap<String, Vec<(usize, String, String)>> = BTreeMap::new();
+    for (index, share) in shares.iter().enumerate() {
+        let Some(share) = share else { continue };
+        for file in &share.misses {
+            if let Some(key) = share.keys.get(file) {
+                let asked = (index, file.clone(), key.clone());
+                wanted.entry(stored_path(key)).or_default().push(asked);
+            }
+        }
+    }
+    let paths: Vec<String> = wanted.keys().cloned().collect();
+    for (path, bytes) in shared.fetch(&paths) {
+        for (index, file, key) in wanted.remove(&path).unwrap_or_default() {
+            let Some(share) = shares[index].as_mut() else {
+                continue;
+            };
+            match store.take(&key, &bytes, &format!("the shared store's {path}")) {
+                Lookup::Hit(found) => {
+                    share.misses.remove(&file);
+                    share.hits.insert(file, found);
+                    share.from_shared += 1;
+                }
+                Lookup::Unusable(why) => share.warnings.push(format!(
+                    "a result cache entry was not used (checked instead): {why}"
+                )),
+                Lookup::Miss => {}
+            }
+        }
     }
 }
 

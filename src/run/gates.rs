@@ -40,6 +40,8 @@ pub(super) struct GateRuns<'a> {
     /// The confirmations of its warm answers, for their daemons once the
     /// run's held state is written.
     pub(super) jobs: Vec<Job>,
+    /// What the run says about the result cache's stores.
+    pub(super) warnings: Vec<String>,
 }
 
 /// What the confirmation of a run's warm answers needs to know of the run.
@@ -193,9 +195,10 @@ pub(super) fn run_gates<'a>(
             .unwrap_or_default();
         Ok::<_, QgError>((results, versions, jobs))
     })?;
-    if let Some(cache) = cache {
-        cache.fold_in(&mut results, &mut plans, project);
-    }
+    let cache_warnings = match cache {
+        Some(cache) => cache.fold_in(&mut results, &mut plans, project),
+        None => Vec::new(),
+    };
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
         result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();
@@ -232,6 +235,7 @@ pub(super) fn run_gates<'a>(
         covered,
         shard: share,
         jobs,
+        warnings: cache_warnings,
     })
 }
 

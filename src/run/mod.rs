@@ -241,6 +241,7 @@ pub fn run(
         covered,
         shard,
         jobs,
+        warnings: cache_warnings,
     } = gates::run_gates(
         gates::Project {
             workspace: &workspace,
@@ -263,6 +264,7 @@ pub fn run(
         .warnings
         .iter()
         .chain(&resolved.warnings)
+        .chain(&cache_warnings)
         .cloned()
         .chain(resolved.scope.unmatched.iter().map(|u| u.describe()))
         .collect();
