@@ -340,3 +340,36 @@ fn entry_files(store: &Path) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+#[test]
+fn the_step_summary_says_what_came_from_the_cache() {
+    let project = Project::fixture("warm");
+    let store = tempfile::tempdir().unwrap();
+    let store = store.path();
+    project_run(project.path(), store, &["--gate", "ruff_check"]);
+    let summary = project.path().join("summary.md");
+    let run = Command::new(env!("CARGO_BIN_EXE_qg"))
+        .args([
+            "run",
+            "--scope",
+            "project",
+            "--gate",
+            "ruff_check",
+            "--format",
+            "github",
+        ])
+        .current_dir(project.path())
+        .env("VIRTUAL_ENV", tools_venv())
+        .env("QG_CACHE_DIR", store)
+        .env("QG_NO_CACHE", "0")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.contains("| 6 (6 from the cache) |"), "{text}");
+}

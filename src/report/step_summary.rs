@@ -26,12 +26,15 @@ pub fn render(report: &RunReport, budget: usize) -> String {
             ),
             GateStatus::Skipped => "⏭️ skipped".to_string(),
         };
+        let files = match gate.cache.as_ref().filter(|c| c.hits > 0) {
+            Some(cache) => format!("{} ({} from the cache)", gate.files_checked, cache.hits),
+            None => gate.files_checked.to_string(),
+        };
         let _ = writeln!(
             out,
-            "| {} | {status} | {} | {} | {:.2} s |",
+            "| {} | {status} | {} | {files} | {:.2} s |",
             cell(&gate.name),
             gate.violation_count(),
-            gate.files_checked,
             gate.duration_ms as f64 / 1000.0
         );
     }
