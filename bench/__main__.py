@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from . import __doc__ as ABOUT
+from .cache import cache_package, cache_rich
 from .common import BIN, HERE, install_qg, machine, versions
 from .graph import graph_cost, roots_cost
 from .interface import interface_aware, interface_aware_real
@@ -46,6 +47,8 @@ FIGURES = {
     "loop-rich": loop_rich,
     "loop-package": loop_package,
     "managed-noop": managed_noop,
+    "cache-rich": cache_rich,
+    "cache-package": cache_package,
 }
 
 

@@ -373,3 +373,61 @@ fn the_step_summary_says_what_came_from_the_cache() {
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(text.contains("| 6 (6 from the cache) |"), "{text}");
 }
+
+#[test]
+fn a_background_check_of_sampled_hits_finds_an_entry_that_lies_and_the_next_run_says_so() {
+    let project = Project::fixture("warm");
+    let store = tempfile::tempdir().unwrap();
+    let store = store.path();
+    let truth = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    // Every entry lies: an invented finding under its own key.
+    for path in entry_files(store) {
+        let mut entry: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let file = entry["file"].as_str().unwrap().to_string();
+        entry["violations"] = serde_json::json!([{
+            "file": file, "line": 1, "column": 1, "code": "F999",
+            "message": "invented", "severity": "error"
+        }]);
+        std::fs::write(&path, entry.to_string()).unwrap();
+    }
+    // A run believes them, and leaves a sample for the background check.
+    let sampled = Run::from(
+        Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args("run --scope project --format json --no-state --gate ruff_check".split(' '))
+            .current_dir(project.path())
+            .env("VIRTUAL_ENV", tools_venv())
+            .env("QG_CACHE_DIR", store)
+            .env("QG_NO_CACHE", "0")
+            .env("QG_CACHE_SAMPLE", "1")
+            .output()
+            .unwrap(),
+    );
+    assert!(sampled.stdout.contains("invented"), "{}", sampled.stdout);
+    let samples = store.join("samples");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_dir(&samples).map_or(0, |d| d.count()) > 0 {
+        assert!(
+            std::time::Instant::now() < until,
+            "the background check did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Its check has run: the next run says which entries were wrong, and
+    // its tool checks those files again.
+    let next = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    let warnings = next["warnings"].to_string();
+    assert!(
+        warnings.contains("differed from the tool's own check of it in the background"),
+        "{next}"
+    );
+    let caught = warnings.matches("differed from").count() as u64;
+    assert!((1..=3).contains(&caught), "at most 3 sampled: {warnings}");
+    assert_eq!(next["gates"][0]["cache"]["misses"], caught, "{next}");
+    // Told once.
+    let after = project_run(project.path(), store, &["--gate", "ruff_check"]);
+    assert!(
+        !after["warnings"].to_string().contains("differed from"),
+        "{after}"
+    );
+    let _ = truth;
+}

@@ -21,6 +21,13 @@ const RESULTS: &str = "results-v1";
 /// sums.
 const RUNS: &str = "runs.jsonl";
 
+/// The entries a background check found wrong, until a run of their
+/// project says so (one line each).
+const DISTRUSTED: &str = "distrusted.jsonl";
+
+/// Where runs leave the samples of their hits a background check takes.
+pub(crate) const SAMPLES: &str = "samples";
+
 /// A store of gate results in a directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
@@ -69,6 +76,18 @@ pub(crate) struct Use {
     /// Of the hits, those the shared store answered.
     #[serde(default)]
     pub(crate) shared: usize,
+}
+
+/// An entry a background check found wrong (and removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Distrusted {
+    /// The project root whose run used it.
+    pub(crate) root: String,
+    /// The gate and the root-relative file.
+    pub(crate) gate: String,
+    pub(crate) file: String,
+    /// The entry's key.
+    pub(crate) key: String,
 }
 
 /// What `qg cache stats` shows.
@@ -196,6 +215,48 @@ impl Store {
         }
     }
 
+    /// Removes the entry of `key`, and records why for the next run of its
+    /// project (see [`Store::take_distrusted`]).
+    pub(crate) fn distrust(&self, distrusted: &Distrusted) {
+        let _ = std::fs::remove_file(self.path_of(&distrusted.key));
+        let line = serde_json::to_string(distrusted).unwrap_or_default() + "\n";
+        let _lock = crate::atomic_file::Lock::acquire(&self.dir.join(".distrusted.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(DISTRUSTED));
+        if let Ok(mut file) = file {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+
+    /// The entries of `root`'s runs a background check found wrong since
+    /// its last run asked, forgotten once told.
+    pub(crate) fn take_distrusted(&self, root: &Path) -> Vec<Distrusted> {
+        let path = self.dir.join(DISTRUSTED);
+        if !path.exists() {
+            return Vec::new();
+        }
+        let Ok(_lock) = crate::atomic_file::Lock::acquire(&self.dir.join(".distrusted.lock"))
+        else {
+            return Vec::new();
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let root = root.display().to_string();
+        let (ours, others): (Vec<Distrusted>, Vec<Distrusted>) = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Distrusted>(l).ok())
+            .partition(|d| d.root == root);
+        if !ours.is_empty() {
+            let rest: String = others
+                .iter()
+                .map(|d| serde_json::to_string(d).unwrap_or_default() + "\n")
+                .collect();
+            let _ = crate::atomic_file::write_cache(&path, rest.as_bytes());
+        }
+        ours
+    }
+
     /// Entries held, bytes, and every gate's recorded use.
     pub(crate) fn stats(&self) -> Stats {
         let mut stats = Stats {
@@ -289,6 +350,20 @@ fn read_entry(key: &str, bytes: &[u8], at: &str) -> Lookup {
         ));
     }
     Lookup::Hit(entry.violations)
+}
+
+/// Whether two lists of one file's findings say the same, in any order
+/// (what qg adds after the tool is left out).
+pub(crate) fn same_findings(a: &[Violation], b: &[Violation]) -> bool {
+    let said = |list: &[Violation]| {
+        let mut said: Vec<String> = list
+            .iter()
+            .map(|v| serde_json::to_string(&untracked(v)).unwrap_or_default())
+            .collect();
+        said.sort();
+        said
+    };
+    said(a) == said(b)
 }
 
 /// A finding as the tool reported it, without what qg adds after (its

@@ -35,6 +35,13 @@ pub(super) enum CacheAction {
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_size: Option<u64>,
     },
+    /// Check a run's sample of its cache hits with the tool (started by
+    /// the run itself, in the background).
+    #[command(hide = true)]
+    CheckSample {
+        /// The sample the run left in the cache directory.
+        job: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,6 +51,10 @@ pub(super) enum StatsFormat {
 }
 
 pub(super) fn command(action: CacheAction) -> Result<i32, QgError> {
+    if let CacheAction::CheckSample { job } = &action {
+        crate::run::check_sample(job)?;
+        return Ok(0);
+    }
     let dir = location::dir().ok_or_else(|| {
         QgError::Usage(format!(
             "no cache directory is known: set {} (or HOME)",
@@ -79,6 +90,7 @@ pub(super) fn command(action: CacheAction) -> Result<i32, QgError> {
                 bytes(pruned.bytes)
             ));
         }
+        CacheAction::CheckSample { .. } => {}
     }
     Ok(0)
 }

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-use super::{CacheUse, DaemonUse, RunOptions};
-use crate::baseline::BaselineUse;
+use super::{CacheUse, RunOptions};
 use crate::scope::{ScopeMode, ScopeRequest};
 
 /// The modules, `m0.py` … `m3.py`, each defining `V0` … `V3`.
@@ -271,25 +270,11 @@ impl World {
 
     /// Every finding of a project-scope run, and its verdict.
     fn findings(&self, cache: CacheUse) -> Result<(bool, BTreeSet<String>), TestCaseError> {
-        let options = RunOptions {
-            cwd: self.root.clone(),
-            config: None,
-            scope: ScopeRequest {
-                mode: Some(ScopeMode::Project),
-                ..ScopeRequest::default()
-            },
-            gates: Vec::new(),
-            jobs: 2,
-            no_state: true,
-            baseline: BaselineUse::Ignore,
-            shard: None,
-            cancel: Default::default(),
-            daemons: DaemonUse::Ignore,
-            report_covered: false,
-            require_trust: false,
-            cache,
-            confirm: false,
+        let scope = ScopeRequest {
+            mode: Some(ScopeMode::Project),
+            ..ScopeRequest::default()
         };
+        let options = RunOptions::checking_only(self.root.clone(), scope, Vec::new(), cache);
         let report = super::run(&options, &crate::exec::Silent)
             .map_err(|e| TestCaseError::fail(format!("the run: {e}")))?;
         let gate = &report.gates[0];

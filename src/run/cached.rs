@@ -6,12 +6,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::cache_check::SampleJob;
 use super::installed::{installed_roots, under_any};
 use super::project::Project;
 use super::CacheUse;
 use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
 use crate::cache::shared::Shared;
-use crate::cache::store::{stored_path, untracked, Use};
+use crate::cache::store::{same_findings, stored_path, Use};
 use crate::cache::{Lookup, Store};
 use crate::exec::WarmRequests;
 use crate::outcome::{CacheShare, GateResult, GateStatus};
@@ -34,6 +35,23 @@ pub(super) struct RunCache<'a> {
     shares: Vec<Option<Share<'a>>>,
     /// What the run should say about the stores themselves.
     warnings: Vec<String>,
+    /// The project, and the config the run was given (for the background
+    /// check of a sample of the hits).
+    root: std::path::PathBuf,
+    config: Option<std::path::PathBuf>,
+}
+
+/// What a run's lookups need to know of the run.
+#[derive(Clone, Copy)]
+pub(super) struct Asking<'o> {
+    /// The gates its daemons answer (not looked up).
+    pub(super) warm: Option<&'o WarmRequests>,
+    /// `--verify`: every hit is checked by the tool too.
+    pub(super) verify: bool,
+    /// Whether the run may leave anything behind (the versions it asks).
+    pub(super) remember: bool,
+    /// The config it was given (`--config`), for the background check.
+    pub(super) config: Option<&'o std::path::Path>,
 }
 
 /// A gate's lookups.
@@ -82,10 +100,14 @@ impl<'a> RunCache<'a> {
         project: Project<'_>,
         store: Store,
         plans: &mut [GatePlan<'a>],
-        warm: Option<&WarmRequests>,
-        verify: bool,
-        remember: bool,
+        asking: &Asking<'_>,
     ) -> Option<RunCache<'a>> {
+        let Asking {
+            warm,
+            verify,
+            remember,
+            config,
+        } = *asking;
         let cacheable: Vec<usize> = (0..plans.len())
             .filter(|i| is_cacheable(&plans[*i], warm))
             .collect();
@@ -127,6 +149,13 @@ impl<'a> RunCache<'a> {
             Ok(shared) => (shared, Vec::new()),
             Err(why) => (None, vec![why]),
         };
+        for wrong in store.take_distrusted(&project.workspace.root) {
+            warnings.push(format!(
+                "the result cache's entry for {} ({}) differed from the tool's own check of it in the background: it is removed, and the tool checks the file again",
+                crate::file_name::display(&wrong.file),
+                wrong.gate
+            ));
+        }
         if let Some(shared) = &shared {
             ask_shared(shared, &store, &mut shares);
         }
@@ -143,6 +172,8 @@ impl<'a> RunCache<'a> {
             verify,
             shares,
             warnings,
+            root: project.workspace.root.clone(),
+            config: config.map(std::path::Path::to_path_buf),
         })
     }
 
@@ -157,6 +188,7 @@ impl<'a> RunCache<'a> {
     ) -> Vec<String> {
         let mut uses = Vec::new();
         let mut written = Vec::new();
+        let mut samples = Vec::new();
         for ((share, result), plan) in self.shares.into_iter().zip(results).zip(plans) {
             let Some(share) = share else { continue };
             if share.cut == Cut::AllHits {
@@ -167,10 +199,23 @@ impl<'a> RunCache<'a> {
             plan.files = share.planned.clone();
             plan.native_args = share.native_args.clone();
             plan.skip_reason = None;
-            let used = share.fold(result, plan, &self.store, self.verify, &mut written);
+            let gate = plan.gate.id.clone();
+            let (used, folded) = share.fold(result, plan, &self.store, self.verify, &mut written);
             uses.extend(used);
+            if !folded.is_empty() {
+                samples.push((gate, folded));
+            }
         }
         self.store.record(&uses);
+        if super::cache_check::sampled_now() {
+            for (gate, hits) in &samples {
+                let job =
+                    SampleJob::of(&self.store, &self.root, self.config.as_deref(), gate, hits);
+                if let Some(job) = job {
+                    job.start();
+                }
+            }
+        }
         let mut warnings = self.warnings;
         if let Some(shared) = &self.shared {
             let before = shared.trouble();
@@ -354,7 +399,7 @@ impl<'a> Share<'a> {
         store: &Store,
         verify: bool,
         written: &mut Vec<(String, Vec<u8>)>,
-    ) -> Option<Use> {
+    ) -> (Option<Use>, Vec<(String, String)>) {
         let answered = self.answered();
         let storable = is_storable(result);
         let mut fresh: BTreeMap<&str, Vec<Violation>> = BTreeMap::new();
@@ -395,6 +440,12 @@ impl<'a> Share<'a> {
             .filter(|(file, _)| !answered.contains(*file))
             .flat_map(|(_, found)| found.iter().cloned())
             .collect();
+        let folded: Vec<(String, String)> = self
+            .hits
+            .keys()
+            .filter(|file| !answered.contains(*file))
+            .filter_map(|file| Some((file.clone(), self.keys.get(file)?.clone())))
+            .collect();
         // The tool was given the misses; the plan's other files are
         // checked all the same, by the cache or through the misses' imports.
         if self.cut != Cut::Whole {
@@ -433,7 +484,7 @@ impl<'a> Share<'a> {
             ..Use::default()
         });
         result.cache = Some(share);
-        used
+        (used, folded)
     }
 }
 
@@ -479,17 +530,4 @@ fn is_storable(result: &GateResult) -> bool {
         && result.error.is_none()
         && !result.warm
         && result.violations.iter().all(|v| v.file.is_some())
-}
-
-/// Whether two lists of one file's findings say the same (in any order).
-fn same_findings(a: &[Violation], b: &[Violation]) -> bool {
-    let said = |list: &[Violation]| {
-        let mut said: Vec<String> = list
-            .iter()
-            .map(|v| serde_json::to_string(&untracked(v)).unwrap_or_default())
-            .collect();
-        said.sort();
-        said
-    };
-    said(a) == said(b)
 }

@@ -141,15 +141,13 @@ pub(super) fn run_gates<'a>(
         if cached::wants_graph(&plans, ctx.warm.as_ref()) {
             refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
         }
-        let warm = ctx.warm.as_ref();
-        RunCache::look_up(
-            project,
-            store,
-            &mut plans,
-            warm,
-            verifying,
-            options.records(),
-        )
+        let asking = cached::Asking {
+            warm: ctx.warm.as_ref(),
+            verify: verifying,
+            remember: options.records(),
+            config: options.config.as_deref(),
+        };
+        RunCache::look_up(project, store, &mut plans, &asking)
     });
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.

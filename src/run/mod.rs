@@ -5,6 +5,7 @@
 
 mod bases;
 mod body_only;
+mod cache_check;
 #[cfg(all(test, unix))]
 mod cache_truth;
 mod cached;
@@ -87,6 +88,8 @@ pub struct RunOptions {
     pub require_trust: bool,
 }
 
+pub use cache_check::check_sample;
+
 /// Where a run's gates' results are looked up and stored (the `cache`
 /// module).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -114,6 +117,33 @@ pub enum DaemonUse {
 }
 
 impl RunOptions {
+    /// A run that checks and leaves nothing behind: no state, no baseline,
+    /// no daemon asked (the background check of the cache's hits, and the
+    /// reference runs of its property test).
+    pub(crate) fn checking_only(
+        cwd: PathBuf,
+        scope: ScopeRequest,
+        gates: Vec<String>,
+        cache: CacheUse,
+    ) -> RunOptions {
+        RunOptions {
+            cwd,
+            config: None,
+            scope,
+            gates,
+            jobs: 2,
+            no_state: true,
+            baseline: BaselineUse::Ignore,
+            shard: None,
+            cancel: Default::default(),
+            daemons: DaemonUse::Ignore,
+            report_covered: false,
+            require_trust: false,
+            cache,
+            confirm: false,
+        }
+    }
+
     /// Whether the run may leave anything behind: state, history, the
     /// findings of the last run, caches.
     pub(crate) fn records(&self) -> bool {

@@ -1,0 +1,126 @@
+"""The result cache (issue 66), on rich (`--only cache-rich`) and on the
+generated 300-module package (`--only cache-package`):
+
+- a fresh clone whose store a run elsewhere filled: `qg run --scope
+  project` against the same clone's cold run (`--no-cache`, no tool
+  cache of its own either: a CI job's first run);
+- a pull request that changes one module nothing imports: `--scope
+  project` with the store against `qg run` (auto) of the same change, in
+  one clone whose earlier green run recorded the state and left the
+  tools' own caches, as a developer's working copy has them.
+
+Each sample is a clone of its own; the store is a directory
+(`QG_CACHE_DIR`), filled once by a run in the original.
+"""
+
+import json
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from .common import ENV, QG, RICH, generate_package, git_commit_all, sdist, sec, sh
+
+
+def clone(origin: Path, into: Path) -> Path:
+    if into.exists():
+        shutil.rmtree(into)
+    subprocess.run(["git", "clone", "-q", str(origin), str(into)], check=True)
+    return into
+
+
+def timed_run(root: Path, env: dict, args) -> tuple[float, dict]:
+    started = time.perf_counter()
+    out = subprocess.run(
+        [str(QG), "run", "--format", "json", "--no-progress", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    took = time.perf_counter() - started
+    return took, json.loads(out.stdout)
+
+
+def findings(report: dict) -> set:
+    return {
+        (g["id"], v.get("file"), v.get("line"), v.get("code"))
+        for g in report["gates"]
+        for v in g.get("violations", [])
+    }
+
+
+def hits(report: dict) -> str:
+    return ", ".join(
+        f"{g['id']} {g.get('cache', {}).get('hits', 0)}/{g['files_checked']}" for g in report["gates"]
+    )
+
+
+def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
+    store = tmp / f"{label}-store"
+    shutil.rmtree(store, ignore_errors=True)
+    env = dict(ENV, QG_CACHE_DIR=str(store), QG_NO_CACHE="0")
+    # The store, filled by a run in the original (its own tool caches stay there).
+    timed_run(origin, env, ["--scope", "project", "--no-state"])
+
+    fresh, cold, said = [], [], {}
+    for i in range(runs):
+        took, report = timed_run(clone(origin, tmp / f"{label}-fresh"), env, ["--scope", "project", "--no-state"])
+        fresh.append(took)
+        said["fresh"] = report
+        took, report = timed_run(clone(origin, tmp / f"{label}-cold"), env, ["--scope", "project", "--no-state", "--no-cache"])
+        cold.append(took)
+        said["cold"] = report
+    same = findings(said["fresh"]) == findings(said["cold"])
+    ratio = statistics.median(fresh) / statistics.median(cold)
+    rows = [
+        (
+            f"{label}: a fresh clone with a filled result store, `qg run --scope project` vs its cold run (`--no-cache`)",
+            f"store {sec(statistics.median(fresh))} ({hits(said['fresh'])} from it), cold {sec(statistics.median(cold))}; "
+            + ("the same findings" if same else "**different findings**"),
+            f"{ratio:.2f}x",
+            "<= 0.1x",
+            ratio <= 0.1 and same,
+        )
+    ]
+
+    project, auto, said = [], [], {}
+    for i in range(runs):
+        work = clone(origin, tmp / f"{label}-pr")
+        sh([QG, "run", "--no-progress"], work, check=False)  # the green run the auto scope starts from
+        path = work / leaf
+        path.write_text(path.read_text() + f"\n# a pull request's change {i}\n")
+        took, report = timed_run(work, env, ["--no-state"])
+        auto.append(took)
+        said["auto"] = report
+        took, report = timed_run(work, env, ["--scope", "project", "--no-state"])
+        project.append(took)
+        said["project"] = report
+    ratio = statistics.median(project) / statistics.median(auto)
+    rows.append(
+        (
+            f"{label}: a pull request changing one module nothing imports ({leaf}), `--scope project` with the store vs `qg run` (auto)",
+            f"project {sec(statistics.median(project))} ({hits(said['project'])} from the store), "
+            f"auto {sec(statistics.median(auto))}",
+            f"{ratio:.2f}x",
+            "<= 1.2x",
+            ratio <= 1.2,
+        )
+    )
+    return rows
+
+
+def cache_rich(runs, tmp: Path):
+    """rich: its own leaf, rich/diagnose.py (nothing imports it)."""
+    origin = sdist(RICH, tmp / "cache-rich")
+    return cache_figures(origin, "rich", "rich/diagnose.py", runs, tmp)
+
+
+def cache_package(runs, tmp: Path):
+    """The generated package: pkg/mod150.py (nothing imports it)."""
+    origin = tmp / "cache-package"
+    shutil.rmtree(origin, ignore_errors=True)
+    generate_package(origin, 300)
+    git_commit_all(origin)
+    return cache_figures(origin, "300-module package", "pkg/mod150.py", runs, tmp)
