@@ -91,22 +91,27 @@ fn on_path(program: &str) -> PathBuf {
 }
 
 /// `qg args…` in `dir`: the real tools, its own local store `local`, the
-/// shared store `shared`, and `vars`.
+/// shared store `shared` (`QG_CACHE_SHARED`; `FROM_CONFIG`: not set, the
+/// config names it), and `vars`.
 fn qg(dir: &Path, local: &Path, shared: &str, vars: &[(&str, &str)], args: &[&str]) -> Run {
-    Run::from(
-        Command::new(env!("CARGO_BIN_EXE_qg"))
-            .args(args)
-            .current_dir(dir)
-            .env("VIRTUAL_ENV", tools_venv())
-            .env("QG_CACHE_DIR", local)
-            .env("QG_NO_CACHE", "0")
-            .env("QG_CACHE_SHARED", shared)
-            .envs(vars.iter().copied())
-            .env("CI", "true")
-            .output()
-            .unwrap(),
-    )
+    let mut command = Command::new(env!("CARGO_BIN_EXE_qg"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("VIRTUAL_ENV", tools_venv())
+        .env("QG_CACHE_DIR", local)
+        .env("QG_NO_CACHE", "0")
+        .env("QG_CACHE_SHARED", shared)
+        .envs(vars.iter().copied())
+        .env("CI", "true");
+    if shared == FROM_CONFIG {
+        command.env_remove("QG_CACHE_SHARED");
+    }
+    Run::from(command.output().unwrap())
 }
+
+/// See [`qg`].
+const FROM_CONFIG: &str = "(the config's)";
 
 /// Two clones of the warm fixture.
 struct Clones {
@@ -135,9 +140,19 @@ const RUN: &str = "run --scope project --format json --no-state --gate ruff_chec
 /// A run's ruff findings, its cache share, its warnings.
 fn ruff_run(dir: &Path, shared: &str, vars: &[(&str, &str)]) -> (Vec<String>, Value, String) {
     let local = tempfile::tempdir().unwrap();
+    ruff_run_with(dir, local.path(), shared, vars)
+}
+
+/// [`ruff_run`] with the local store `local`.
+fn ruff_run_with(
+    dir: &Path,
+    local: &Path,
+    shared: &str,
+    vars: &[(&str, &str)],
+) -> (Vec<String>, Value, String) {
     let run = qg(
         dir,
-        local.path(),
+        local,
         shared,
         vars,
         &RUN.split(' ').collect::<Vec<_>>(),
@@ -222,6 +237,57 @@ fn a_webdav_server_shares_results_between_clones() {
     );
     let url = format!("webdav:///team?endpoint=http://127.0.0.1:{}", server.port);
     shares_through(&url, &[]);
+
+    // The URL committed in the config, and a writer whose own store
+    // already holds every answer: it shares what the team's lacks.
+    let clones = Clones::new();
+    let config = format!(
+        "version: \"1\"\nactive_gates: [ruff_check]\ncache:\n  shared: \"webdav:///configured?endpoint=http://127.0.0.1:{}\"\n",
+        server.port
+    );
+    for dir in [clones.writer.path(), clones.reader.path()] {
+        std::fs::create_dir_all(dir.join(".st3")).unwrap();
+        std::fs::write(dir.join(".st3/quality.yaml"), &config).unwrap();
+    }
+    let local = tempfile::tempdir().unwrap();
+    let truth = ruff_run_with(clones.writer.path(), local.path(), "", &[]);
+    assert_eq!(truth.1["stored"], 7, "{}", truth.1);
+    let writing = [("QG_CACHE_SHARED_WRITE", "1")];
+    let (found, cache, warnings) =
+        ruff_run_with(clones.writer.path(), local.path(), FROM_CONFIG, &writing);
+    assert_eq!(found, truth.0);
+    assert_eq!(
+        (cache["hits"].as_u64(), cache["shared"].as_u64()),
+        (Some(7), None),
+        "{cache} {warnings}"
+    );
+    let (found, cache, warnings) = ruff_run(clones.reader.path(), FROM_CONFIG, &[]);
+    assert_eq!(found, truth.0);
+    assert_eq!(
+        cache["shared"], 7,
+        "the writer shared its own store's answers: {cache} {warnings}"
+    );
+
+    // A credential in the committed URL is a config error.
+    std::fs::write(
+        clones.reader.path().join(".st3/quality.yaml"),
+        "version: \"1\"\nactive_gates: [ruff_check]\ncache:\n  shared: \"redis://:hunter2@cache:6379/0\"\n",
+    )
+    .unwrap();
+    let refused = qg(
+        clones.reader.path(),
+        local.path(),
+        FROM_CONFIG,
+        &[],
+        &["run"],
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cache.shared") && refused.stderr.contains("holds a credential"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stderr.contains("hunter2"), "{}", refused.stderr);
 }
 
 fn redis_cli(port: u16, args: &[&str]) -> String {
@@ -348,7 +414,7 @@ fn a_redis_store_shares_results_and_its_faults_never_change_a_verdict() {
     );
     let warnings = report["warnings"].to_string();
     assert!(
-        warnings.contains("this run checks without it"),
+        warnings.contains("this run's new results stay on this machine"),
         "{}",
         run.stdout
     );

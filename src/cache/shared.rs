@@ -27,6 +27,12 @@ pub(crate) const WRITE_VARIABLE: &str = "QG_CACHE_SHARED_WRITE";
 /// seconds (default 10).
 pub(crate) const TIMEOUT_VARIABLE: &str = "QG_CACHE_SHARED_TIMEOUT";
 
+/// What a run does once the store failed it while looking up.
+const CHECKS_WITHOUT: &str = "this run checks without it";
+
+/// What a run does once the store failed it while writing.
+const NOT_SHARED: &str = "this run's new results stay on this machine";
+
 /// How many requests are in flight at once.
 const IN_FLIGHT: usize = 32;
 
@@ -51,13 +57,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The shared store the environment names; `Ok(None)` when none,
-    /// `Err` (a warning) when its URL cannot be used.
-    pub(crate) fn from_environment() -> Result<Option<Shared>, String> {
-        let Some(url) = std::env::var(URL_VARIABLE)
+    /// The shared store the environment names, else the config's
+    /// (`cache.shared`); `Ok(None)` when neither does, `Err` (a warning)
+    /// when its URL cannot be used.
+    pub(crate) fn named(configured: Option<&str>) -> Result<Option<Shared>, String> {
+        let named = std::env::var(URL_VARIABLE)
             .ok()
-            .filter(|u| !u.trim().is_empty())
-        else {
+            .or(configured.map(str::to_string));
+        let Some(url) = named.filter(|u| !u.trim().is_empty()) else {
             return Ok(None);
         };
         let write = std::env::var(WRITE_VARIABLE)
@@ -103,10 +110,10 @@ impl Shared {
             .clone()
     }
 
-    fn give_up(&self, why: String) {
+    fn give_up(&self, why: String, so: &str) {
         let mut trouble = self.trouble.lock().unwrap_or_else(|e| e.into_inner());
         trouble.get_or_insert(format!(
-            "the shared result store {} {why}: this run checks without it",
+            "the shared result store {} {why}: {so}",
             self.shown
         ));
     }
@@ -128,11 +135,14 @@ impl Shared {
             Ok(Ok(_)) => {}
             Ok(Err(e)) if e.kind() == opendal::ErrorKind::NotFound => {}
             Ok(Err(e)) => {
-                self.give_up(format!("failed: {}", first_line(&e.to_string())));
+                self.give_up(
+                    format!("failed: {}", first_line(&e.to_string())),
+                    CHECKS_WITHOUT,
+                );
                 return false;
             }
             Err(_) => {
-                self.give_up(format!("did not answer within {first:?}"));
+                self.give_up(format!("did not answer within {first:?}"), CHECKS_WITHOUT);
                 return false;
             }
         }
@@ -165,7 +175,42 @@ impl Shared {
             }
             Ok(found)
         };
-        self.within("failed", reads).unwrap_or_default()
+        self.within("failed", CHECKS_WITHOUT, reads)
+            .unwrap_or_default()
+    }
+
+    /// Whether this run writes to the store.
+    pub(crate) fn writes(&self) -> bool {
+        self.write
+    }
+
+    /// Of `paths`, those the store does not hold (for a writing run: what
+    /// its local store answered that the team's lacks).
+    pub(crate) fn absent(&self, paths: &[String]) -> Vec<String> {
+        if !self.write || paths.is_empty() || !self.answers() {
+            return Vec::new();
+        }
+        let operator = &self.operator;
+        let stats = async {
+            let mut absent = Vec::new();
+            for chunk in paths.chunks(IN_FLIGHT) {
+                let mut set = tokio::task::JoinSet::new();
+                for path in chunk {
+                    let (operator, path) = (operator.clone(), path.clone());
+                    set.spawn(async move { (operator.stat(&path).await, path) });
+                }
+                while let Some(joined) = set.join_next().await {
+                    let Ok((stat, path)) = joined else { continue };
+                    match stat {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == opendal::ErrorKind::NotFound => absent.push(path),
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+            }
+            Ok(absent)
+        };
+        self.within("failed", NOT_SHARED, stats).unwrap_or_default()
     }
 
     /// Writes `entries` (store-relative path, bytes); how many were written.
@@ -204,7 +249,8 @@ impl Shared {
             }
             Ok(written)
         };
-        self.within("refused a write", writes).unwrap_or(0)
+        self.within("refused a write", NOT_SHARED, writes)
+            .unwrap_or(0)
     }
 
     /// Runs `requests` to their end within the deadline; `None`, the store
@@ -212,6 +258,7 @@ impl Shared {
     fn within<T>(
         &self,
         failing: &str,
+        so: &str,
         requests: impl std::future::Future<Output = Result<T, String>>,
     ) -> Option<T> {
         let deadline = self.deadline;
@@ -221,11 +268,11 @@ impl Shared {
         match answered {
             Ok(Ok(done)) => Some(done),
             Ok(Err(why)) => {
-                self.give_up(format!("{failing}: {}", first_line(&why)));
+                self.give_up(format!("{failing}: {}", first_line(&why)), so);
                 None
             }
             Err(_) => {
-                self.give_up(format!("did not answer within {deadline:?}"));
+                self.give_up(format!("did not answer within {deadline:?}"), so);
                 None
             }
         }

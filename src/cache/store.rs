@@ -153,6 +153,11 @@ impl Store {
         found
     }
 
+    /// The bytes of the entry of `key`, as stored.
+    pub(crate) fn bytes(&self, key: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.path_of(key)).ok()
+    }
+
     /// An entry another store holds for `key` (`from` names it): checked
     /// as a local one is, and kept here when it holds.
     pub(crate) fn take(&self, key: &str, bytes: &[u8], from: &str) -> Lookup {

@@ -141,6 +141,7 @@ impl ScopeArgs {
 /// Runs the CLI and returns the process exit status.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    crate::run::allow_background_checks();
     let result = match cli.command {
         Command::Run(args) => run::command(args),
         Command::Files(args) => files::command(args),

@@ -74,12 +74,28 @@ impl Compiler<'_> {
             active_gates: raw.active_gates,
             project_scope,
             parent_branch: raw.parent_branch,
+            cache_shared: self.shared_store(raw.cache.shared)?,
             artifact_logging,
             import_graph,
             interface_aware_importers: raw.interface_aware_importers,
             members,
             gates,
         })
+    }
+
+    /// `cache.shared`: a URL without credentials — a committed config is
+    /// read by everyone who clones the repository.
+    fn shared_store(&self, url: Option<String>) -> Result<Option<String>, ConfigError> {
+        let Some(url) = url.filter(|u| !u.trim().is_empty()) else {
+            return Ok(None);
+        };
+        if let Some(what) = credential_in(&url) {
+            return Err(self.error(
+                "cache.shared",
+                format!("holds a credential ({what}): credentials come from the environment (QG_CACHE_SHARED, AWS_ACCESS_KEY_ID, …) or the provider's own files, never from the repository's config"),
+            ));
+        }
+        Ok(Some(url.trim().to_string()))
     }
 
     /// `members`: directories (or globs of them) relative to the root.
@@ -1076,4 +1092,35 @@ fn selection_key(raw: schema::RawSelectionKey) -> SelectionKey {
 /// Whether `syntax` names modules by dotted name rather than files.
 fn dotted(syntax: PatternSyntax) -> bool {
     matches!(syntax, PatternSyntax::Packages | PatternSyntax::Modules)
+}
+
+/// The credential a store's URL holds, named: a password in its user
+/// part, or a query key that carries a secret.
+fn credential_in(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if let Some((user, _)) = authority.rsplit_once('@') {
+        if user.contains(':') {
+            return Some("a password before `@`".to_string());
+        }
+    }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    query
+        .split('&')
+        .filter_map(|pair| pair.split('=').next())
+        .find(|key| {
+            let key = key.to_ascii_lowercase();
+            [
+                "password",
+                "secret",
+                "token",
+                "access_key",
+                "account_key",
+                "credential",
+                "sas",
+            ]
+            .iter()
+            .any(|word| key.contains(word))
+        })
+        .map(|key| format!("`{key}`"))
 }

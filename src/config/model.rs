@@ -21,6 +21,8 @@ pub struct Config {
     pub(crate) project_scope: GlobFilter,
     /// Parent branch for `branch` scope.
     pub(crate) parent_branch: Option<String>,
+    /// `cache.shared`: the team's result store, by URL (no credentials).
+    pub(crate) cache_shared: Option<String>,
     /// Where raw tool output is kept.
     pub(crate) artifact_logging: ArtifactLogging,
     /// The analyzer that finds the files importing a changed one.

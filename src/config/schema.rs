@@ -36,9 +36,22 @@ pub(crate) struct RawConfig {
     /// The workspace's member projects, as root-relative directories (globs allowed): each gate with `execution.runs_per_member` runs once in every member holding its tool's own config. Absent: found from uv's `[tool.uv.workspace]`, Hatch's `workspace.members` and every directory holding such a config; a list here replaces what is found.
     #[serde(default)]
     pub(crate) members: Option<Vec<String>>,
+    /// The result cache: each file's findings kept under a key of everything that can change them (the book's "Share results across machines").
+    #[serde(default)]
+    pub(crate) cache: RawCache,
     /// Absent: the built-in gates (and import graph) are used.
     #[serde(default)]
     pub(crate) gates: Option<BTreeMap<String, RawGate>>,
+}
+
+/// `cache`: where the result cache is shared.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCache {
+    /// A store the whole team reads, by URL (`s3://bucket/qg?region=eu-west-1`, `gcs://bucket/qg`, `redis://cache:6379/0/qg`, `webdav:///qg?endpoint=https://dav.example.com`); `QG_CACHE_SHARED` overrides it. Only a run with `QG_CACHE_SHARED_WRITE=1` writes to it. No credentials: they come from the environment or the provider's own files.
+    #[serde(default)]
+    pub(crate) shared: Option<String>,
 }
 
 /// `import_graph`: the analyzer that says which project files import which.

@@ -45,8 +45,22 @@ struct Sampled {
     blob: String,
 }
 
+/// Whether this process may start background checks: only qg's own
+/// command line says so (a test binary running qg's library must not
+/// start itself as `qg`).
+static BACKGROUND_CHECKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets this process start background checks of the cache's hits (qg's
+/// `main`).
+pub fn allow_background_checks() {
+    BACKGROUND_CHECKS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether this run's hits are sampled: one run in ten by default.
 pub(super) fn sampled_now() -> bool {
+    if !BACKGROUND_CHECKS.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
     let rate = std::env::var(RATE_VARIABLE)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
@@ -123,6 +137,8 @@ impl SampleJob {
             .args(["cache", "check-sample"])
             .arg(&path)
             .current_dir(&self.root)
+            // The check runs without the cache; never a check of a check.
+            .env(RATE_VARIABLE, "0")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());

@@ -35,6 +35,9 @@ pub(super) struct RunCache<'a> {
     shares: Vec<Option<Share<'a>>>,
     /// What the run should say about the stores themselves.
     warnings: Vec<String>,
+    /// Entries this machine's store answered that the team's lacks, for a
+    /// run that writes to it.
+    lacking: Vec<(String, Vec<u8>)>,
     /// The project, and the config the run was given (for the background
     /// check of a sample of the hits).
     root: std::path::PathBuf,
@@ -69,9 +72,6 @@ struct Share<'a> {
     from_shared: usize,
     /// Files the tool must check.
     misses: BTreeSet<String>,
-    /// For a tool that reports the modules its files import: each file's
-    /// project imports (the file among them).
-    reaches: BTreeMap<String, Vec<String>>,
     /// What the run does with the plan.
     cut: Cut,
     /// Entries that could not be used.
@@ -145,7 +145,7 @@ impl<'a> RunCache<'a> {
                 Err(why) => Share::uncached(plan, why),
             });
         }
-        let (shared, mut warnings) = match Shared::from_environment() {
+        let (shared, mut warnings) = match Shared::named(project.config.cache_shared.as_deref()) {
             Ok(shared) => (shared, Vec::new()),
             Err(why) => (None, vec![why]),
         };
@@ -156,8 +156,10 @@ impl<'a> RunCache<'a> {
                 wrong.gate
             ));
         }
+        let mut lacking = Vec::new();
         if let Some(shared) = &shared {
             ask_shared(shared, &store, &mut shares);
+            lacking = share_local_hits(shared, &store, &shares);
         }
         for (share, plan) in shares.iter_mut().zip(plans.iter_mut()) {
             if let Some(share) = share {
@@ -174,6 +176,7 @@ impl<'a> RunCache<'a> {
             warnings,
             root: project.workspace.root.clone(),
             config: config.map(std::path::Path::to_path_buf),
+            lacking,
         })
     }
 
@@ -187,7 +190,7 @@ impl<'a> RunCache<'a> {
         project: Project<'_>,
     ) -> Vec<String> {
         let mut uses = Vec::new();
-        let mut written = Vec::new();
+        let mut written = self.lacking;
         let mut samples = Vec::new();
         for ((share, result), plan) in self.shares.into_iter().zip(results).zip(plans) {
             let Some(share) = share else { continue };
@@ -310,12 +313,6 @@ impl Lookups<'_> {
             }
             share.keys.insert(file.clone(), key);
         }
-        if reports_imported {
-            share.reaches = dependencies
-                .into_iter()
-                .filter_map(|(file, d)| Some((file, d?.into_iter().map(|(f, _)| f).collect())))
-                .collect();
-        }
         share
     }
 }
@@ -329,7 +326,6 @@ impl<'a> Share<'a> {
             hits: BTreeMap::new(),
             from_shared: 0,
             misses: BTreeSet::new(),
-            reaches: BTreeMap::new(),
             cut: Cut::Whole,
             warnings: Vec::new(),
             uncached: None,
@@ -374,18 +370,23 @@ impl<'a> Share<'a> {
         }
     }
 
-    /// The files whose findings the tool's run answered for.
+    /// The files whose findings the tool's run answered for: those it was
+    /// given. A module a file imports is not among them even where the
+    /// tool reports imported modules: whether it did for this one (or
+    /// silenced it, as an installed package) cannot be told from no
+    /// finding, and its entry must not say "none" on that guess.
     fn answered(&self) -> BTreeSet<String> {
+        let given = |file: &&String| self.planned.iter().any(|p| p == file);
         match self.cut {
             Cut::AllHits => BTreeSet::new(),
-            Cut::Whole => self.keys.keys().chain(&self.misses).cloned().collect(),
-            Cut::ToMisses => {
-                let mut answered = self.misses.clone();
-                for miss in &self.misses {
-                    answered.extend(self.reaches.get(miss).into_iter().flatten().cloned());
-                }
-                answered
-            }
+            Cut::ToMisses => self.misses.clone(),
+            Cut::Whole => self
+                .keys
+                .keys()
+                .chain(&self.misses)
+                .filter(given)
+                .cloned()
+                .collect(),
         }
     }
 
@@ -457,20 +458,28 @@ impl<'a> Share<'a> {
             result.files_checked += self.planned.len() - passed;
         }
         result.warnings.extend(warnings);
-        if !from_cache.is_empty() {
+        // A file the cache answers for is the cache's alone: what the tool
+        // also said of it (an imported module it reported) is the same
+        // finding, not a second one.
+        let from_the_cache: BTreeSet<&str> = folded.iter().map(|(f, _)| f.as_str()).collect();
+        let before = result.violations.len();
+        result.violations.retain(|v| {
+            v.file
+                .as_deref()
+                .is_none_or(|f| !from_the_cache.contains(f))
+        });
+        if !from_cache.is_empty() || before != result.violations.len() || self.cut == Cut::AllHits {
             result.violations.extend(from_cache);
             crate::outcome::settle(plan.gate, result);
-        } else if self.cut == Cut::AllHits {
-            crate::outcome::settle(plan.gate, result);
         }
-        let hits = self.hits.len()
-            - answered
-                .iter()
-                .filter(|f| self.hits.contains_key(*f))
-                .count();
+        // The counts are of the plan's files (an imported module looked up
+        // for its findings is not one).
+        let in_plan = |file: &String| self.planned.iter().any(|p| p == file);
+        let hits = folded.iter().filter(|(f, _)| in_plan(f)).count();
+        let misses = self.misses.iter().filter(|f| in_plan(f)).count();
         let share = CacheShare {
             hits,
-            misses: self.misses.len(),
+            misses,
             stored,
             shared: self.from_shared.min(hits),
             uncached: self.uncached,
@@ -520,6 +529,34 @@ fn ask_shared(shared: &Shared, store: &Store, shares: &mut [Option<Share<'_>>]) 
             }
         }
     }
+}
+
+/// For a run that writes to the team's store: the entries its own store
+/// answered that the team's lacks (a CI job that restored its directory
+/// store shares what it holds), to be written with the run's own.
+fn share_local_hits(
+    shared: &Shared,
+    store: &Store,
+    shares: &[Option<Share<'_>>],
+) -> Vec<(String, Vec<u8>)> {
+    if !shared.writes() {
+        return Vec::new();
+    }
+    let local: BTreeMap<String, &String> = shares
+        .iter()
+        .flatten()
+        .flat_map(|share| share.hits.keys().filter_map(|file| share.keys.get(file)))
+        .map(|key| (stored_path(key), key))
+        .collect();
+    let paths: Vec<String> = local.keys().cloned().collect();
+    shared
+        .absent(&paths)
+        .into_iter()
+        .filter_map(|path| {
+            let bytes = store.bytes(local.get(&path)?)?;
+            Some((path, bytes))
+        })
+        .collect()
 }
 
 /// Whether the tool's answer may be stored: a cold, whole verdict — not an

@@ -88,7 +88,7 @@ pub struct RunOptions {
     pub require_trust: bool,
 }
 
-pub use cache_check::check_sample;
+pub use cache_check::{allow_background_checks, check_sample};
 
 /// Where a run's gates' results are looked up and stored (the `cache`
 /// module).
