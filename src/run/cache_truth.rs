@@ -59,31 +59,11 @@ import_graph:
   timeout_seconds: 60
 gates:
   checker:
-    execution: {{command: ["awk", "-f", "check.awk"], timeout_seconds: 30, batchable: false}}
-    version_args: ["-W", "version"]
-    parsing:
-      strategy: json_violations
-      json_lines: true
-      violations_path: "/"
-      field_map: {{file: file, line: line, code: code, message: message}}
-    capabilities: {{file_types: [".py"]}}
-    scope: {{importers: true}}
-    tool_config:
-      - {{file: checker.toml}}
+{checker}
   # mypy's shape: a checker said to report the modules its files import,
   # which (as mypy with a module it counts installed) says nothing of them.
   imports_silenced:
-    execution: {{command: ["awk", "-f", "check.awk"], timeout_seconds: 30, batchable: false}}
-    version_args: ["-W", "version"]
-    parsing:
-      strategy: json_violations
-      json_lines: true
-      violations_path: "/"
-      field_map: {{file: file, line: line, code: code, message: message}}
-    capabilities: {{file_types: [".py"]}}
-    scope: {{importers: true}}
-    tool_config:
-      - {{file: checker.toml}}
+{checker}
     daemon:
       protocol: command
       command: ["true"]
@@ -92,9 +72,23 @@ gates:
       verify_every: 0
       reports_imported: true
 "#,
-        ruff = ruff.display()
+        ruff = ruff.display(),
+        checker = CHECKER_GATE,
     )
 }
+
+/// Both gates' definition: the checker, a whole-program one.
+const CHECKER_GATE: &str = r#"    execution: {command: ["awk", "-f", "check.awk"], timeout_seconds: 30, batchable: false}
+    version_args: ["-W", "version"]
+    parsing:
+      strategy: json_violations
+      json_lines: true
+      violations_path: "/"
+      field_map: {file: file, line: line, code: code, message: message}
+    capabilities: {file_types: [".py"]}
+    scope: {importers: true}
+    tool_config:
+      - {file: checker.toml}"#;
 
 /// One module as the sequence has it.
 #[derive(Debug, Clone, Default)]
