@@ -2,12 +2,14 @@
 generated 300-module package (`--only cache-package`):
 
 - a fresh clone whose store a run elsewhere filled: `qg run --scope
-  project` against the same clone's cold run (`--no-cache`, no tool
-  cache of its own either: a CI job's first run);
+  project` against a fresh clone's cold run (`--no-cache`, no tool cache
+  of its own either: a CI job's first run), each recording its state as
+  CI's run does;
 - a pull request that changes one module nothing imports: `--scope
-  project` with the store against `qg run` (auto) of the same change, in
-  one clone whose earlier green run recorded the state and left the
-  tools' own caches, as a developer's working copy has them.
+  project` with the store against `qg run` (auto) of the same change,
+  each in a clone whose earlier green run (without the store) recorded
+  the state and left the tools' own caches, as a developer's working copy
+  has them, and each with a copy of the store as the base left it.
 
 Each sample is a clone of its own; the store is a directory
 (`QG_CACHE_DIR`), filled once by a run in the original.
@@ -66,10 +68,10 @@ def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
 
     fresh, cold, said = [], [], {}
     for i in range(runs):
-        took, report = timed_run(clone(origin, tmp / f"{label}-fresh"), env, ["--scope", "project", "--no-state"])
+        took, report = timed_run(clone(origin, tmp / f"{label}-fresh"), env, ["--scope", "project"])
         fresh.append(took)
         said["fresh"] = report
-        took, report = timed_run(clone(origin, tmp / f"{label}-cold"), env, ["--scope", "project", "--no-state", "--no-cache"])
+        took, report = timed_run(clone(origin, tmp / f"{label}-cold"), env, ["--scope", "project", "--no-cache"])
         cold.append(took)
         said["cold"] = report
     same = findings(said["fresh"]) == findings(said["cold"])
@@ -87,16 +89,19 @@ def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
 
     project, auto, said = [], [], {}
     for i in range(runs):
-        work = clone(origin, tmp / f"{label}-pr")
-        sh([QG, "run", "--no-progress"], work, check=False)  # the green run the auto scope starts from
-        path = work / leaf
-        path.write_text(path.read_text() + f"\n# a pull request's change {i}\n")
-        took, report = timed_run(work, env, ["--no-state"])
-        auto.append(took)
-        said["auto"] = report
-        took, report = timed_run(work, env, ["--scope", "project", "--no-state"])
-        project.append(took)
-        said["project"] = report
+        for name, args, times in (("auto", [], auto), ("project", ["--scope", "project"], project)):
+            work = clone(origin, tmp / f"{label}-pr-{name}")
+            # The green run the auto scope starts from, without the store.
+            sh([QG, "run", "--no-progress", "--no-cache"], work, check=False)
+            path = work / leaf
+            path.write_text(path.read_text() + f"\n# a pull request's change {i}\n")
+            # The store as the base left it.
+            base = tmp / f"{label}-store-{name}"
+            shutil.rmtree(base, ignore_errors=True)
+            shutil.copytree(store, base)
+            took, report = timed_run(work, dict(env, QG_CACHE_DIR=str(base)), ["--no-state", *args])
+            times.append(took)
+            said[name] = report
     ratio = statistics.median(project) / statistics.median(auto)
     rows.append(
         (
