@@ -191,7 +191,11 @@ impl Observer<GateResult> for ProgressObserver {
             GateStatus::Failed => format!("failed ({} violations)", result.violation_count()),
             status => status.as_str().to_string(),
         };
-        self.say(format!("{}: {outcome}", result.name));
+        let cached = match result.cache.as_ref().filter(|c| c.hits > 0) {
+            Some(cache) => format!(", {} files from the cache", cache.hits),
+            None => String::new(),
+        };
+        self.say(format!("{}: {outcome}{cached}", result.name));
     }
 }
 

@@ -14,7 +14,7 @@ use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
 use crate::cache::shared::Shared;
 use crate::cache::store::{same_findings, stored_path, Use};
 use crate::cache::{Lookup, Store};
-use crate::exec::WarmRequests;
+use crate::exec::{Observer, WarmRequests};
 use crate::outcome::{CacheShare, GateResult, GateStatus};
 use crate::plan::GatePlan;
 use crate::tools::version;
@@ -59,6 +59,8 @@ pub(super) struct Asking<'o> {
 
 /// A gate's lookups.
 struct Share<'a> {
+    /// The gate's id.
+    gate: String,
     /// The plan's files before the cut.
     planned: Vec<&'a str>,
     /// Its own whole-project run's arguments, before a cut to its misses.
@@ -238,6 +240,46 @@ pub(super) fn store(cache: &CacheUse) -> Option<Store> {
     }
 }
 
+/// The run's observer, told a looked-up gate's result only once the
+/// cache's hits are in it (an all-hit gate is not run, and is no "skipped"
+/// gate; a gate run on its misses has more findings than its tool's).
+pub(super) struct Deferring<'o> {
+    inner: &'o dyn Observer<GateResult>,
+    ids: BTreeSet<String>,
+}
+
+impl<'o> Deferring<'o> {
+    /// Defers the gates `cache` looked up (none without a cache).
+    pub(super) fn new(
+        inner: &'o dyn Observer<GateResult>,
+        cache: Option<&RunCache<'_>>,
+    ) -> Deferring<'o> {
+        let ids = cache
+            .map(|c| c.shares.iter().flatten().map(|s| s.gate.clone()).collect())
+            .unwrap_or_default();
+        Deferring { inner, ids }
+    }
+
+    /// Tells the observer of the deferred gates' whole results.
+    pub(super) fn finish(&self, results: &[GateResult]) {
+        for result in results.iter().filter(|r| self.ids.contains(&r.id)) {
+            self.inner.gate_finished(result);
+        }
+    }
+}
+
+impl Observer<GateResult> for Deferring<'_> {
+    fn gate_started(&self, gate: &crate::config::Gate, files: usize, argv: &[String]) {
+        self.inner.gate_started(gate, files, argv);
+    }
+
+    fn gate_finished(&self, result: &GateResult) {
+        if !self.ids.contains(&result.id) {
+            self.inner.gate_finished(result);
+        }
+    }
+}
+
 /// Whether a cache lookup of these plans needs the import graph: a
 /// whole-program checker's key holds what its files import.
 pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -> bool {
@@ -320,6 +362,7 @@ impl Lookups<'_> {
 impl<'a> Share<'a> {
     fn empty(plan: &GatePlan<'a>) -> Share<'a> {
         Share {
+            gate: plan.gate.id.clone(),
             planned: plan.files.clone(),
             native_args: plan.native_args.clone(),
             keys: BTreeMap::new(),

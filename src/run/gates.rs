@@ -149,6 +149,7 @@ pub(super) fn run_gates<'a>(
         };
         RunCache::look_up(project, store, &mut plans, &asking)
     });
+    let deferring = cached::Deferring::new(observer, cache.as_ref());
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
     let (mut results, versions, jobs) = std::thread::scope(|threads| {
@@ -170,7 +171,7 @@ pub(super) fn run_gates<'a>(
             None => scope::project_files(workspace, config).unwrap_or_default(),
         };
         super::settle::after_last_write(&workspace.root, &plans, every_file, answered_warm);
-        let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, observer);
+        let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, &deferring);
         let mut jobs = Vec::new();
         if let (Some(warm), Some(before)) = (&ctx.warm, &before) {
             let project = Project {
@@ -197,6 +198,7 @@ pub(super) fn run_gates<'a>(
         Some(cache) => cache.fold_in(&mut results, &mut plans, project),
         None => Vec::new(),
     };
+    deferring.finish(&results);
     for result in &mut results {
         let ran = !matches!(result.status, GateStatus::Skipped);
         result.tool_version = versions.get(&result.id).filter(|_| ran).cloned();

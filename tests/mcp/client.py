@@ -108,7 +108,10 @@ class Session:
 
 
 async def main(qg, project, plan):
-    env = {key: os.environ[key] for key in ("PATH", "HOME", "VIRTUAL_ENV", "QG_TRUST_FILE") if key in os.environ}
+    # The result cache's variables too: the suite runs without it
+    # (QG_NO_CACHE, .cargo/config.toml), not with the user's store.
+    passed = ("PATH", "HOME", "VIRTUAL_ENV", "QG_TRUST_FILE", "QG_NO_CACHE", "QG_CACHE_DIR")
+    env = {key: os.environ[key] for key in passed if key in os.environ}
     params = StdioServerParameters(command=qg, args=["mcp"], cwd=project, env=env)
     results = []
     async with stdio_client(params) as (read, write):
