@@ -47,16 +47,12 @@ def timed_run(root: Path, env: dict, args) -> tuple[float, dict]:
 
 def findings(report: dict) -> set:
     return {
-        (g["id"], v.get("file"), v.get("line"), v.get("code"))
-        for g in report["gates"]
-        for v in g.get("violations", [])
+        (g["id"], v.get("file"), v.get("line"), v.get("code")) for g in report["gates"] for v in g.get("violations", [])
     }
 
 
 def hits(report: dict) -> str:
-    return ", ".join(
-        f"{g['id']} {g.get('cache', {}).get('hits', 0)}/{g['files_checked']}" for g in report["gates"]
-    )
+    return ", ".join(f"{g['id']} {g.get('cache', {}).get('hits', 0)}/{g['files_checked']}" for g in report["gates"])
 
 
 def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
@@ -106,8 +102,10 @@ def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
     rows.append(
         (
             f"{label}: a pull request changing one module nothing imports ({leaf}), `--scope project` with the store vs `qg run` (auto)",
-            f"project {sec(statistics.median(project))} ({hits(said['project'])} from the store), "
-            f"auto {sec(statistics.median(auto))}",
+            (
+                f"project {sec(statistics.median(project))} ({hits(said['project'])} from the store), "
+                f"auto {sec(statistics.median(auto))}"
+            ),
             f"{ratio:.2f}x",
             "<= 1.2x",
             ratio <= 1.2,
