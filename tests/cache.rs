@@ -134,6 +134,11 @@ fn two_clones_share_one_store_and_every_verdict_is_the_tools() {
         assert_eq!(hits, 0, "{gate}: an empty store has nothing: {filled}");
         assert!(misses > 0, "{gate} looked nothing up: {filled}");
     }
+    assert_eq!(
+        tool_cache(&filled, "mypy")["stored"],
+        true,
+        "mypy's own cache is kept at the commit: {filled}"
+    );
 
     // The other clone: every file's findings from the store, none run.
     let second = clones.second();
@@ -160,6 +165,15 @@ fn two_clones_share_one_store_and_every_verdict_is_the_tools() {
     )
     .unwrap();
     let broken = project_run(&second, store, &[]);
+    // mypy, run on the misses, started from the first clone's cache.
+    let head = git_out(&second, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        tool_cache(&broken, "mypy")["restored_from"],
+        head.as_str(),
+        "{broken}"
+    );
+    assert_eq!(tool_cache(&broken, "mypy")["commits_back"], 0, "{broken}");
+    assert!(second.join(".mypy_cache").is_dir());
     let tools_say = project_run(&second, store, &["--no-cache"]);
     same(&broken, &tools_say);
     assert!(
@@ -203,6 +217,79 @@ fn two_clones_share_one_store_and_every_verdict_is_the_tools() {
     );
     let auto: Value = serde_json::from_str(&auto.stdout).unwrap();
     same(&auto, &leaf_truth);
+}
+
+/// What a gate's run did with its tool's own cache.
+fn tool_cache(report: &Value, gate: &str) -> Value {
+    let gates = report["gates"].as_array().unwrap();
+    let gate = gates.iter().find(|g| g["id"] == gate).unwrap();
+    gate["cache"]["tool_cache"].clone()
+}
+
+/// `git args…`'s output in `dir`, trimmed.
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_fresh_clone_starts_mypy_from_the_nearest_commits_cache_and_an_unusable_archive_is_passed_over()
+{
+    let clones = Clones::new();
+    let store = clones.store.path();
+    let base = git_out(clones.first.path(), &["rev-parse", "HEAD"]);
+    project_run(clones.first.path(), store, &["--gate", "mypy"]);
+
+    // A commit of the second clone's own, which left no archive: the
+    // nearest is its parent's, one commit back.
+    let second = clones.second();
+    let util = second.join("app/util.py");
+    let leaf = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, format!("{leaf}\n# a comment\n")).unwrap();
+    git(&second, &["commit", "-qam", "a comment"]);
+    let restored = project_run(&second, store, &["--gate", "mypy"]);
+    let used = tool_cache(&restored, "mypy");
+    assert_eq!(used["restored_from"], base.as_str(), "{restored}");
+    assert_eq!(used["commits_back"], 1, "{restored}");
+    assert_eq!(used["stored"], true, "kept for its own commit: {restored}");
+    let human = qg(
+        &second,
+        store,
+        &["run", "--scope", "project", "--gate", "mypy", "--no-state"],
+    );
+    assert!(
+        !human.stdout.contains("own cache from"),
+        "a checkout with a cache of its own is left alone: {}",
+        human.stdout
+    );
+
+    // Archives cut short: a warning, and mypy starts without one.
+    let third = tempfile::tempdir().unwrap();
+    git(
+        third.path(),
+        &["clone", "-q", second.to_str().unwrap(), "."],
+    );
+    let third_util = third.path().join("app/util.py");
+    std::fs::write(&third_util, format!("{leaf}\n# another\n")).unwrap();
+    let archives = files_in(store, "tool-caches-v1");
+    assert_eq!(archives.len(), 2, "{archives:?}");
+    for archive in &archives {
+        let bytes = std::fs::read(archive).unwrap();
+        std::fs::write(archive, &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let passed_over = project_run(third.path(), store, &["--gate", "mypy"]);
+    let warnings = passed_over["gates"][0]["warnings"].to_string();
+    assert!(warnings.contains("cannot be put back"), "{passed_over}");
+    let truth = project_run(third.path(), store, &["--gate", "mypy", "--no-cache"]);
+    same(&passed_over, &truth);
+    same(
+        &restored,
+        &project_run(&second, store, &["--gate", "mypy", "--no-cache"]),
+    );
 }
 
 #[test]
@@ -327,8 +414,13 @@ fn two_runs_at_once_on_one_store_both_get_the_tools_verdict() {
 }
 
 fn entry_files(store: &Path) -> Vec<PathBuf> {
+    files_in(store, "results-v1")
+}
+
+/// The files in the fan-out directories of `kind` in a store.
+fn files_in(store: &Path, kind: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for fan in std::fs::read_dir(store.join("results-v1"))
+    for fan in std::fs::read_dir(store.join(kind))
         .into_iter()
         .flatten()
         .flatten()

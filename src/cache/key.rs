@@ -88,6 +88,12 @@ impl GateKey {
         })
     }
 
+    /// The digest of the gate's part: its tool, version, settings and
+    /// environment, as every file's key holds it.
+    pub(crate) fn identity(&self) -> &str {
+        &self.identity
+    }
+
     /// How the gate's files' imports count.
     pub(crate) fn imports(&self) -> Imports {
         self.imports

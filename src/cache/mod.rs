@@ -14,5 +14,6 @@ pub(crate) mod key;
 pub(crate) mod location;
 pub(crate) mod shared;
 pub(crate) mod store;
+pub(crate) mod tool_cache;
 
 pub(crate) use store::{Lookup, Store};

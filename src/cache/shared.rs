@@ -187,12 +187,30 @@ impl Shared {
     /// Of `paths`, those the store does not hold (for a writing run: what
     /// its local store answered that the team's lacks).
     pub(crate) fn absent(&self, paths: &[String]) -> Vec<String> {
-        if !self.write || paths.is_empty() || !self.answers() {
+        if !self.write {
             return Vec::new();
+        }
+        self.stat_all(paths, NOT_SHARED)
+            .map(|(_, absent)| absent)
+            .unwrap_or_default()
+    }
+
+    /// Of `paths`, those the store holds.
+    pub(crate) fn holding(&self, paths: &[String]) -> Vec<String> {
+        self.stat_all(paths, CHECKS_WITHOUT)
+            .map(|(held, _)| held)
+            .unwrap_or_default()
+    }
+
+    /// `paths` split into those the store holds and those it does not;
+    /// `None` when it cannot say (`so`: what the run does then).
+    fn stat_all(&self, paths: &[String], so: &str) -> Option<(Vec<String>, Vec<String>)> {
+        if paths.is_empty() || !self.answers() {
+            return None;
         }
         let operator = &self.operator;
         let stats = async {
-            let mut absent = Vec::new();
+            let (mut held, mut absent) = (Vec::new(), Vec::new());
             for chunk in paths.chunks(IN_FLIGHT) {
                 let mut set = tokio::task::JoinSet::new();
                 for path in chunk {
@@ -202,15 +220,15 @@ impl Shared {
                 while let Some(joined) = set.join_next().await {
                     let Ok((stat, path)) = joined else { continue };
                     match stat {
-                        Ok(_) => {}
+                        Ok(_) => held.push(path),
                         Err(e) if e.kind() == opendal::ErrorKind::NotFound => absent.push(path),
                         Err(e) => return Err(e.to_string()),
                     }
                 }
             }
-            Ok(absent)
+            Ok((held, absent))
         };
-        self.within("failed", NOT_SHARED, stats).unwrap_or_default()
+        self.within("failed", so, stats)
     }
 
     /// Writes `entries` (store-relative path, bytes); how many were written.

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::tool_cache::TOOL_CACHES;
 use crate::violation::Violation;
 
 /// Where the entries of this format live, under the cache directory: a
@@ -98,6 +99,8 @@ pub(crate) struct Stats {
     /// Entries held, and their size in bytes.
     pub(crate) entries: usize,
     pub(crate) bytes: u64,
+    /// Archives of tools' own caches held (their bytes are in `bytes`).
+    pub(crate) tool_caches: usize,
     /// Per gate: hits, misses and entries written, over every recorded run.
     pub(crate) gates: BTreeMap<String, Use>,
 }
@@ -151,6 +154,31 @@ impl Store {
             }
         }
         found
+    }
+
+    /// The bytes stored at `path` (store-relative, `/`-separated: an
+    /// archive of a tool's own cache), marked used now.
+    pub(crate) fn blob(&self, path: &str) -> Option<Vec<u8>> {
+        let path = self.dir.join(path);
+        let bytes = std::fs::read(&path).ok()?;
+        if let Ok(file) = std::fs::File::options().write(true).open(&path) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Some(bytes)
+    }
+
+    /// Whether the store holds `path`.
+    pub(crate) fn holds(&self, path: &str) -> bool {
+        self.dir.join(path).is_file()
+    }
+
+    /// Stores `bytes` at `path` (store-relative), atomically.
+    pub(crate) fn put_blob(&self, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.dir.join(path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        crate::atomic_file::write_cache(&path, bytes)
     }
 
     /// The bytes of the entry of `key`, as stored.
@@ -268,8 +296,12 @@ impl Store {
             dir: self.dir.display().to_string(),
             ..Stats::default()
         };
-        for (_, size, _) in self.entries() {
+        for (_, size, _) in self.files_under(RESULTS, ".json") {
             stats.entries += 1;
+            stats.bytes += size;
+        }
+        for (_, size, _) in self.files_under(TOOL_CACHES, ".tar.gz") {
+            stats.tool_caches += 1;
             stats.bytes += size;
         }
         let runs = std::fs::read_to_string(self.dir.join(RUNS)).unwrap_or_default();
@@ -312,12 +344,17 @@ impl Store {
         pruned
     }
 
-    /// Every entry file: path, size, last use.
+    /// Every entry file and tool cache archive: path, size, last use.
     fn entries(&self) -> Vec<(PathBuf, u64, SystemTime)> {
+        let mut found = self.files_under(RESULTS, ".json");
+        found.extend(self.files_under(TOOL_CACHES, ".tar.gz"));
+        found
+    }
+
+    /// The files named `*{suffix}` in the fan-out directories of `kind`.
+    fn files_under(&self, kind: &str, suffix: &str) -> Vec<(PathBuf, u64, SystemTime)> {
         let mut found = Vec::new();
-        let fans = std::fs::read_dir(self.dir.join(RESULTS))
-            .into_iter()
-            .flatten();
+        let fans = std::fs::read_dir(self.dir.join(kind)).into_iter().flatten();
         for fan in fans.flatten() {
             for entry in std::fs::read_dir(fan.path())
                 .into_iter()
@@ -325,7 +362,7 @@ impl Store {
                 .flatten()
             {
                 let Ok(meta) = entry.metadata() else { continue };
-                if meta.is_file() && entry.file_name().to_string_lossy().ends_with(".json") {
+                if meta.is_file() && entry.file_name().to_string_lossy().ends_with(suffix) {
                     let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                     found.push((entry.path(), meta.len(), used));
                 }

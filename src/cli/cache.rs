@@ -96,8 +96,13 @@ pub(super) fn command(action: CacheAction) -> Result<i32, QgError> {
 }
 
 fn human_stats(stats: &crate::cache::store::Stats) -> String {
+    let tool_caches = match stats.tool_caches {
+        0 => String::new(),
+        1 => " and 1 archive of a tool's own cache".to_string(),
+        n => format!(" and {n} archives of tools' own caches"),
+    };
     let mut text = format!(
-        "{}: {}, {}{}\n",
+        "{}: {}{tool_caches}, {}{}\n",
         stats.dir,
         entries(stats.entries),
         bytes(stats.bytes),

@@ -503,6 +503,10 @@ impl Compiler<'_> {
             stubs: s.stubs,
             nearest_config: s.nearest_config,
         });
+        let tool_cache = raw
+            .tool_cache
+            .map(|raw| self.tool_cache(&key("tool_cache"), raw))
+            .transpose()?;
         let stopped = success
             .stopped
             .map(|raw| self.stopped(&key("success.stopped"), raw))
@@ -607,6 +611,32 @@ impl Compiler<'_> {
                     roots_key: m.roots_key,
                 })
                 .collect(),
+            tool_cache,
+        })
+    }
+
+    /// A tool's cache directory: inside the directory the tool runs in.
+    fn tool_cache(
+        &self,
+        key: &str,
+        raw: schema::RawToolCache,
+    ) -> Result<ToolCacheSpec, ConfigError> {
+        let inside = !raw.dir.is_empty()
+            && !std::path::Path::new(&raw.dir).is_absolute()
+            && !raw.dir.split(['/', '\\']).any(|part| part == "..");
+        if !inside {
+            return Err(self.error(
+                &format!("{key}.dir"),
+                format!(
+                    "`{}` must be a path inside the directory the tool runs in (`.mypy_cache`)",
+                    raw.dir
+                ),
+            ));
+        }
+        Ok(ToolCacheSpec {
+            dir: raw.dir,
+            key: raw.key,
+            env: raw.env,
         })
     }
 

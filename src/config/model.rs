@@ -242,6 +242,20 @@ pub struct Gate {
     /// Keys naming a module its plugin imports and runs; their files are
     /// added to `tool_config` (`runs`) when the config is loaded.
     pub(crate) settings_modules: Vec<SettingsModule>,
+    /// Where the tool keeps its own cache between runs, which qg keeps in
+    /// its store by commit and puts back where a checkout has none.
+    pub(crate) tool_cache: Option<ToolCacheSpec>,
+}
+
+/// `tool_cache`: the tool's own cache directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolCacheSpec {
+    /// Relative to where the tool runs.
+    pub(crate) dir: String,
+    /// A key of the tool's config that moves it.
+    pub(crate) key: Option<String>,
+    /// An environment variable that moves it, ahead of the config.
+    pub(crate) env: Option<String>,
 }
 
 /// The workspace member a gate runs for (also the `member` of its result

@@ -260,6 +260,24 @@ pub(crate) struct RawGate {
     /// Config keys naming a module the tool's plugin imports and runs (django-stubs' `django_settings_module`): that module's files are settings of the gate (an edit checks its whole project) and code `qg trust` covers.
     #[serde(default)]
     pub(crate) settings_modules: Vec<RawSettingsModule>,
+    /// The tool's own cache between runs (mypy's incremental cache): kept whole in qg's result store by the commit it was left at, and put back where a checkout has none (a fresh clone, a CI job), from the nearest commit that left one.
+    #[serde(default)]
+    pub(crate) tool_cache: Option<RawToolCache>,
+}
+
+/// `tool_cache`: where the tool keeps its own cache between runs.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawToolCache {
+    /// The directory, relative to where the tool runs (`.mypy_cache`).
+    pub(crate) dir: String,
+    /// A key of the tool's own config (where `selection.config` says it lives) that moves the directory (mypy's `cache_dir`).
+    #[serde(default)]
+    pub(crate) key: Option<String>,
+    /// An environment variable that moves it, ahead of the config (`MYPY_CACHE_DIR`).
+    #[serde(default)]
+    pub(crate) env: Option<String>,
 }
 
 /// One entry of `older_versions`: how a gate runs a tool older than `below`.

@@ -233,6 +233,19 @@ impl Repo {
         read_head(&self.repo)
     }
 
+    /// HEAD's commit and up to `count - 1` of its first-parent ancestors,
+    /// nearest first (none on an unborn branch): the line a branch was
+    /// built along, back through the commit it started from.
+    pub(crate) fn first_parents(&self, count: usize) -> Vec<String> {
+        let mut line = Vec::new();
+        let mut commit = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        while let Some(current) = commit.filter(|_| line.len() < count) {
+            line.push(current.id().to_string());
+            commit = current.parent(0).ok();
+        }
+        line
+    }
+
     /// Whether `sha` names a commit this repository has.
     pub(crate) fn has_commit(&self, sha: &str) -> bool {
         Oid::from_str(sha).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())

@@ -167,6 +167,24 @@ pub(crate) struct CacheShare {
     /// Why the gate's results are not cached (then every file is a miss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) uncached: Option<String>,
+    /// What the run did with the tool's own cache (`tool_cache` in the
+    /// gate's YAML): put it back from the store, kept it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_cache: Option<ToolCacheUse>,
+}
+
+/// A run's use of a tool's own cache.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ToolCacheUse {
+    /// The commit whose archive was put back where the checkout had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) restored_from: Option<String>,
+    /// How many first-parent commits back from HEAD that commit is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commits_back: Option<usize>,
+    /// Whether the run kept the tool's cache as HEAD's archive.
+    #[serde(default)]
+    pub(crate) stored: bool,
 }
 
 /// A warm answer being confirmed by a cold run in the background.

@@ -228,6 +228,17 @@ fn gate_detail(gate: &GateResult) -> String {
             if let Some(share) = gate.cache.as_ref().filter(|c| c.hits > 0) {
                 parts.push(format!("{} from the cache", share.hits));
             }
+            if let Some(back) = gate
+                .cache
+                .as_ref()
+                .and_then(|c| c.tool_cache.as_ref()?.commits_back)
+            {
+                parts.push(match back {
+                    0 => "its tool's own cache from this commit".to_string(),
+                    1 => "its tool's own cache from 1 commit back".to_string(),
+                    n => format!("its tool's own cache from {n} commits back"),
+                });
+            }
             if gate.outside_scope > 0 {
                 parts.push(format!(
                     "+{} outside the scope not reported",

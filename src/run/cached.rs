@@ -9,13 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::cache_check::SampleJob;
 use super::installed::{installed_roots, under_any};
 use super::project::Project;
+use super::tool_caches::{self, ToolCache};
 use super::CacheUse;
 use crate::cache::key::{environment_digest, GateKey, Imports, Keyer};
 use crate::cache::shared::Shared;
 use crate::cache::store::{same_findings, stored_path, Use};
 use crate::cache::{Lookup, Store};
 use crate::exec::{Observer, WarmRequests};
-use crate::outcome::{CacheShare, GateResult, GateStatus};
+use crate::outcome::{CacheShare, GateResult, GateStatus, ToolCacheUse};
 use crate::plan::GatePlan;
 use crate::tools::version;
 use crate::violation::Violation;
@@ -42,6 +43,9 @@ pub(super) struct RunCache<'a> {
     /// check of a sample of the hits).
     root: std::path::PathBuf,
     config: Option<std::path::PathBuf>,
+    /// HEAD and its first parents, where a gate keeps its tool's own cache
+    /// (empty when none does).
+    commits: Vec<String>,
 }
 
 /// What a run's lookups need to know of the run.
@@ -80,6 +84,10 @@ struct Share<'a> {
     warnings: Vec<String>,
     /// Why the gate is not cached at all.
     uncached: Option<String>,
+    /// Its key's identity (none when it is not cached).
+    identity: Option<String>,
+    /// What the run did with the tool's own cache.
+    tool_cache: Option<ToolCacheUse>,
 }
 
 /// What a gate's lookups did to its plan.
@@ -142,7 +150,9 @@ impl<'a> RunCache<'a> {
                         gate_key: &gate_key,
                         installed: &installed,
                     };
-                    lookups.share(plan, &mut keyer)
+                    let mut share = lookups.share(plan, &mut keyer);
+                    share.identity = Some(gate_key.identity().to_string());
+                    share
                 }
                 Err(why) => Share::uncached(plan, why),
             });
@@ -169,8 +179,19 @@ impl<'a> RunCache<'a> {
                 share.cut_plan(plan);
             }
         }
+        let commits = match keeps_tool_caches(&shares, plans) {
+            true => tool_caches::commits(project.workspace),
+            false => Vec::new(),
+        };
+        for (share, plan) in shares.iter_mut().zip(plans.iter()) {
+            if let Some(share) = share.as_mut().filter(|s| s.cut != Cut::AllHits) {
+                let root = &project.workspace.root;
+                share.restore_tool_cache(root, plan.gate, &commits, (&store, shared.as_ref()));
+            }
+        }
         warnings.extend(shared.as_ref().and_then(Shared::trouble));
         Some(RunCache {
+            commits,
             store,
             shared,
             verify,
@@ -205,6 +226,14 @@ impl<'a> RunCache<'a> {
             plan.native_args = share.native_args.clone();
             plan.skip_reason = None;
             let gate = plan.gate.id.clone();
+            let mut share = share;
+            share.keep_tool_cache(
+                &self.root,
+                plan.gate,
+                result,
+                &self.commits,
+                (&self.store, self.shared.as_ref()),
+            );
             let (used, folded) = share.fold(result, plan, &self.store, self.verify, &mut written);
             uses.extend(used);
             if !folded.is_empty() {
@@ -372,6 +401,60 @@ impl<'a> Share<'a> {
             cut: Cut::Whole,
             warnings: Vec::new(),
             uncached: None,
+            identity: None,
+            tool_cache: None,
+        }
+    }
+
+    /// Puts the tool's own cache back from the store where the checkout
+    /// has none (see [`tool_caches`]).
+    fn restore_tool_cache(
+        &mut self,
+        root: &std::path::Path,
+        gate: &crate::config::Gate,
+        commits: &[String],
+        stores: (&Store, Option<&Shared>),
+    ) {
+        let Some(identity) = self.identity.as_deref() else {
+            return;
+        };
+        let Some(cache) = ToolCache::of(root, gate, identity, commits, stores) else {
+            return;
+        };
+        match cache.restore() {
+            Some(Ok(restored)) => self.tool_cache = Some(restored),
+            Some(Err(why)) => self.warnings.push(why),
+            None => {}
+        }
+    }
+
+    /// Keeps the tool's own cache as HEAD's after the tool checked the
+    /// gate's whole project, itself or on top of an archive put back (a
+    /// partial run's own cache holds a part of it).
+    fn keep_tool_cache(
+        &mut self,
+        root: &std::path::Path,
+        gate: &crate::config::Gate,
+        result: &GateResult,
+        commits: &[String],
+        stores: (&Store, Option<&Shared>),
+    ) {
+        let restored = self.tool_cache.is_some();
+        let whole_project = self.native_args.is_some()
+            && (self.cut == Cut::Whole || (self.cut == Cut::ToMisses && restored));
+        if !whole_project || !is_storable(result) {
+            return;
+        }
+        let Some(identity) = self.identity.as_deref() else {
+            return;
+        };
+        let Some(cache) = ToolCache::of(root, gate, identity, commits, stores) else {
+            return;
+        };
+        if cache.keep() {
+            self.tool_cache
+                .get_or_insert_with(ToolCacheUse::default)
+                .stored = true;
         }
     }
 
@@ -388,7 +471,11 @@ impl<'a> Share<'a> {
             return;
         }
         let in_plan: BTreeSet<&str> = plan.files.iter().copied().collect();
-        self.cut = if verify || self.misses.iter().any(|f| !in_plan.contains(f.as_str())) {
+        // Every file missed: nothing to cut, and a tool's own whole-project
+        // run stays one (its own cache then holds the whole project).
+        let all_missed = in_plan.iter().all(|f| self.misses.contains(*f));
+        let beyond_plan = self.misses.iter().any(|f| !in_plan.contains(f.as_str()));
+        self.cut = if verify || beyond_plan || all_missed {
             Cut::Whole
         } else if self.misses.is_empty() {
             Cut::AllHits
@@ -526,6 +613,7 @@ impl<'a> Share<'a> {
             stored,
             shared: self.from_shared.min(hits),
             uncached: self.uncached,
+            tool_cache: self.tool_cache,
         };
         let used = (share.uncached.is_none()).then(|| Use {
             gate: plan.gate.id.clone(),
@@ -600,6 +688,15 @@ fn share_local_hits(
             Some((path, bytes))
         })
         .collect()
+}
+
+/// Whether a gate the run looked up keeps its tool's own cache (then the
+/// run reads HEAD's line of commits).
+fn keeps_tool_caches(shares: &[Option<Share<'_>>], plans: &[GatePlan<'_>]) -> bool {
+    shares
+        .iter()
+        .zip(plans)
+        .any(|(share, plan)| share.is_some() && plan.gate.tool_cache.is_some())
 }
 
 /// Whether the tool's answer may be stored: a cold, whole verdict — not an

@@ -22,6 +22,7 @@ mod project;
 mod record;
 mod resolve;
 mod settle;
+mod tool_caches;
 mod vouched;
 
 use std::collections::BTreeSet;
