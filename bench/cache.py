@@ -111,7 +111,44 @@ def cache_figures(origin: Path, label: str, leaf: str, runs: int, tmp: Path):
             ratio <= 1.2,
         )
     )
+    rows.append(tool_cache_figure(origin, label, leaf, store, env, runs, tmp))
     return rows
+
+
+def tool_cache_figure(origin: Path, label: str, leaf: str, store: Path, env: dict, runs: int, tmp: Path):
+    """A CI job's fresh clone of a pull request changing one module: the
+    store with mypy's own cache (the archive the base's run kept) against
+    the same store without it. Whole run, and the mypy gate alone."""
+    with_archive, without, gate_times, said = [], [], {"with": [], "without": []}, {}
+    for i in range(runs):
+        for name, times in (("with", with_archive), ("without", without)):
+            work = clone(origin, tmp / f"{label}-ci-{name}")
+            path = work / leaf
+            path.write_text(path.read_text() + f"\n# a CI job's change {i} {name}\n")
+            base = tmp / f"{label}-store-ci-{name}"
+            shutil.rmtree(base, ignore_errors=True)
+            shutil.copytree(store, base)
+            if name == "without":
+                shutil.rmtree(base / "tool-caches-v1", ignore_errors=True)
+            took, report = timed_run(work, dict(env, QG_CACHE_DIR=str(base)), ["--scope", "project", "--no-state"])
+            times.append(took)
+            gate_times[name].append(next(g["duration_ms"] for g in report["gates"] if g["id"] == "mypy") / 1000)
+            said[name] = report
+    same = findings(said["with"]) == findings(said["without"])
+    restored = next(g for g in said["with"]["gates"] if g["id"] == "mypy")["cache"].get("tool_cache", {})
+    ratio = statistics.median(with_archive) / statistics.median(without)
+    return (
+        f"{label}: a CI job's fresh clone of a one-module change ({leaf}), `--scope project`: the store with mypy's own cache vs without it",
+        (
+            f"with {sec(statistics.median(with_archive))} (mypy {sec(statistics.median(gate_times['with']))}, "
+            f"its cache from {restored.get('commits_back', '?')} commits back), "
+            f"without {sec(statistics.median(without))} (mypy {sec(statistics.median(gate_times['without']))}); "
+            + ("the same findings" if same else "**different findings**")
+        ),
+        f"{ratio:.2f}x",
+        "(report)",
+        same,
+    )
 
 
 def cache_rich(runs, tmp: Path):

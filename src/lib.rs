@@ -44,6 +44,7 @@ pub mod suggest;
 pub mod tool_config;
 pub mod tools;
 pub mod trust;
+pub mod user_cache;
 pub mod violation;
 pub mod warm;
 pub mod watch;

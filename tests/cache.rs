@@ -523,3 +523,65 @@ fn a_background_check_of_sampled_hits_finds_an_entry_that_lies_and_the_next_run_
     );
     let _ = truth;
 }
+
+/// A tool's version, asked in one clone, is known to every other clone on
+/// the machine (by the binary's path, size and mtime): a fresh clone does
+/// not start the tool to ask again. With the cache off, each asks.
+#[test]
+fn a_tools_version_asked_in_one_clone_is_not_asked_again_in_another() {
+    let tools = tempfile::tempdir().unwrap();
+    let asked = tools.path().join("asked.log");
+    let script = tools.path().join("counted");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo asked >> '{}'; echo 'counted 1.0'; exit 0; fi\necho '[]'\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = r#"version: "1"
+active_gates: [counted]
+gates:
+  counted:
+    execution: {command: [counted], timeout_seconds: 30}
+    version_args: ["--version"]
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+"#;
+    let store = tempfile::tempdir().unwrap();
+    let times_asked = || {
+        std::fs::read_to_string(&asked)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let run_in_a_new_clone = |cache_off: bool| {
+        let project = Project::empty();
+        project.write(".st3/quality.yaml", config);
+        project.write("a.py", "x = 1\n");
+        project.git_init();
+        let run = Command::new(env!("CARGO_BIN_EXE_qg"))
+            .args(["run", "--scope", "project", "--format", "json"])
+            .current_dir(project.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", tools.path().display()))
+            .env("QG_CACHE_DIR", store.path())
+            .env("QG_NO_CACHE", if cache_off { "1" } else { "0" })
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(
+            report["gates"][0]["tool_version"], "counted 1.0",
+            "{report}"
+        );
+    };
+    run_in_a_new_clone(false);
+    assert_eq!(times_asked(), 1);
+    run_in_a_new_clone(false);
+    assert_eq!(times_asked(), 1, "a second clone asked the tool again");
+    run_in_a_new_clone(true);
+    assert_eq!(times_asked(), 2, "with the cache off, a clone asks");
+}

@@ -11,9 +11,9 @@
 //! version could be any program.
 
 pub(crate) mod key;
-pub(crate) mod location;
 pub(crate) mod shared;
 pub(crate) mod store;
 pub(crate) mod tool_cache;
 
+pub(crate) use crate::user_cache as location;
 pub(crate) use store::{Lookup, Store};

@@ -349,19 +349,8 @@ fn sequence(world: &World, start: &[Module], edits: &[Edit]) -> Result<(), TestC
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(super::sequences::config())]
 
     #[test]
     fn the_cache_never_changes_a_verdict(

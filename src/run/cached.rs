@@ -126,11 +126,21 @@ impl<'a> RunCache<'a> {
         }
         let gates: Vec<&crate::config::Gate> = cacheable.iter().map(|i| plans[*i].gate).collect();
         let versions = version::tool_versions(&gates, project.tools, remember);
-        let environment = project
-            .tools
-            .environment()
-            .and_then(|e| environment_digest(&e.site_packages()));
-        let installed = installed_roots(project.workspace, project.tools);
+        // Only a whole-program checker with a known version is keyed on the
+        // environment: a listing of site-packages no run of other gates pays.
+        let keyed_on_imports = gates
+            .iter()
+            .any(|g| g.importers && versions.contains_key(&g.id));
+        let (environment, installed) = match keyed_on_imports {
+            true => (
+                project
+                    .tools
+                    .environment()
+                    .and_then(|e| environment_digest(&e.site_packages())),
+                installed_roots(project.workspace, project.tools),
+            ),
+            false => (None, Vec::new()),
+        };
         let mut keyer = Keyer::new(&project.workspace.root);
         let mut shares: Vec<Option<Share<'a>>> = (0..plans.len()).map(|_| None).collect();
         for index in cacheable {

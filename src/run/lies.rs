@@ -624,19 +624,8 @@ fn never_green_where_cold_is_red(root: &Path) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(super::sequences::config())]
 
     #[test]
     fn a_lying_daemon_never_fools_the_state(

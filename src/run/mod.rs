@@ -21,6 +21,8 @@ mod new_baseline;
 mod project;
 mod record;
 mod resolve;
+#[cfg(all(test, unix))]
+mod sequences;
 mod settle;
 mod tool_caches;
 mod vouched;

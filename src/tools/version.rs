@@ -1,7 +1,7 @@
 //! Which version of each tool ran: `command[0]` with the gate's
 //! `version_args`, asked once per installed binary and remembered in
 //! `.st3/tool-versions.json` by path, size and mtime (a reinstall is a new
-//! binary). Reports carry it (SARIF `tool.driver.version`, JSON
+//! binary), and in qg's user cache directory for every clone on the machine. Reports carry it (SARIF `tool.driver.version`, JSON
 //! `tool_version`), so a finding can be traced to the tool that made it.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,9 @@ use crate::process::{self, Termination};
 
 /// Where the cache lives, relative to the root.
 pub(crate) const CACHE_FILE: &str = ".st3/tool-versions.json";
+
+/// The machine's shared memo, in qg's user cache directory.
+const MACHINE_FILE: &str = "tool-versions.json";
 
 /// A `--version` that takes longer than this is not worth waiting for.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -57,23 +60,35 @@ fn versions(
     remember: bool,
 ) -> BTreeMap<String, String> {
     let path = tools.root.join(CACHE_FILE);
-    let mut cache: BTreeMap<String, Entry> = std::fs::read(&path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default();
+    let mut cache = read_memo(&path);
+    let machine_path = machine_memo();
+    let mut machine: Option<BTreeMap<String, Entry>> = None;
     let mut found = BTreeMap::new();
     let mut to_ask = Vec::new();
+    let mut learned = false;
     for (id, tool, args) in asks {
         let stamp = resolve::stamp(&Ok(tool.clone()));
         let key = tool.path.display().to_string();
-        match cache.get(&key).filter(|e| e.stamp == stamp) {
+        if let Some(entry) = cache.get(&key).filter(|e| e.stamp == stamp) {
+            found.insert(id, entry.version.clone());
+            continue;
+        }
+        // Another clone on this machine asked the same binary.
+        let machine = machine
+            .get_or_insert_with(|| machine_path.as_deref().map(read_memo).unwrap_or_default());
+        match machine.get(&key).filter(|e| e.stamp == stamp).cloned() {
             Some(entry) => {
                 found.insert(id, entry.version.clone());
+                cache.insert(key, entry);
+                learned = true;
             }
             None => to_ask.push((id, key, stamp, tool, args)),
         }
     }
     if to_ask.is_empty() {
+        if remember && learned {
+            write_memo(&path, &cache);
+        }
         return found;
     }
     let answers: Vec<_> = std::thread::scope(|threads| {
@@ -85,18 +100,51 @@ fn versions(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
+    let mut machine = machine.unwrap_or_default();
     for (id, key, stamp, version) in answers {
         let Some(version) = version else { continue };
         found.insert(id, version.clone());
-        cache.insert(key, Entry { stamp, version });
+        let entry = Entry { stamp, version };
+        machine.insert(key.clone(), entry.clone());
+        cache.insert(key, entry);
     }
     if remember {
-        if let Ok(text) = serde_json::to_vec_pretty(&cache) {
-            // A cache that cannot be written is asked again next time.
-            let _ = crate::atomic_file::write_cache(&path, &text);
+        write_memo(&path, &cache);
+        if let Some(machine_path) = &machine_path {
+            write_memo(machine_path, &machine);
         }
     }
     found
+}
+
+/// The versions remembered in `path` (none when it cannot be read).
+fn read_memo(path: &std::path::Path) -> BTreeMap<String, Entry> {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Writes the versions remembered; one that cannot be written is asked
+/// again next time.
+fn write_memo(path: &std::path::Path, memo: &BTreeMap<String, Entry>) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(text) = serde_json::to_vec_pretty(memo) {
+        let _ = crate::atomic_file::write_cache(path, &text);
+    }
+}
+
+/// The versions every clone on this machine shares, in qg's user cache
+/// directory (by the binary's path, size and mtime, as a project's are):
+/// a fresh clone does not ask a tool another clone asked. None when the
+/// cache is off (`QG_NO_CACHE`, as the test suite runs).
+fn machine_memo() -> Option<std::path::PathBuf> {
+    if crate::user_cache::off_by_environment() {
+        return None;
+    }
+    crate::user_cache::dir().map(|dir| dir.join(MACHINE_FILE))
 }
 
 /// The first line the tool prints for `args` (stdout, else stderr).

@@ -1,5 +1,6 @@
-//! Where the result cache lives: one directory per user, shared by every
-//! clone and worktree on the machine, as uv's and sccache's are.
+//! Where qg's cache lives (the result store, the tools' versions): one
+//! directory per user, shared by every clone and worktree on the machine,
+//! as uv's and sccache's are.
 
 use std::path::PathBuf;
 
