@@ -585,3 +585,86 @@ gates:
     run_in_a_new_clone(true);
     assert_eq!(times_asked(), 2, "with the cache off, a clone asks");
 }
+
+/// The background check of a sampled hit runs on the tree as it is when
+/// the check gets to it. A tree changed since the sampling run (here while
+/// the check's tool runs: a file the tool's verdict depends on is edited
+/// back) proves nothing about the entry: it stays, and nothing is said.
+#[test]
+fn a_background_check_of_a_tree_changed_since_the_run_distrusts_nothing() {
+    let project = Project::empty();
+    project.fake_tool(
+        "held",
+        "if [ \"$1\" = --version ]; then echo 'held 1.0'; exit 0; fi\n\
+         if [ -e hold ]; then touch waiting; fi\n\
+         while [ -e hold ]; do sleep 0.05; done\n\
+         if grep -q BREAK b.py; then echo '[{\"file\": \"a.py\", \"line\": 1, \"code\": \"X1\", \"message\": \"b is broken\"}]'; exit 1; fi\n\
+         echo '[]'",
+    );
+    project.write(
+        ".st3/quality.yaml",
+        r#"version: "1"
+active_gates: [held]
+gates:
+  held:
+    execution: {command: [held], timeout_seconds: 60}
+    success: {exit_codes_ok: [0], exit_codes_violations: [1]}
+    version_args: ["--version"]
+    parsing:
+      strategy: json_violations
+      field_map: {file: file, line: line, code: code, message: message}
+"#,
+    );
+    project.write(".gitignore", "bin/\nhold\nwaiting\n");
+    project.write("a.py", "x = 1\n");
+    project.write("b.py", "# BREAK\n");
+    project.git_init();
+    let store = tempfile::tempdir().unwrap();
+    let run = |sample: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+        cmd.args("run --scope project --format json --no-state".split(' '))
+            .current_dir(project.path())
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", project.path().join("bin").display()),
+            )
+            .env("QG_CACHE_DIR", store.path())
+            .env("QG_NO_CACHE", "0")
+            .env("QG_CACHE_SAMPLE", sample)
+            .env("CI", "true");
+        Run::from(cmd.output().unwrap()).json()
+    };
+    let filled = run("0");
+    assert!(filled.to_string().contains("b is broken"), "{filled}");
+
+    // The next run's hits are sampled; the check's tool waits until the
+    // tree has changed.
+    project.write("hold", "");
+    let sampled = run("1");
+    assert_eq!(sampled["gates"][0]["cache"]["hits"], 2, "{sampled}");
+    let waiting = project.path().join("waiting");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !waiting.exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the background check did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    project.write("b.py", "# mended\n");
+    std::fs::remove_file(project.path().join("hold")).unwrap();
+    let samples = store.path().join("samples");
+    while std::fs::read_dir(&samples).map_or(0, |d| d.count()) > 0 {
+        assert!(
+            std::time::Instant::now() < until,
+            "the background check did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !store.path().join("distrusted.jsonl").exists(),
+        "a check of another tree distrusted an entry"
+    );
+    let next = run("0");
+    assert!(!next.to_string().contains("differed from"), "{next}");
+}

@@ -15,6 +15,8 @@ use crate::cache::store::{same_findings, Distrusted, SAMPLES};
 use crate::cache::{Lookup, Store};
 use crate::error::QgError;
 use crate::scope::{ScopeMode, ScopeRequest};
+use crate::warm::snapshot::Snapshot;
+use crate::workspace::Workspace;
 
 /// The variable that sets the share of runs whose hits are sampled (a
 /// number from 0 to 1; default 0.1).
@@ -35,6 +37,11 @@ pub(crate) struct SampleJob {
     gate: String,
     /// Each file, its entry's key, and its blob as the run saw it.
     files: Vec<Sampled>,
+    /// The project's files as the run saw them: a key holds what a file
+    /// imports and the tool's settings, so a check of a tree where any of
+    /// them changed since (an imported module reverted) proves nothing.
+    #[serde(default)]
+    tree: Option<Snapshot>,
 }
 
 /// One sampled hit.
@@ -80,8 +87,8 @@ impl SampleJob {
         store: &Store,
         root: &Path,
         config: Option<&Path>,
-        gate: &str,
-        hits: &[(String, String)],
+        (gate, hits): (&str, &[(String, String)]),
+        tree: &Snapshot,
     ) -> Option<SampleJob> {
         let step = (hits.len() / PER_GATE).max(1);
         let offset = (std::process::id() as usize) % step;
@@ -105,6 +112,7 @@ impl SampleJob {
             config: config.map(Path::to_path_buf),
             gate: gate.to_string(),
             files,
+            tree: Some(tree.clone()),
         })
     }
 
@@ -174,6 +182,10 @@ pub fn check_sample(job: &Path) -> Result<(), QgError> {
             job.display()
         ))
     })?;
+    let (workspace, config) = super::prepare(&job.root, job.config.as_deref())?;
+    if !unchanged(&job, &workspace, &config) {
+        return Ok(());
+    }
     // A file changed since the run proves nothing about its entry.
     let files: Vec<&Sampled> = job
         .files
@@ -197,7 +209,7 @@ pub fn check_sample(job: &Path) -> Result<(), QgError> {
     let Some(gate) = report.gates.iter().find(|g| g.id == job.gate) else {
         return Ok(());
     };
-    if gate.error.is_some() {
+    if gate.error.is_some() || !unchanged(&job, &workspace, &config) {
         return Ok(());
     }
     let store = Store::at(job.store.clone());
@@ -221,4 +233,15 @@ pub fn check_sample(job: &Path) -> Result<(), QgError> {
         }
     }
     Ok(())
+}
+
+/// Whether the project's files are as the sampling run saw them (a job of
+/// an older qg, with no record of them, never is).
+fn unchanged(job: &SampleJob, workspace: &Workspace, config: &crate::config::Config) -> bool {
+    let Some(tree) = &job.tree else {
+        return false;
+    };
+    let files = crate::scope::project_files(workspace, config).unwrap_or_default();
+    let now = Snapshot::take(&workspace.root, &files, tree);
+    tree.changes_to(&now).is_empty()
 }

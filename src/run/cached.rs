@@ -251,10 +251,20 @@ impl<'a> RunCache<'a> {
             }
         }
         self.store.record(&uses);
-        if super::cache_check::sampled_now() {
+        if !samples.is_empty() && super::cache_check::sampled_now() {
+            let files =
+                crate::scope::project_files(project.workspace, project.config).unwrap_or_default();
+            let tree =
+                crate::warm::snapshot::Snapshot::take(&self.root, &files, &Default::default());
             for (gate, hits) in &samples {
-                let job =
-                    SampleJob::of(&self.store, &self.root, self.config.as_deref(), gate, hits);
+                let sample = (gate.as_str(), hits.as_slice());
+                let job = SampleJob::of(
+                    &self.store,
+                    &self.root,
+                    self.config.as_deref(),
+                    sample,
+                    &tree,
+                );
                 if let Some(job) = job {
                     job.start();
                 }
