@@ -2593,3 +2593,58 @@ fn a_gate_answered_cold_in_a_warm_run_says_why_on_its_line() {
         files.stdout
     );
 }
+
+/// A gate whose every file the result cache holds is answered from it,
+/// not by its daemon: a cold verdict, shown as one, needing no
+/// confirmation (a fix back to a state seen before, a stash popped, a
+/// branch switched back). A file it does not hold is the daemon's again.
+#[test]
+fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
+    // `sh -c …`: the gate's command is `sh cold.sh`, asked as `sh ARGS`.
+    let versioned = format!(
+        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
+        sampled_daemon(0)
+    );
+    let project = fake_project(&versioned);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("warm.sh", "touch asked-warm\ncat truth.jsonl\nexit 1\n");
+    fake_start(dir);
+    let store = tempfile::tempdir().unwrap();
+    let cached_run = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+        cmd.args([&PROJECT_RUN[..], extra].concat())
+            .current_dir(dir)
+            .env("CI", "true")
+            .env("QG_NO_CACHE", "0")
+            .env("QG_CACHE_SAMPLE", "0")
+            .env("QG_CACHE_DIR", store.path());
+        Run::within(&mut cmd, PATIENCE)
+    };
+    // A cold run fills the store.
+    let cold = cached_run(&["--no-daemon"]);
+    cold.assert_code(1);
+    assert_eq!(cold.gate("fake")["cache"]["stored"], 1, "{}", cold.stdout);
+
+    // (Its start's first pass asked it.)
+    let _ = std::fs::remove_file(dir.join("asked-warm"));
+    let answered = cached_run(&[]);
+    answered.assert_code(1);
+    let gate = answered.gate("fake");
+    assert_eq!(gate["warm"], false, "{}", answered.stdout);
+    assert!(gate["unconfirmed"].is_null(), "{}", answered.stdout);
+    assert_eq!(gate["cache"]["hits"], 1, "{}", answered.stdout);
+    assert_eq!(
+        findings_of(&answered, "fake"),
+        [("a.py".to_string(), 1, "T1".to_string())]
+    );
+    assert!(!dir.join("asked-warm").exists(), "the daemon was asked");
+
+    // An edit the store has not seen: the daemon answers.
+    project.write("a.py", "x = 2\n");
+    let edited = cached_run(&[]);
+    assert_eq!(edited.gate("fake")["warm"], true, "{}", edited.stdout);
+    assert!(dir.join("asked-warm").exists());
+    fake_qg(dir, &["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}

@@ -1,8 +1,12 @@
 //! The result cache in a run: each cacheable gate's files looked up
 //! before its tool runs, the plan cut to the misses, the hits folded into
-//! its result after, and what the tool found stored. A gate a daemon
-//! answers is not looked up (its answer is warm), nor a `project_wide` one
-//! (its tool's whole run is one answer).
+//! its result after, and what the tool found stored. A gate a daemon would
+//! answer is looked up too: when every file hits, the cache answers it —
+//! a cold verdict, which needs no confirmation and moves the state at once
+//! (a fix that returns to a state seen before, a stash popped, a branch
+//! switched back) — else its daemon does, the plan uncut. A
+//! `project_wide` gate is not looked up (its tool's whole run is one
+//! answer).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,7 +55,8 @@ pub(super) struct RunCache<'a> {
 /// What a run's lookups need to know of the run.
 #[derive(Clone, Copy)]
 pub(super) struct Asking<'o> {
-    /// The gates its daemons answer (not looked up).
+    /// The gates its daemons would answer: looked up, and taken from them
+    /// only when every file hits.
     pub(super) warm: Option<&'o WarmRequests>,
     /// `--verify`: every hit is checked by the tool too.
     pub(super) verify: bool,
@@ -183,11 +188,15 @@ impl<'a> RunCache<'a> {
             ask_shared(shared, &store, &mut shares);
             lacking = share_local_hits(shared, &store, &shares);
         }
-        for (share, plan) in shares.iter_mut().zip(plans.iter_mut()) {
-            if let Some(share) = share {
-                share.decide(plan, verify);
-                share.cut_plan(plan);
+        for (slot, plan) in shares.iter_mut().zip(plans.iter_mut()) {
+            let Some(share) = slot else { continue };
+            share.decide(plan, verify);
+            // A gate its daemon answers unless the cache answers it whole.
+            if asked_warm(plan, warm) && share.cut != Cut::AllHits {
+                *slot = None;
+                continue;
             }
+            share.cut_plan(plan);
         }
         let commits = match keeps_tool_caches(&shares, plans) {
             true => tool_caches::commits(project.workspace),
@@ -211,6 +220,16 @@ impl<'a> RunCache<'a> {
             config: config.map(std::path::Path::to_path_buf),
             lacking,
         })
+    }
+
+    /// The gates the cache answers whole (none of them runs its tool, nor
+    /// asks its daemon).
+    pub(super) fn answered_whole(&self) -> impl Iterator<Item = &str> {
+        self.shares
+            .iter()
+            .flatten()
+            .filter(|share| share.cut == Cut::AllHits)
+            .map(|share| share.gate.as_str())
     }
 
     /// Folds each gate's hits into its result, stores what its tool found,
@@ -338,8 +357,14 @@ pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -
 }
 
 fn is_cacheable(plan: &GatePlan<'_>, warm: Option<&WarmRequests>) -> bool {
-    let answered_warm = warm.is_some_and(|w| w.plans.contains_key(&plan.gate.id));
-    plan.skip_reason.is_none() && plan.report_only.is_none() && !answered_warm
+    // `--verify` asks the daemon to be compared: it is asked.
+    let verified_warm = asked_warm(plan, warm) && warm.is_some_and(|w| w.verify);
+    plan.skip_reason.is_none() && plan.report_only.is_none() && !verified_warm
+}
+
+/// Whether the run would ask the gate's daemon.
+fn asked_warm(plan: &GatePlan<'_>, warm: Option<&WarmRequests>) -> bool {
+    warm.is_some_and(|w| w.plans.contains_key(&plan.gate.id))
 }
 
 /// What one gate's lookups need.

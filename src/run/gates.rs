@@ -127,11 +127,6 @@ pub(super) fn run_gates<'a>(
     if options.daemons != DaemonUse::Ignore {
         (ctx.warm, unasked) = warm_requests(workspace, config, &plans, verifying, scope, tools);
     }
-    // A comparison is of one tree: the files as the warm answers saw them.
-    let before = ctx
-        .warm
-        .is_some()
-        .then(|| TreeStamp::take(workspace, config));
     let running: Vec<&config::Gate> = plans
         .iter()
         .filter(|p| p.skip_reason.is_none())
@@ -149,6 +144,20 @@ pub(super) fn run_gates<'a>(
         };
         RunCache::look_up(project, store, &mut plans, &asking)
     });
+    // A gate the cache answers whole asks no daemon: its answer is cold.
+    if let (Some(cache), Some(warm)) = (&cache, ctx.warm.as_mut()) {
+        for gate in cache.answered_whole() {
+            warm.plans.remove(gate);
+        }
+    }
+    if ctx.warm.as_ref().is_some_and(|w| w.plans.is_empty()) {
+        ctx.warm = None;
+    }
+    // A comparison is of one tree: the files as the warm answers saw them.
+    let before = ctx
+        .warm
+        .is_some()
+        .then(|| TreeStamp::take(workspace, config));
     let deferring = cached::Deferring::new(observer, cache.as_ref());
     // Versions come from a cache; a new binary is asked while the gates run,
     // and a whole-project run brings the import graph up to date meanwhile.
