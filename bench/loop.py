@@ -49,11 +49,17 @@ def background_idle(root: Path, patience: float = 120.0) -> float:
     return time.perf_counter() - started
 
 
+# Daemons against the tools themselves: the result cache (which answers a
+# tree seen before, warm or cold) is off on both sides, as `bench/cache.py`
+# measures it on its own.
+LOOP_ENV = dict(ENV, QG_NO_CACHE="1")
+
+
 def run_step(root: Path, warm: bool):
     """One `qg run` as the user types it (auto, recording); its time and report."""
     args = [QG, "run", "--format", "json", "--no-progress"] + ([] if warm else ["--no-daemon"])
     started = time.perf_counter()
-    out = subprocess.run(args, cwd=root, env=ENV, capture_output=True, check=False)
+    out = subprocess.run(args, cwd=root, env=LOOP_ENV, capture_output=True, check=False)
     took = time.perf_counter() - started
     return took, json.loads(out.stdout)
 
@@ -115,7 +121,7 @@ def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, g
     # the slowest of them): the floor under a warm run's time.
     floor = {name: [] for name in names}
     verdicts = {}
-    daemons = Daemons(root)
+    daemons = Daemons(root, env=LOOP_ENV)
     try:
         for round_ in range(runs + 1):
             for mode in ("warm", "cold"):

@@ -2401,9 +2401,35 @@ fn a_tool_that_refuses_its_config_says_why_and_only_its_gate_answers_cold() {
         mypy.contains("answered cold: its daemon could not start: "),
         "{mypy}"
     );
+    // Every daemon stopped: the user runs cold, and no run names the one
+    // that could not start (uvicorn's trial: every run did); doctor does.
+    qg(dir, &["daemon", "stop"]).assert_code(0);
+    let cold = qg(
+        dir,
+        &[
+            "run",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+        ],
+    );
+    assert!(!cold.stdout.contains("could not start"), "{}", cold.stdout);
+    let doctor = qg(dir, &["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("follow-imports=silent not supported")
+            && doctor
+                .stdout
+                .contains("the gate's findings need nothing (it answers cold)"),
+        "{}",
+        doctor.stdout
+    );
     // Mended: it starts, and the reason is forgotten.
     project.write("pyproject.toml", "[tool.mypy]\n");
-    start(dir, &["--gate", "mypy"]);
+    start(dir, &[]);
     let run = qg(
         dir,
         &[

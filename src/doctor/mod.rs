@@ -703,7 +703,7 @@ fn daemon_check(state: &crate::warm::control::DaemonState) -> Option<Check> {
         if let Some(error) = &record.error {
             return cold(
                 format!("answers cold: its tool failed: {error}"),
-                format!("mend what the tool said, then: qg daemon start --gate {gate}"),
+                warm_again(gate),
             );
         }
         let standing = match (state.answers_warm(), record.verified.is_some()) {
@@ -734,9 +734,18 @@ fn daemon_check(state: &crate::warm::control::DaemonState) -> Option<Check> {
     let standing = state.standing.as_ref()?;
     let fix = match standing.drifted() {
         true => "it answers warm again once its tool or settings change".to_string(),
-        false => format!("mend what the tool said, then: qg daemon start --gate {gate}"),
+        false => warm_again(gate),
     };
     cold(format!("answers cold: {}", standing.describe()), fix)
+}
+
+/// What to do about a daemon whose tool failed or refused to start: the
+/// gate's verdict needs nothing (it answers cold); being warm may need the
+/// project's own settings changed, which only the user can weigh.
+fn warm_again(gate: &str) -> String {
+    format!(
+        "the gate's findings need nothing (it answers cold); to have it warm, mend what the tool said (it may refuse the project's own settings), then: qg daemon start --gate {gate}"
+    )
 }
 
 /// `once`, `twice`, `3 times`.

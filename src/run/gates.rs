@@ -448,6 +448,17 @@ fn cold_standings(
             .iter()
             .any(|r| r.id == gate && !r.warm && r.answered_cold_warning().is_none())
     };
+    // A daemon that could not start is worth a word while the project is
+    // kept warm (another of its daemons runs): once the user has stopped
+    // them all, every cold run saying so is noise (`qg doctor` still does).
+    let kept_warm = std::cell::OnceCell::new();
+    let kept_warm = || {
+        *kept_warm.get_or_init(|| {
+            warm::slot::all(&workspace.root)
+                .iter()
+                .any(warm::slot::Slot::is_alive)
+        })
+    };
     plans
         .iter()
         .filter(|p| p.skip_reason.is_none() && p.gate.daemon.is_some())
@@ -456,7 +467,7 @@ fn cold_standings(
         .filter_map(|p| {
             let key = warm::key::DaemonKey::now(&workspace.root, config, p.gate, tools).digest();
             let standing = warm::standing::for_key(&workspace.root, &p.gate.id, &key)?;
-            Some((p.gate.id.clone(), standing.describe()))
+            (standing.drifted() || kept_warm()).then(|| (p.gate.id.clone(), standing.describe()))
         })
         .collect()
 }
