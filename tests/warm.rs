@@ -2674,3 +2674,67 @@ fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
+
+/// A warm answer's confirmation checks with the tool only what no cold
+/// run has: the files whose findings the result cache holds for the same
+/// inputs are its answer (uvicorn: a 5 s cold run of 84 files, stopped by
+/// every next run, kept the state from ever moving).
+#[test]
+fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
+    let versioned = format!(
+        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
+        sampled_daemon(0)
+    );
+    let project = fake_project(&versioned);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("b.py", "y = 1\n");
+    project.write(
+        "cold.sh",
+        "echo \"$*\" >> control/cold-args.log\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write("control/.keep", "");
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+    let store = tempfile::tempdir().unwrap();
+    let with_store = |cmd: &mut Command| {
+        cmd.current_dir(dir)
+            .env("CI", "true")
+            .env("QG_NO_CACHE", "0")
+            .env("QG_CACHE_SAMPLE", "0")
+            .env("QG_CACHE_DIR", store.path());
+    };
+    let qg = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+        cmd.args(args);
+        with_store(&mut cmd);
+        Run::within(&mut cmd, PATIENCE)
+    };
+    // The store holds both files' cold verdicts.
+    qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
+    qg(&["daemon", "start"]).assert_code(0);
+    // a.py edited: the warm green covers both files (no green run yet).
+    project.write("a.py", "x = 2\n");
+    let log = dir.join("control/cold-args.log");
+    let _ = std::fs::remove_file(&log);
+    let warm = qg(&["run", "--format", "json"]);
+    warm.assert_code(0);
+    assert_eq!(warm.gate("fake")["warm"], true, "{}", warm.stdout);
+    assert_eq!(
+        warm.gate("fake")["unconfirmed"]["files"],
+        2,
+        "{}",
+        warm.stdout
+    );
+    eventually(COMPARISON_PATIENCE, "the green confirmed", || {
+        branch_state(dir)["pending"].is_null() && !branch_state(dir)["baseline_sha"].is_null()
+    });
+    let asked = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        asked.lines().collect::<Vec<_>>(),
+        ["a.py"],
+        "the cold run was given only the file the store lacks"
+    );
+    qg(&["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}

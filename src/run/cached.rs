@@ -50,6 +50,8 @@ pub(super) struct RunCache<'a> {
     /// HEAD and its first parents, where a gate keeps its tool's own cache
     /// (empty when none does).
     commits: Vec<String>,
+    /// Whether a sample of the hits may be checked in the background.
+    sample: bool,
 }
 
 /// What a run's lookups need to know of the run.
@@ -64,6 +66,9 @@ pub(super) struct Asking<'o> {
     pub(super) remember: bool,
     /// The config it was given (`--config`), for the background check.
     pub(super) config: Option<&'o std::path::Path>,
+    /// Whether a sample of its hits may be checked in the background (a
+    /// user's run; not a background confirmation's own).
+    pub(super) sample: bool,
 }
 
 /// A gate's lookups.
@@ -122,6 +127,7 @@ impl<'a> RunCache<'a> {
             verify,
             remember,
             config,
+            sample,
         } = *asking;
         let cacheable: Vec<usize> = (0..plans.len())
             .filter(|i| is_cacheable(&plans[*i], warm))
@@ -203,7 +209,13 @@ impl<'a> RunCache<'a> {
             false => Vec::new(),
         };
         for (share, plan) in shares.iter_mut().zip(plans.iter()) {
-            if let Some(share) = share.as_mut().filter(|s| s.cut != Cut::AllHits) {
+            // A plan with arguments of its own (a confirmation's fresh run:
+            // no cache of the tool's) reads no cache of the tool's.
+            let reads_tool_cache = plan.extra_args.is_empty();
+            if let Some(share) = share
+                .as_mut()
+                .filter(|s| s.cut != Cut::AllHits && reads_tool_cache)
+            {
                 let root = &project.workspace.root;
                 share.restore_tool_cache(root, plan.gate, &commits, (&store, shared.as_ref()));
             }
@@ -211,6 +223,7 @@ impl<'a> RunCache<'a> {
         warnings.extend(shared.as_ref().and_then(Shared::trouble));
         Some(RunCache {
             commits,
+            sample,
             store,
             shared,
             verify,
@@ -270,7 +283,7 @@ impl<'a> RunCache<'a> {
             }
         }
         self.store.record(&uses);
-        if !samples.is_empty() && super::cache_check::sampled_now() {
+        if self.sample && !samples.is_empty() && super::cache_check::sampled_now() {
             let files =
                 crate::scope::project_files(project.workspace, project.config).unwrap_or_default();
             let tree =

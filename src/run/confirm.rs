@@ -454,6 +454,37 @@ fn run_cold(project: Project<'_>, plans: &[GatePlan<'_>], jobs: usize) -> Vec<Ga
     exec::run_all(plans, &ctx, jobs, &verdicts, &exec::Silent)
 }
 
+/// Runs `plan` cold, the result cache answering for the files it holds:
+/// an entry is a cold run's verdict on the same inputs (the file, what it
+/// imports, the tool, its settings, the environment), so a confirmation
+/// checks with the tool only what no cold run has (uvicorn: a warm answer
+/// on 84 files was confirmed by a 5 s cold pyright, which the next run
+/// stopped every time; the state never moved). What the tool finds is
+/// stored, as any cold run's.
+fn run_cold_cached(project: Project<'_>, plan: GatePlan<'_>) -> GateResult {
+    let mut plans = vec![plan];
+    let cache = super::cached::store(&super::CacheUse::Default).and_then(|store| {
+        if super::cached::wants_graph(&plans, None) {
+            let gates = [plans[0].gate];
+            let cwd = project.workspace.cwd.clone();
+            super::gates::refresh_import_graph(cwd, project.config, &gates, project.tools);
+        }
+        let asking = super::cached::Asking {
+            warm: None,
+            verify: false,
+            remember: false,
+            config: None,
+            sample: false,
+        };
+        super::cached::RunCache::look_up(project, store, &mut plans, &asking)
+    });
+    let mut results = run_cold(project, &plans, 1);
+    if let Some(cache) = cache {
+        cache.fold_in(&mut results, &mut plans, project);
+    }
+    results.remove(0)
+}
+
 /// A confirmation in the foreground (`--confirm`): each wanted answer is
 /// checked cold before the run reports. Agreement marks it verified; a
 /// difference reports the cold run of the gate's plan (the daemon's whole
@@ -785,7 +816,7 @@ fn check_in_background(project: Project<'_>, gate: &Gate, job: &Job) -> Result<C
         files: &files,
         warm: &warm,
     };
-    let cold = run_cold(project, std::slice::from_ref(&first), 1).remove(0);
+    let cold = run_cold_cached(project, first.clone());
     let mut checked = judge(project, &subject, cold);
     if matches!(checked, Checked::Differed { .. }) && whole_program_daemon(gate) {
         let reported = files.iter().map(String::as_str).collect();

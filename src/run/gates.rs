@@ -141,6 +141,7 @@ pub(super) fn run_gates<'a>(
             verify: verifying,
             remember: options.records(),
             config: options.config.as_deref(),
+            sample: true,
         };
         RunCache::look_up(project, store, &mut plans, &asking)
     });
@@ -475,7 +476,7 @@ fn cold_standings(
 /// Builds or updates the cached import graph when a gate checks importers:
 /// a whole-project run pays for it while the tools run, so the next partial
 /// run finds it ready (and knows what a file deleted in between imported).
-fn refresh_import_graph(
+pub(super) fn refresh_import_graph(
     cwd: PathBuf,
     config: &Config,
     gates: &[&config::Gate],
