@@ -131,10 +131,15 @@ impl Checker {
                 self.stop();
                 self.queued = Some(sample);
             }
-            (Kind::Confirm(_), Some(Kind::Confirm(_))) => self.stop(),
+            // A newer answer supersedes the one being confirmed; its job
+            // goes with it (a later run asking again writes it again).
+            (Kind::Confirm(_) | Kind::Whole, Some(Kind::Confirm(older))) => {
+                self.stop();
+                let _ = std::fs::remove_file(job_file(launch.slot, &older));
+            }
             // The self-check of a tool started again comes first: nothing
             // is answered before it.
-            (Kind::Whole, Some(Kind::Sample(_) | Kind::Confirm(_))) => self.stop(),
+            (Kind::Whole, Some(Kind::Sample(_))) => self.stop(),
             (Kind::Sample(sample), Some(Kind::Confirm(_))) => {
                 self.queued = Some(sample.clone());
                 return Ok(Started::Queued);
@@ -270,6 +275,12 @@ impl Checker {
     }
 }
 
+/// Where a run wrote the confirmation `job` for this daemon (see
+/// `run::confirm::Job`).
+fn job_file(slot: &Slot, job: &str) -> PathBuf {
+    slot.dir.join(format!("confirm-{job}.json"))
+}
+
 /// The sampled run, one JSON object in the slot (lists of any length,
 /// file names of any bytes).
 fn write_sample(slot: &Slot, sample: &Sample) -> Result<PathBuf, String> {
@@ -320,6 +331,28 @@ mod tests {
             config: None,
             compare: Compare::Sample(&EMPTY),
         }
+    }
+
+    /// A confirmation stopped for a newer answer's leaves no job behind
+    /// (uvicorn's trial: 25 of them piled up beside pyright's daemon).
+    #[test]
+    fn a_superseded_confirmation_leaves_no_job_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut checker, slot) = holding_a_lingering_check(dir.path());
+        checker.running.as_mut().unwrap().3 = Kind::Confirm("j1".into());
+        let older = job_file(&slot, "j1");
+        std::fs::write(&older, "{}").unwrap();
+        let newer = job_file(&slot, "j2");
+        let launch = CheckLaunch {
+            compare: Compare::Confirm {
+                job: "j2",
+                path: &newer,
+            },
+            ..launch(dir.path(), &slot)
+        };
+        assert_eq!(checker.start(&launch), Ok(Started::Now));
+        assert!(!older.exists(), "the superseded job is removed");
+        checker.stop();
     }
 
     #[test]
