@@ -2738,3 +2738,73 @@ fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
     qg(&["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }
+
+/// A daemon's self-check after its first pass is a cold run of the whole
+/// program: its findings are kept in the result cache, so the first run on
+/// that tree is answered from it — cold, with nothing to confirm, the
+/// state moving at once (uvicorn: the first warm green's 5 s confirmation
+/// was stopped by every next run, and the state never moved).
+#[test]
+fn a_daemons_first_self_check_fills_the_result_cache_for_its_confirmations() {
+    let versioned = format!(
+        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
+        sampled_daemon(0)
+    );
+    let project = fake_project(&versioned);
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    project.write("b.py", "y = 1\n");
+    project.write(
+        "cold.sh",
+        "echo \"$*\" >> control/cold-args.log\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write("control/.keep", "");
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+    let store = tempfile::tempdir().unwrap();
+    let qg = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+        cmd.args(args)
+            .current_dir(dir)
+            .env("CI", "true")
+            .env("QG_NO_CACHE", "0")
+            .env("QG_CACHE_SAMPLE", "0")
+            .env("QG_CACHE_DIR", store.path());
+        Run::within(&mut cmd, PATIENCE)
+    };
+    qg(&["daemon", "start"]).assert_code(0);
+    let entries = || {
+        std::fs::read_dir(store.path().join("results-v1"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|fan| {
+                std::fs::read_dir(fan.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .count()
+    };
+    eventually(
+        COMPARISON_PATIENCE,
+        "the self-check's findings kept",
+        || entries() == 2,
+    );
+    let log = dir.join("control/cold-args.log");
+    let _ = std::fs::remove_file(&log);
+    // The first run on that tree: answered from the cache, cold, nothing
+    // to confirm, the state moved at once.
+    let first = qg(&["run", "--format", "json"]);
+    first.assert_code(0);
+    assert_eq!(first.gate("fake")["warm"], false, "{}", first.stdout);
+    assert_eq!(first.gate("fake")["cache"]["hits"], 2, "{}", first.stdout);
+    let state = branch_state(dir);
+    assert!(
+        state["pending"].is_null() && !state["baseline_sha"].is_null(),
+        "{state}"
+    );
+    assert!(!log.exists(), "the tool ran");
+    qg(&["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}

@@ -478,7 +478,9 @@ fn self_check(args: SelfCheckArgs) -> Result<i32, QgError> {
         daemons: DaemonUse::Verify,
         report_covered: false,
         require_trust: false,
-        cache: crate::run::CacheUse::Off,
+        // Its cold runs are kept in the result cache (a warm gate is never
+        // answered from it under `--verify`).
+        cache: crate::run::CacheUse::Default,
         confirm: false,
     };
     let log = Log::new(

@@ -125,9 +125,59 @@ impl Comparison<'_, '_> {
             &exec::Silent,
         );
         let changed = self.before.changed(self.workspace);
+        if changed.is_none() {
+            for (cold_plan, cold) in cold_plans.iter().zip(&cold) {
+                self.keep(cold_plan, cold);
+            }
+        }
         for (index, cold) in answered.into_iter().zip(cold) {
             let comparison = self.judge(index, &mut results[index], cold, changed.as_deref());
             warm::client::report(root, &self.plans[index].gate.id, comparison);
+        }
+    }
+
+    /// Keeps a cold run's findings in the result cache, as a run of the
+    /// files it reported stores them (the tree unchanged since): a
+    /// daemon's self-check after its first pass is a cold run of the whole
+    /// program, and with it kept the first warm answers' confirmations
+    /// need no tool (uvicorn: the first one, a 5 s cold run, was stopped by
+    /// every next run, and no warm green was ever confirmed).
+    fn keep(&self, cold_plan: &GatePlan<'_>, cold: &GateResult) {
+        let Some(store) = super::cached::store(&self.options.cache) else {
+            return;
+        };
+        let reported: Vec<&str> = cold_plan
+            .files
+            .iter()
+            .copied()
+            .filter(|f| cold_plan.reports(f))
+            .collect();
+        let mut plans = vec![GatePlan {
+            files: reported,
+            report_only: None,
+            native_args: None,
+            skip_reason: None,
+            ..cold_plan.clone()
+        }];
+        let project = super::project::Project {
+            workspace: self.workspace,
+            config: self.config,
+            tools: self.tools,
+        };
+        if super::cached::wants_graph(&plans, None) {
+            let gates = [plans[0].gate];
+            let cwd = self.workspace.cwd.clone();
+            super::gates::refresh_import_graph(cwd, self.config, &gates, self.tools);
+        }
+        let asking = super::cached::Asking {
+            warm: None,
+            verify: false,
+            remember: false,
+            config: None,
+            sample: false,
+        };
+        if let Some(cache) = super::cached::RunCache::look_up(project, store, &mut plans, &asking) {
+            cache.fold_in(&mut [cold.clone()], &mut plans, project);
         }
     }
 
