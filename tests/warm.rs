@@ -2670,7 +2670,29 @@ fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
     project.write("a.py", "x = 2\n");
     let edited = cached_run(&[]);
     assert_eq!(edited.gate("fake")["warm"], true, "{}", edited.stdout);
+    assert!(edited.gate("fake")["cache"].is_null(), "{}", edited.stdout);
     assert!(dir.join("asked-warm").exists());
+
+    // A daemon that fails to answer: the gate runs cold, and what its tool
+    // finds is kept (uvicorn's mypy, whose daemon refuses the project's
+    // settings, never reached the cache in a warm loop).
+    project.write("warm.sh", "echo 'Traceback: crashed' >&2\nexit 2\n");
+    project.write("a.py", "x = 3\n");
+    let fell_back = cached_run(&[]);
+    assert_eq!(
+        fell_back.gate("fake")["warm"],
+        false,
+        "{}",
+        fell_back.stdout
+    );
+    assert_eq!(
+        fell_back.gate("fake")["cache"]["stored"],
+        1,
+        "{}",
+        fell_back.stdout
+    );
+    let again = cached_run(&[]);
+    assert_eq!(again.gate("fake")["cache"]["hits"], 1, "{}", again.stdout);
     fake_qg(dir, &["daemon", "stop"]).assert_code(0);
     assert_nothing_left(dir);
 }

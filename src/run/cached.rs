@@ -98,6 +98,8 @@ struct Share<'a> {
     identity: Option<String>,
     /// What the run did with the tool's own cache.
     tool_cache: Option<ToolCacheUse>,
+    /// Whether its daemon is asked (the cache did not answer it whole).
+    asked_warm: bool,
 }
 
 /// What a gate's lookups did to its plan.
@@ -197,9 +199,12 @@ impl<'a> RunCache<'a> {
         for (slot, plan) in shares.iter_mut().zip(plans.iter_mut()) {
             let Some(share) = slot else { continue };
             share.decide(plan, verify);
-            // A gate its daemon answers unless the cache answers it whole.
+            // A gate its daemon answers unless the cache answers it whole:
+            // its plan stays whole, and what its tool finds is kept only
+            // if the answer comes cold (a daemon that refused its tool).
             if asked_warm(plan, warm) && share.cut != Cut::AllHits {
-                *slot = None;
+                share.cut = Cut::Whole;
+                share.asked_warm = true;
                 continue;
             }
             share.cut_plan(plan);
@@ -259,6 +264,10 @@ impl<'a> RunCache<'a> {
         let mut samples = Vec::new();
         for ((share, result), plan) in self.shares.into_iter().zip(results).zip(plans) {
             let Some(share) = share else { continue };
+            // A warm answer is the daemon's alone: no hit, nothing kept.
+            if share.asked_warm && result.warm {
+                continue;
+            }
             if share.cut == Cut::AllHits {
                 *result = GateResult::named(plan.gate);
                 result.runner = project.tools.hint_runner(plan.gate, &result.run_from);
@@ -336,7 +345,15 @@ impl<'o> Deferring<'o> {
         cache: Option<&RunCache<'_>>,
     ) -> Deferring<'o> {
         let ids = cache
-            .map(|c| c.shares.iter().flatten().map(|s| s.gate.clone()).collect())
+            .map(|c| {
+                let looked_up = c.shares.iter().flatten();
+                // A gate its daemon answers is told as it finishes: the
+                // cache adds nothing to its result.
+                looked_up
+                    .filter(|s| !s.asked_warm)
+                    .map(|s| s.gate.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         Deferring { inner, ids }
     }
@@ -461,6 +478,7 @@ impl<'a> Share<'a> {
             uncached: None,
             identity: None,
             tool_cache: None,
+            asked_warm: false,
         }
     }
 
