@@ -378,6 +378,40 @@ impl Observer<GateResult> for Deferring<'_> {
     }
 }
 
+/// Builds or updates the cached import graph when a gate checks importers:
+/// a whole-project run pays for it while the tools run, so the next partial
+/// run finds it ready (and knows what a file deleted in between imported).
+pub(super) fn refresh_import_graph(
+    cwd: std::path::PathBuf,
+    config: &crate::config::Config,
+    gates: &[&crate::config::Gate],
+    tools: &crate::tools::Toolbox<'_>,
+) {
+    let Some(spec) = &config.import_graph else {
+        return;
+    };
+    if !gates.iter().any(|g| g.importers) {
+        return;
+    }
+    // A repository handle of its own: one may not be shared between threads.
+    let Ok(workspace) = crate::workspace::Workspace::discover(&cwd) else {
+        return;
+    };
+    let request = crate::graph::Request {
+        ws: &workspace,
+        config,
+        spec,
+        seeds: BTreeSet::new(),
+        deleted: BTreeSet::new(),
+        in_scope: BTreeSet::new(),
+        diff: None,
+        remember: true,
+        tools,
+    };
+    // A graph that cannot be built now is built by the next partial run.
+    let _ = crate::graph::refresh(&request);
+}
+
 /// Whether a cache lookup of these plans needs the import graph: a
 /// whole-program checker's key holds what its files import.
 pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -> bool {

@@ -167,7 +167,7 @@ impl Comparison<'_, '_> {
         if super::cached::wants_graph(&plans, None) {
             let gates = [plans[0].gate];
             let cwd = self.workspace.cwd.clone();
-            super::gates::refresh_import_graph(cwd, self.config, &gates, self.tools);
+            super::cached::refresh_import_graph(cwd, self.config, &gates, self.tools);
         }
         let asking = super::cached::Asking {
             warm: None,

@@ -467,7 +467,7 @@ fn run_cold_cached(project: Project<'_>, plan: GatePlan<'_>) -> GateResult {
         if super::cached::wants_graph(&plans, None) {
             let gates = [plans[0].gate];
             let cwd = project.workspace.cwd.clone();
-            super::gates::refresh_import_graph(cwd, project.config, &gates, project.tools);
+            super::cached::refresh_import_graph(cwd, project.config, &gates, project.tools);
         }
         let asking = super::cached::Asking {
             warm: None,

@@ -4,7 +4,6 @@
 //! run).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use super::cached::{self, RunCache};
 use super::compare::{Comparison, TreeStamp};
@@ -134,7 +133,7 @@ pub(super) fn run_gates<'a>(
         .collect();
     let cache = cached::store(&options.cache).and_then(|store| {
         if cached::wants_graph(&plans, ctx.warm.as_ref()) {
-            refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
+            cached::refresh_import_graph(workspace.cwd.clone(), config, &running, tools);
         }
         let asking = cached::Asking {
             warm: ctx.warm.as_ref(),
@@ -172,7 +171,7 @@ pub(super) fn run_gates<'a>(
         let graph_wanted = config.import_graph.is_some() && running.iter().any(|g| g.importers);
         if scope.mode == ScopeMode::Project && options.records() && graph_wanted {
             let cwd = workspace.cwd.clone();
-            threads.spawn(|| refresh_import_graph(cwd, config, &running, &ctx.tools));
+            threads.spawn(|| cached::refresh_import_graph(cwd, config, &running, &ctx.tools));
         }
         let verdicts = Verdicts { tools: &ctx.tools };
         let answered_warm = |id: &str| ctx.warm.as_ref().is_some_and(|w| w.plans.contains_key(id));
@@ -471,38 +470,4 @@ fn cold_standings(
             (standing.drifted() || kept_warm()).then(|| (p.gate.id.clone(), standing.describe()))
         })
         .collect()
-}
-
-/// Builds or updates the cached import graph when a gate checks importers:
-/// a whole-project run pays for it while the tools run, so the next partial
-/// run finds it ready (and knows what a file deleted in between imported).
-pub(super) fn refresh_import_graph(
-    cwd: PathBuf,
-    config: &Config,
-    gates: &[&config::Gate],
-    tools: &Toolbox<'_>,
-) {
-    let Some(spec) = &config.import_graph else {
-        return;
-    };
-    if !gates.iter().any(|g| g.importers) {
-        return;
-    }
-    // A repository handle of its own: one may not be shared between threads.
-    let Ok(workspace) = Workspace::discover(&cwd) else {
-        return;
-    };
-    let request = graph::Request {
-        ws: &workspace,
-        config,
-        spec,
-        seeds: BTreeSet::new(),
-        deleted: BTreeSet::new(),
-        in_scope: BTreeSet::new(),
-        diff: None,
-        remember: true,
-        tools,
-    };
-    // A graph that cannot be built now is built by the next partial run.
-    let _ = graph::refresh(&request);
 }
