@@ -2620,33 +2620,55 @@ fn a_gate_answered_cold_in_a_warm_run_says_why_on_its_line() {
     );
 }
 
+/// A fake project whose gate has a version (so the result cache keys it):
+/// `sh -c …`, as the gate's command is `sh cold.sh`, asked as `sh ARGS`.
+fn versioned_fake_project() -> Project {
+    fake_project(&format!(
+        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
+        sampled_daemon(0)
+    ))
+}
+
+/// Two green files, a daemon that says so, and a cold tool that logs what
+/// it is given to `control/cold-args.log`.
+fn logging_two_green_files(project: &Project) {
+    project.write("b.py", "y = 1\n");
+    project.write(
+        "cold.sh",
+        "echo \"$*\" >> control/cold-args.log\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
+    );
+    project.write("control/.keep", "");
+    project.write("truth.jsonl", "");
+    project.write("warm.sh", "exit 0\n");
+}
+
+/// `qg args…` in a fake project with the result cache on, in `store`
+/// (no background sample of its hits).
+fn stored_qg(dir: &Path, store: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("CI", "true")
+        .env("QG_NO_CACHE", "0")
+        .env("QG_CACHE_SAMPLE", "0")
+        .env("QG_CACHE_DIR", store);
+    Run::within(&mut cmd, PATIENCE)
+}
+
 /// A gate whose every file the result cache holds is answered from it,
 /// not by its daemon: a cold verdict, shown as one, needing no
 /// confirmation (a fix back to a state seen before, a stash popped, a
 /// branch switched back). A file it does not hold is the daemon's again.
 #[test]
 fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
-    // `sh -c …`: the gate's command is `sh cold.sh`, asked as `sh ARGS`.
-    let versioned = format!(
-        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
-        sampled_daemon(0)
-    );
-    let project = fake_project(&versioned);
+    let project = versioned_fake_project();
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
     project.write("warm.sh", "touch asked-warm\ncat truth.jsonl\nexit 1\n");
     fake_start(dir);
     let store = tempfile::tempdir().unwrap();
-    let cached_run = |extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-        cmd.args([&PROJECT_RUN[..], extra].concat())
-            .current_dir(dir)
-            .env("CI", "true")
-            .env("QG_NO_CACHE", "0")
-            .env("QG_CACHE_SAMPLE", "0")
-            .env("QG_CACHE_DIR", store.path());
-        Run::within(&mut cmd, PATIENCE)
-    };
+    let cached_run =
+        |extra: &[&str]| stored_qg(dir, store.path(), &[&PROJECT_RUN[..], extra].concat());
     // A cold run fills the store.
     let cold = cached_run(&["--no-daemon"]);
     cold.assert_code(1);
@@ -2703,35 +2725,12 @@ fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
 /// every next run, kept the state from ever moving).
 #[test]
 fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
-    let versioned = format!(
-        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
-        sampled_daemon(0)
-    );
-    let project = fake_project(&versioned);
+    let project = versioned_fake_project();
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
-    project.write("b.py", "y = 1\n");
-    project.write(
-        "cold.sh",
-        "echo \"$*\" >> control/cold-args.log\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
-    );
-    project.write("control/.keep", "");
-    project.write("truth.jsonl", "");
-    project.write("warm.sh", "exit 0\n");
+    logging_two_green_files(&project);
     let store = tempfile::tempdir().unwrap();
-    let with_store = |cmd: &mut Command| {
-        cmd.current_dir(dir)
-            .env("CI", "true")
-            .env("QG_NO_CACHE", "0")
-            .env("QG_CACHE_SAMPLE", "0")
-            .env("QG_CACHE_DIR", store.path());
-    };
-    let qg = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-        cmd.args(args);
-        with_store(&mut cmd);
-        Run::within(&mut cmd, PATIENCE)
-    };
+    let qg = |args: &[&str]| stored_qg(dir, store.path(), args);
     // The store holds both files' cold verdicts.
     qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
     qg(&["daemon", "start"]).assert_code(0);
@@ -2768,32 +2767,12 @@ fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
 /// was stopped by every next run, and the state never moved).
 #[test]
 fn a_daemons_first_self_check_fills_the_result_cache_for_its_confirmations() {
-    let versioned = format!(
-        "    version_args: [\"-c\", \"echo fake 1.0\"]\n{}",
-        sampled_daemon(0)
-    );
-    let project = fake_project(&versioned);
+    let project = versioned_fake_project();
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
-    project.write("b.py", "y = 1\n");
-    project.write(
-        "cold.sh",
-        "echo \"$*\" >> control/cold-args.log\ncat truth.jsonl\ntest -s truth.jsonl && exit 1\nexit 0\n",
-    );
-    project.write("control/.keep", "");
-    project.write("truth.jsonl", "");
-    project.write("warm.sh", "exit 0\n");
+    logging_two_green_files(&project);
     let store = tempfile::tempdir().unwrap();
-    let qg = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qg"));
-        cmd.args(args)
-            .current_dir(dir)
-            .env("CI", "true")
-            .env("QG_NO_CACHE", "0")
-            .env("QG_CACHE_SAMPLE", "0")
-            .env("QG_CACHE_DIR", store.path());
-        Run::within(&mut cmd, PATIENCE)
-    };
+    let qg = |args: &[&str]| stored_qg(dir, store.path(), args);
     qg(&["daemon", "start"]).assert_code(0);
     let entries = || {
         std::fs::read_dir(store.path().join("results-v1"))

@@ -412,6 +412,29 @@ pub(super) fn refresh_import_graph(
     let _ = crate::graph::refresh(&request);
 }
 
+/// Looks up one cold plan of a background comparison (a confirmation, a
+/// self-check's keeping), the import graph brought up to date first: no
+/// daemon, nothing remembered, no sample of its own hits checked.
+pub(super) fn look_up_in_background<'a>(
+    project: Project<'_>,
+    store: Store,
+    plans: &mut [GatePlan<'a>],
+) -> Option<RunCache<'a>> {
+    if wants_graph(plans, None) {
+        let gates: Vec<&crate::config::Gate> = plans.iter().map(|p| p.gate).collect();
+        let cwd = project.workspace.cwd.clone();
+        refresh_import_graph(cwd, project.config, &gates, project.tools);
+    }
+    let asking = Asking {
+        warm: None,
+        verify: false,
+        remember: false,
+        config: None,
+        sample: false,
+    };
+    RunCache::look_up(project, store, plans, &asking)
+}
+
 /// Whether a cache lookup of these plans needs the import graph: a
 /// whole-program checker's key holds what its files import.
 pub(super) fn wants_graph(plans: &[GatePlan<'_>], warm: Option<&WarmRequests>) -> bool {

@@ -164,19 +164,7 @@ impl Comparison<'_, '_> {
             config: self.config,
             tools: self.tools,
         };
-        if super::cached::wants_graph(&plans, None) {
-            let gates = [plans[0].gate];
-            let cwd = self.workspace.cwd.clone();
-            super::cached::refresh_import_graph(cwd, self.config, &gates, self.tools);
-        }
-        let asking = super::cached::Asking {
-            warm: None,
-            verify: false,
-            remember: false,
-            config: None,
-            sample: false,
-        };
-        if let Some(cache) = super::cached::RunCache::look_up(project, store, &mut plans, &asking) {
+        if let Some(cache) = super::cached::look_up_in_background(project, store, &mut plans) {
             cache.fold_in(&mut [cold.clone()], &mut plans, project);
         }
     }

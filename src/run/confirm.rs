@@ -463,21 +463,8 @@ fn run_cold(project: Project<'_>, plans: &[GatePlan<'_>], jobs: usize) -> Vec<Ga
 /// stored, as any cold run's.
 fn run_cold_cached(project: Project<'_>, plan: GatePlan<'_>) -> GateResult {
     let mut plans = vec![plan];
-    let cache = super::cached::store(&super::CacheUse::Default).and_then(|store| {
-        if super::cached::wants_graph(&plans, None) {
-            let gates = [plans[0].gate];
-            let cwd = project.workspace.cwd.clone();
-            super::cached::refresh_import_graph(cwd, project.config, &gates, project.tools);
-        }
-        let asking = super::cached::Asking {
-            warm: None,
-            verify: false,
-            remember: false,
-            config: None,
-            sample: false,
-        };
-        super::cached::RunCache::look_up(project, store, &mut plans, &asking)
-    });
+    let cache = super::cached::store(&super::CacheUse::Default)
+        .and_then(|store| super::cached::look_up_in_background(project, store, &mut plans));
     let mut results = run_cold(project, &plans, 1);
     if let Some(cache) = cache {
         cache.fold_in(&mut results, &mut plans, project);
