@@ -2760,6 +2760,39 @@ fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
     assert_nothing_left(dir);
 }
 
+/// A warm gate the result cache answers in part asks its daemon for the
+/// misses alone: the hits are the cache's cold findings, folded into the
+/// warm answer (uvicorn: pyright's server pulled 45 files where a cold run
+/// checked 1, the other 44 from the cache, and the warm step was slower).
+#[test]
+fn a_warm_gate_asks_its_daemon_only_for_what_the_result_cache_lacks() {
+    let project = versioned_fake_project();
+    let dir = project.path();
+    let _cleanup = Cleanup(dir.to_path_buf());
+    logging_two_green_files(&project);
+    let store = tempfile::tempdir().unwrap();
+    let qg = |args: &[&str]| stored_qg(dir, store.path(), args);
+    qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
+    qg(&["daemon", "start"]).assert_code(0);
+    // The daemon says b.py, which the store holds as clean, has a finding:
+    // the answer for b.py is the store's, so the daemon was not asked it.
+    project.write(
+        "warm.sh",
+        "echo '{\"file\": \"b.py\", \"line\": 1, \"code\": \"W9\", \"message\": \"warm\"}'\nexit 1\n",
+    );
+    project.write("a.py", "x = 2\n");
+    let warm = qg(&["run", "--format", "json"]);
+    warm.assert_code(0);
+    let gate = warm.gate("fake");
+    assert_eq!(gate["warm"], true, "{}", warm.stdout);
+    assert_eq!(gate["cache"]["hits"], 1, "{}", warm.stdout);
+    assert_eq!(gate["cache"]["misses"], 1, "{}", warm.stdout);
+    assert_eq!(gate["cache"]["stored"], 0, "{}", warm.stdout);
+    assert!(findings_of(&warm, "fake").is_empty(), "{}", warm.stdout);
+    qg(&["daemon", "stop"]).assert_code(0);
+    assert_nothing_left(dir);
+}
+
 /// A daemon's self-check after its first pass is a cold run of the whole
 /// program: its findings are kept in the result cache, so the first run on
 /// that tree is answered from it — cold, with nothing to confirm, the

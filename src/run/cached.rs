@@ -4,7 +4,9 @@
 //! answer is looked up too: when every file hits, the cache answers it —
 //! a cold verdict, which needs no confirmation and moves the state at once
 //! (a fix that returns to a state seen before, a stash popped, a branch
-//! switched back) — else its daemon does, the plan uncut. A
+//! switched back) — else its daemon does, asked for the misses alone
+//! and the hits folded into its answer (the plan stays uncut for a cold
+//! answer instead, and nothing of the daemon's is stored). A
 //! `project_wide` gate is not looked up (its tool's whole run is one
 //! answer).
 
@@ -100,6 +102,10 @@ struct Share<'a> {
     tool_cache: Option<ToolCacheUse>,
     /// Whether its daemon is asked (the cache did not answer it whole).
     asked_warm: bool,
+    /// Whether its daemon is asked for the misses alone, the hits being
+    /// folded into its answer (the tool's own whole-project run is asked
+    /// whole: its daemon reports every file anyway).
+    warm_cut: bool,
 }
 
 /// What a gate's lookups did to its plan.
@@ -200,9 +206,14 @@ impl<'a> RunCache<'a> {
             let Some(share) = slot else { continue };
             share.decide(plan, verify);
             // A gate its daemon answers unless the cache answers it whole:
-            // its plan stays whole, and what its tool finds is kept only
-            // if the answer comes cold (a daemon that refused its tool).
+            // the daemon is asked for the misses, the plan stays whole for
+            // a cold answer instead (a daemon that refused its tool), and
+            // what its tool finds is kept only if the answer comes cold.
             if asked_warm(plan, warm) && share.cut != Cut::AllHits {
+                let whole_request = warm
+                    .and_then(|w| w.plans.get(&plan.gate.id))
+                    .is_none_or(|request| request.whole);
+                share.warm_cut = share.cut == Cut::ToMisses && !whole_request;
                 share.cut = Cut::Whole;
                 share.asked_warm = true;
                 continue;
@@ -240,14 +251,54 @@ impl<'a> RunCache<'a> {
         })
     }
 
-    /// The gates the cache answers whole (none of them runs its tool, nor
-    /// asks its daemon).
-    pub(super) fn answered_whole(&self) -> impl Iterator<Item = &str> {
-        self.shares
-            .iter()
-            .flatten()
-            .filter(|share| share.cut == Cut::AllHits)
-            .map(|share| share.gate.as_str())
+    /// Takes from the daemons' requests what the cache answers: a gate it
+    /// answers whole asks no daemon, and one it answers in part asks its
+    /// daemon for the misses alone (a language server pulls fewer files).
+    pub(super) fn cut_warm_requests(&self, warm: &mut WarmRequests) {
+        for share in self.shares.iter().flatten() {
+            if share.cut == Cut::AllHits {
+                warm.plans.remove(&share.gate);
+            } else if let Some(request) = warm.plans.get_mut(&share.gate) {
+                if share.warm_cut {
+                    request.report.retain(|f| !share.hits.contains_key(f));
+                }
+            }
+        }
+    }
+
+    /// Folds the hits into each warm answer its daemon gave for the misses
+    /// alone (see [`Self::cut_warm_requests`]), before the answer is
+    /// confirmed: the confirmation then compares only what the daemon said.
+    /// Nothing is stored: the daemon's findings are not yet confirmed.
+    pub(super) fn fold_into_warm_answers(
+        &self,
+        results: &mut [GateResult],
+        plans: &[GatePlan<'_>],
+    ) {
+        for ((share, result), plan) in self.shares.iter().zip(results).zip(plans) {
+            let Some(share) = share.as_ref().filter(|s| s.warm_cut && result.warm) else {
+                continue;
+            };
+            result.violations.retain(|v| {
+                v.file
+                    .as_deref()
+                    .is_none_or(|f| !share.hits.contains_key(f))
+            });
+            result
+                .violations
+                .extend(share.hits.values().flatten().cloned());
+            crate::outcome::settle(plan.gate, result);
+            let in_plan = |file: &String| share.planned.iter().any(|p| p == file);
+            let hits = share.hits.keys().filter(|f| in_plan(f)).count();
+            result.cache = Some(CacheShare {
+                hits,
+                misses: share.misses.iter().filter(|f| in_plan(f)).count(),
+                stored: 0,
+                shared: share.from_shared.min(hits),
+                uncached: None,
+                tool_cache: None,
+            });
+        }
     }
 
     /// Folds each gate's hits into its result, stores what its tool found,
@@ -347,10 +398,10 @@ impl<'o> Deferring<'o> {
         let ids = cache
             .map(|c| {
                 let looked_up = c.shares.iter().flatten();
-                // A gate its daemon answers is told as it finishes: the
-                // cache adds nothing to its result.
+                // A gate its daemon answers whole is told as it finishes:
+                // the cache adds nothing to its result.
                 looked_up
-                    .filter(|s| !s.asked_warm)
+                    .filter(|s| !s.asked_warm || s.warm_cut)
                     .map(|s| s.gate.clone())
                     .collect()
             })
@@ -536,6 +587,7 @@ impl<'a> Share<'a> {
             identity: None,
             tool_cache: None,
             asked_warm: false,
+            warm_cut: false,
         }
     }
 

@@ -146,9 +146,7 @@ pub(super) fn run_gates<'a>(
     });
     // A gate the cache answers whole asks no daemon: its answer is cold.
     if let (Some(cache), Some(warm)) = (&cache, ctx.warm.as_mut()) {
-        for gate in cache.answered_whole() {
-            warm.plans.remove(gate);
-        }
+        cache.cut_warm_requests(warm);
     }
     if ctx.warm.as_ref().is_some_and(|w| w.plans.is_empty()) {
         ctx.warm = None;
@@ -181,6 +179,9 @@ pub(super) fn run_gates<'a>(
         };
         super::settle::after_last_write(&workspace.root, &plans, every_file, answered_warm);
         let mut results = exec::run_all(&plans, &ctx, options.jobs, &verdicts, &deferring);
+        if let Some(cache) = &cache {
+            cache.fold_into_warm_answers(&mut results, &plans);
+        }
         let mut jobs = Vec::new();
         if let (Some(warm), Some(before)) = (&ctx.warm, &before) {
             let project = Project {

@@ -18,7 +18,10 @@
 //! (and never believing it was caught: it lies on); the cold tool is
 //! `awk`, finding each line holding `ERR`. Runs and confirmations are qg's
 //! own (`run::run`, `confirm_job`), on a git repository per sequence.
-//! Sequences: `PROPTEST_CASES` (default 1,000).
+//! Half the sequences run with a result cache (a store of the world's
+//! own): a warm gate the cache answers in part asks its daemon for the
+//! misses alone, the hits folded into the answer — the same invariants
+//! hold. Sequences: `PROPTEST_CASES` (default 1,000).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,7 +29,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 
-use super::{DaemonUse, RunOptions};
+use super::{CacheUse, DaemonUse, RunOptions};
 use crate::baseline::BaselineUse;
 use crate::report::RunReport;
 use crate::scope::{ScopeMode, ScopeRequest};
@@ -49,6 +52,7 @@ gates:
       violations_path: "/"
       field_map: {file: file, line: line, code: code, message: message}
     capabilities: {file_types: [".py"]}
+    version_args: ["-W", "version"]
     daemon:
       protocol: command
       command: ["true"]
@@ -292,7 +296,7 @@ impl Liar {
     }
 }
 
-fn options(root: &Path, mode: ScopeMode, daemons: DaemonUse) -> RunOptions {
+fn options(root: &Path, mode: ScopeMode, daemons: DaemonUse, cache: CacheUse) -> RunOptions {
     RunOptions {
         cwd: root.to_path_buf(),
         config: None,
@@ -309,7 +313,7 @@ fn options(root: &Path, mode: ScopeMode, daemons: DaemonUse) -> RunOptions {
         daemons,
         report_covered: true,
         require_trust: false,
-        cache: crate::run::CacheUse::Off,
+        cache,
         confirm: false,
     }
 }
@@ -423,6 +427,8 @@ struct World {
     _dir: tempfile::TempDir,
     root: PathBuf,
     liar: Liar,
+    /// The result cache of the sequences that use one.
+    store: tempfile::TempDir,
 }
 
 impl World {
@@ -439,12 +445,14 @@ impl World {
             _dir: dir,
             root,
             liar,
+            store: tempfile::tempdir().unwrap(),
         }
     }
 
     /// Files holding `start` findings each, committed, qg's state gone —
-    /// and the baseline written from them when `baseline`.
-    fn reset(&self, start: &[usize], baseline: bool) {
+    /// and the baseline written from them when `baseline`, the result
+    /// cache (if `cache` is one) holding their cold findings.
+    fn reset(&self, start: &[usize], baseline: bool, cache: &CacheUse) {
         let root = &self.root;
         for file in [
             crate::state::STATE_FILE,
@@ -458,8 +466,16 @@ impl World {
             std::fs::write(root.join(file), format!("x = 0\n{text}")).unwrap();
         }
         if baseline {
-            let cold = options(root, ScopeMode::Project, DaemonUse::Ignore);
+            let cold = options(root, ScopeMode::Project, DaemonUse::Ignore, CacheUse::Off);
             super::write_baseline(&cold, &crate::exec::Silent).unwrap();
+        }
+        if !matches!(cache, CacheUse::Off) {
+            let cold = RunOptions {
+                no_state: true,
+                baseline: BaselineUse::Locked,
+                ..options(root, ScopeMode::Project, DaemonUse::Ignore, cache.clone())
+            };
+            super::run(&cold, &crate::exec::Silent).unwrap();
         }
         commit_all(root);
         lock(&self.liar.jobs).clear();
@@ -473,10 +489,12 @@ thread_local! {
 }
 
 /// Checks the invariants after each step; a failure says which and why.
-fn sequence(world: &World, steps: &[Step]) -> Result<(), TestCaseError> {
+fn sequence(world: &World, steps: &[Step], cache: &CacheUse) -> Result<(), TestCaseError> {
     let root = &world.root;
     let liar = &world.liar;
-    let known_at_start = baseline_entries(root);
+    // The entries not yet dropped where their finding was gone (a cold
+    // answer's ratchet, rightly: a finding back on the line later is new).
+    let mut known = baseline_entries(root);
     let mut told_of_a_lie = false;
     let mut late: Vec<PathBuf> = Vec::new();
     for (serial, step) in steps.iter().enumerate() {
@@ -488,7 +506,7 @@ fn sequence(world: &World, steps: &[Step]) -> Result<(), TestCaseError> {
         let before = moved_by_answers(root);
         let failing = failing_files(root);
         let report = super::run(
-            &options(root, ScopeMode::Auto, DaemonUse::Use),
+            &options(root, ScopeMode::Auto, DaemonUse::Use, cache.clone()),
             &crate::exec::Silent,
         )
         .map_err(|e| TestCaseError::fail(format!("step {serial}: {e}")))?;
@@ -522,7 +540,13 @@ fn sequence(world: &World, steps: &[Step]) -> Result<(), TestCaseError> {
                 serial
             );
         }
-        let lied = *lock(&liar.lied) && shown_a_lie(root, &report);
+        let shown_wrong = shown_a_lie(root, &report);
+        // What qg adds to an answer (the result cache's hits) is the truth.
+        prop_assert!(
+            *lock(&liar.lied) || !shown_wrong,
+            "step {serial}: the daemon told the truth, and the run showed something else"
+        );
+        let lied = *lock(&liar.lied) && shown_wrong;
         match step.landing {
             Landing::Now => liar.land(),
             Landing::AfterNextEdit => late.append(&mut lock(&liar.jobs)),
@@ -531,13 +555,14 @@ fn sequence(world: &World, steps: &[Step]) -> Result<(), TestCaseError> {
         told_of_a_lie = lied && step.landing == Landing::Now && unconfirmed;
         let kept = baseline_entries(root);
         let truth = truth_of(&contents(root));
-        for (file, line) in &known_at_start {
+        for (file, line) in &known {
             let still_there = truth.get(file).is_some_and(|lines| lines.contains(line));
             prop_assert!(
                 !still_there || kept.contains(&(file.clone(), *line)),
                 "step {serial}: the baseline entry {file}:{line} was dropped while its finding is still there"
             );
         }
+        known.retain(|entry| kept.contains(entry));
     }
     liar.land();
     never_green_where_cold_is_red(root)
@@ -561,7 +586,7 @@ fn cold_failing(root: &Path) -> Result<Vec<String>, TestCaseError> {
     let cold = RunOptions {
         no_state: true,
         baseline: BaselineUse::Locked,
-        ..options(root, ScopeMode::Project, DaemonUse::Ignore)
+        ..options(root, ScopeMode::Project, DaemonUse::Ignore, CacheUse::Off)
     };
     let report = super::run(&cold, &crate::exec::Silent)
         .map_err(|e| TestCaseError::fail(format!("the cold run: {e}")))?;
@@ -632,10 +657,15 @@ proptest! {
         start in proptest::collection::vec(0..3usize, FILES.len()),
         baseline in proptest::bool::weighted(0.3),
         steps in proptest::collection::vec(step(), 1..6),
+        cached in proptest::bool::ANY,
     ) {
         WORLD.with(|world| {
-            world.reset(&start, baseline);
-            sequence(world, &steps)
+            let cache = match cached {
+                true => CacheUse::At(world.store.path().to_path_buf()),
+                false => CacheUse::Off,
+            };
+            world.reset(&start, baseline, &cache);
+            sequence(world, &steps, &cache)
         })?;
     }
 }
