@@ -152,7 +152,7 @@ fn refusal(shared: &Shared, key: &str, verify: bool) -> Option<Reply> {
         Phase::Failed => {
             let why = live.record.error.clone().unwrap_or_default();
             Some(unavailable(
-                format!("its tool failed to start: {why}"),
+                format!("its daemon could not start: {why}"),
                 true,
             ))
         }
