@@ -18,7 +18,8 @@
 //!   whether it yields (an `async def` that yields is an async generator);
 //! - bare string statements (docstrings);
 //! - comments, except directives (`# NAME: …`, NAME a word: type comments
-//!   and every tool's own, whichever tools the config runs).
+//!   and every tool's own, whichever tools the config runs) — a note to a
+//!   reader (`# TODO: …`, `# NOTE: …`, `# FIXME: …`) is no directive.
 //!
 //! A function without a return annotation keeps its body: its return type
 //! is inferred from it. A source the parser cannot read without error has
@@ -31,7 +32,7 @@
 pub(crate) const CACHE_FILE: &str = ".st3/interfaces.json";
 
 /// The rule behind the digests: another rule's are not reused.
-const RULE: &str = "qg-interface/v2";
+const RULE: &str = "qg-interface/v3";
 
 /// Blob id → the interface of that content (`None`: it does not parse).
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -348,8 +349,10 @@ fn checker_comments(node: tree_sitter::Node<'_>, source: &[u8]) -> String {
 
 /// A directive (`# type: …`, or any tool's `# NAME: …`) can change what a
 /// checker sees; which tools read which is the config's business, so every
-/// comment of that shape counts (a plain `# note: …` too: a wasted check,
-/// never a missed one).
+/// comment of that shape counts (a `# trial: …` too: a wasted check, never
+/// a missed one) — but for the words people leave notes under, which no
+/// tool reads as its name: a `# TODO:` in a function's body made a real
+/// project (polyfactory) check 113 importers instead of 1 file.
 fn is_checker_comment(comment: &str) -> bool {
     let body = comment.trim_start_matches('#').trim_start();
     body.split_once(':').is_some_and(|(name, _)| {
@@ -357,8 +360,29 @@ fn is_checker_comment(comment: &str) -> bool {
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !READER_NOTES
+                .iter()
+                .any(|note| note.eq_ignore_ascii_case(name))
     })
 }
+
+/// The words of notes to a reader (`# TODO: …`), never a tool's directive.
+const READER_NOTES: [&str; 14] = [
+    "todo",
+    "fixme",
+    "xxx",
+    "hack",
+    "note",
+    "nb",
+    "bug",
+    "optimize",
+    "review",
+    "warning",
+    "see",
+    "example",
+    "deprecated",
+    "perf",
+];
 
 /// A statement that is one plain string (a docstring, wherever it stands).
 fn is_bare_string(statement: tree_sitter::Node<'_>) -> bool {
@@ -437,11 +461,18 @@ mod tests {
         ] {
             assert!(!same(TYPED, after), "{after}");
         }
-        // A plain comment there does not count.
+        // A plain comment there does not count, nor a note to a reader.
         assert!(same(
             TYPED,
             "def f(x: int) -> int:\n    \"\"\"Doc.\"\"\"\n    return x + 1  # one more\n"
         ));
+        for note in ["# TODO: x", "# NOTE: why", "# fixme: later", "#XXX: odd"] {
+            let after = format!("def f(x: int) -> int:\n    {note}\n    return x + 1\n");
+            assert!(same(TYPED, &after), "{after}");
+        }
+        // Any other word of that shape may be a tool's: it counts.
+        let tool = "def f(x: int) -> int:\n    # pyrefly: ignore\n    return x + 1\n";
+        assert!(!same(TYPED, tool));
     }
 
     #[test]
