@@ -30,6 +30,10 @@ pub(crate) struct GateExplanation {
     pub(crate) program: Option<String>,
     /// The program's own version line, when it answers.
     pub(crate) tool_version: Option<String>,
+    /// Why this tool's version runs the gate another way (`older_versions`),
+    /// and what it does instead: the rest of the explanation is that way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) older_version: Option<String>,
     /// Why the program cannot run, and what fixes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) problem: Option<Problem>,
@@ -129,6 +133,16 @@ pub(crate) fn explain(
         }
         Err(e) => (None, None, Some(problem(&tools, gate, e))),
     };
+    // The gate as a run runs it with this version of its tool (ruff 0.14
+    // formats without `--output-format=json`): what is explained.
+    let adapted = tool_version
+        .as_deref()
+        .and_then(|line| crate::tools::version::adapt(gate, line));
+    let older_version = adapted
+        .as_ref()
+        .and_then(|g| g.adapted.as_ref())
+        .map(|a| format!("{}; it {}", a.why_cold(), a.instead));
+    let gate = adapted.as_ref().unwrap_or(gate);
     Ok(GateExplanation {
         id: gate.id.clone(),
         name: gate.name.clone(),
@@ -137,6 +151,7 @@ pub(crate) fn explain(
         pass_files: gate.pass_files,
         program,
         tool_version,
+        older_version,
         problem,
         file_types: gate.file_types.clone(),
         file_names: gate.file_names.clone(),

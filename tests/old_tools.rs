@@ -188,6 +188,24 @@ fn doctor_says_how_each_gate_runs_an_older_tool_and_is_not_all_good() {
         pyright.contains("(pyright 1.1.380): older than 1.1.397, pyright's language server answers no textDocument/diagnostic: the gate answers cold (no daemon)"),
         "{pyright}"
     );
+    // `qg explain` shows the gate as it runs with this ruff, and why
+    // (it showed `--output-format=json`, which ruff 0.14 does not take).
+    let explained = project.qg_with_venv(&old_tools_venv(), &["explain", "ruff_format"]);
+    let text = &explained.stdout;
+    assert!(
+        text.contains("  command:  ruff format --check --force-exclude FILES…\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("older than 0.16: ruff format has no stable --output-format"),
+        "{text}"
+    );
+    let json = project.qg_with_venv(
+        &old_tools_venv(),
+        &["explain", "ruff_format", "--format", "json"],
+    );
+    common::assert_fits_schema("explain.json", &json.json());
+    assert_eq!(json.json()["parser"], "text_violations", "{}", json.stdout);
 }
 
 /// pyright 1.1.380's language server answers "Unhandled method" to the

@@ -58,6 +58,9 @@ fn human(e: &GateExplanation) -> String {
         (Some(program), _) => {
             let version = e.tool_version.as_deref().unwrap_or("version unknown");
             out.push_str(&format!("  program:  {program} ({version})\n"));
+            if let Some(older) = &e.older_version {
+                out.push_str(&format!("            {older}\n"));
+            }
         }
         (None, Some(problem)) => {
             out.push_str(&format!("  program:  {}\n", problem.message));
