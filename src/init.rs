@@ -1,6 +1,7 @@
 //! `qg init`: inspect a project and write a commented `.st3/quality.yaml`
-//! tailored to it (or a `[tool.qg]` table appended to `pyproject.toml`),
-//! plus `.gitignore` entries for qg's state and logs.
+//! tailored to it (or a `[tool.qg]` table appended to `pyproject.toml`).
+//! The project's own `.gitignore` is left alone: `.st3/.gitignore` keeps
+//! qg's state and logs out of commits.
 //!
 //! Tools are recognized by convention from each default gate's program name
 //! (`[tool.<name>]` in pyproject.toml, `<name>.toml`, `<name>.ini`,
@@ -70,8 +71,6 @@ pub(crate) struct Inspection {
 pub(crate) struct InitOutcome {
     /// The config written.
     pub(crate) config_path: PathBuf,
-    /// Lines appended to `.gitignore`.
-    pub(crate) gitignore_added: Vec<String>,
     /// The inspection it was tailored from.
     pub(crate) inspection: Inspection,
 }
@@ -89,9 +88,6 @@ const NOT_SOURCE: [&str; 10] = [
     "site-packages",
     "docs/_build",
 ];
-
-/// `.gitignore` lines for qg's local files.
-const GITIGNORE: [&str; 2] = [".st3/state.json*", ".st3/logs/"];
 
 /// Where `qg init` writes the config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,10 +152,10 @@ pub(crate) fn init(
             pyproject_path
         }
     };
-    let gitignore_added = extend_gitignore(root)?;
+    // qg's state and logs stay out of commits from the start.
+    crate::state::ignore_state_files(&root.join(".st3"));
     Ok(InitOutcome {
         config_path,
-        gitignore_added,
         inspection,
     })
 }
@@ -564,33 +560,6 @@ fn default_includes() -> Vec<String> {
 fn quoted_list(items: &[String]) -> String {
     let items: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
     format!("[{}]", items.join(", "))
-}
-
-/// Appends qg's lines to `.gitignore` (creating it), skipping those present.
-fn extend_gitignore(root: &Path) -> Result<Vec<String>, QgError> {
-    let path = root.join(".gitignore");
-    let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let present: Vec<&str> = existing.lines().map(str::trim).collect();
-    let missing: Vec<String> = GITIGNORE
-        .iter()
-        .filter(|line| !present.contains(line))
-        .map(|l| l.to_string())
-        .collect();
-    if missing.is_empty() {
-        return Ok(missing);
-    }
-    let mut text = existing.clone();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str("# qg: local state and logs\n");
-    for line in &missing {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(&path, text)
-        .map_err(|e| QgError::io(format!("cannot write {}", path.display()), e))?;
-    Ok(missing)
 }
 
 #[cfg(test)]

@@ -45,11 +45,11 @@ fn src_layout_with_pyproject_config_and_one_installed_tool() {
         text.contains("# Python code found in: src, tests"),
         "{text}"
     );
-    let gitignore = fs::read_to_string(project.path().join(".gitignore")).unwrap();
-    assert_eq!(
-        gitignore,
-        "# qg: local state and logs\n.st3/state.json*\n.st3/logs/\n"
-    );
+    // The project's own files are left alone: qg's state keeps itself out
+    // of commits.
+    assert!(!project.path().join(".gitignore").exists());
+    let ignore = fs::read_to_string(project.path().join(".st3/.gitignore")).unwrap();
+    assert!(ignore.starts_with("# Created by qg"), "{ignore}");
     // The written config is the one qg then uses.
     let files = project.qg(&["files", "--scope", "project"]);
     files.assert_code(0);
@@ -70,15 +70,27 @@ fn flat_layout_with_tool_config_files_and_an_existing_gitignore() {
     assert!(text.contains("configured in mypy.ini"), "{text}");
     assert!(text.contains("configured in pyrightconfig.json"), "{text}");
     assert!(text.contains("    - \".venv/**\""), "{text}");
-    // Only the missing line is added; nothing is duplicated.
+    // The project's own .gitignore is left as it was.
     let gitignore = fs::read_to_string(project.path().join(".gitignore")).unwrap();
-    assert_eq!(
-        gitignore,
-        "node_modules/\n.st3/logs/\n# qg: local state and logs\n.st3/state.json*\n"
-    );
+    assert_eq!(gitignore, "node_modules/\n.st3/logs/\n");
     project.qg(&["init", "--force"]).assert_code(0);
     let again = fs::read_to_string(project.path().join(".gitignore")).unwrap();
     assert_eq!(again, gitignore);
+    // A run's state stays out of `git status`.
+    project.qg(&["run", "--no-progress"]);
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status
+            .lines()
+            .filter(|l| l.contains(".st3/"))
+            .all(|l| l.ends_with(".st3/quality.yaml")),
+        "{status}"
+    );
 }
 
 #[test]

@@ -55,12 +55,6 @@ pub(super) fn command(args: InitArgs) -> Result<i32, QgError> {
         };
         eprintln!("  {}: {state} ({why})", tool.gate);
     }
-    if !outcome.gitignore_added.is_empty() {
-        eprintln!(
-            "qg: added to .gitignore: {}",
-            outcome.gitignore_added.join(", ")
-        );
-    }
     eprintln!("qg: next: `qg doctor` to check the tools, then `qg run`");
     Ok(0)
 }
