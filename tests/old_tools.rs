@@ -321,6 +321,15 @@ fn a_mypy_whose_daemon_answers_in_text_is_not_kept_warm_and_answers_cold() {
         "{}",
         all.stdout
     );
+    // Its status says the same (it said "stopped", never having started).
+    let status = project.qg_with_venv(&venv, &["daemon", "status"]);
+    assert!(
+        status.stdout.contains(
+            "  mypy  cold  its runs are cold: mypy 1.10.1 (compiled: yes) is older than 2.1"
+        ),
+        "{}",
+        status.stdout
+    );
 
     // The run answers cold, as mypy does: one error in b.py.
     let run = project.qg_with_venv(&venv, &["run", "--scope", "project", "--format", "json"]);

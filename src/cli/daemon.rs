@@ -359,6 +359,9 @@ fn status_human(states: &[DaemonState]) -> String {
                 line.push_str(&format!("  untrusted: {}", distrust.describe()));
             }
         }
+        if let Some(why) = &state.cold {
+            line.push_str(&format!("  its runs are cold: {why}"));
+        }
         let said = state
             .status
             .as_ref()

@@ -463,8 +463,13 @@ fn wait_dead(slot: &Slot, patience: Duration) -> bool {
 pub(crate) struct DaemonState {
     /// The gate.
     pub(crate) gate: String,
-    /// `stopped`, `unresponsive`, or the daemon's phase.
+    /// `not started`, `stopped`, `cold` (its tool's version keeps no
+    /// daemon), `unresponsive`, or the daemon's phase.
     pub(crate) state: String,
+    /// Why the gate keeps no daemon with the installed tool (its version:
+    /// `older_versions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cold: Option<String>,
     /// Whether its key is the one a run would compute now (a run asks
     /// only such a daemon).
     pub(crate) current: bool,
@@ -488,6 +493,19 @@ impl DaemonState {
 /// Every gate with a `daemon` section among the active ones, and every
 /// daemon directory there is, with what each daemon says.
 pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
+    let tools = Toolbox::from_env(root);
+    // The gates as a start adapts them: a tool too old for its daemon
+    // keeps none, and says why.
+    let mut adapted = config.clone();
+    crate::tools::version::adapt_to_versions(&mut adapted, &tools, true, &[]);
+    let cold_because = |gate: &str| {
+        adapted
+            .gates
+            .get(gate)
+            .and_then(|g| g.adapted.as_ref())
+            .filter(|a| a.cold)
+            .map(|a| a.why_cold())
+    };
     let mut gates: Vec<String> = warm_gates(config, &[])
         .unwrap_or_default()
         .into_iter()
@@ -498,7 +516,6 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
             gates.push(slot.gate);
         }
     }
-    let tools = Toolbox::from_env(root);
     gates
         .into_iter()
         .map(|gate| {
@@ -511,9 +528,16 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
                 .as_deref()
                 .and_then(|key| super::standing::for_key(root, &gate, key));
             if !slot.is_alive() {
+                let cold = cold_because(&gate);
+                let state = match (&cold, slot.dir.exists()) {
+                    (Some(_), _) => "cold",
+                    (None, true) => "stopped",
+                    (None, false) => "not started",
+                };
                 return DaemonState {
                     gate,
-                    state: "stopped".into(),
+                    state: state.into(),
+                    cold,
                     current: false,
                     status: None,
                     standing,
@@ -521,6 +545,7 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
             }
             match wire::ask(&slot.socket(), &Request::Status, Duration::from_secs(5)) {
                 Ok(Reply::Status(status)) => DaemonState {
+                    cold: None,
                     gate,
                     state: status.record.phase.as_str().into(),
                     current: digest.as_deref() == Some(status.record.digest.as_str()),
@@ -528,6 +553,7 @@ pub(crate) fn status(root: &Path, config: &Config) -> Vec<DaemonState> {
                     standing,
                 },
                 _ => DaemonState {
+                    cold: None,
                     gate,
                     state: "unresponsive".into(),
                     current: false,
