@@ -188,6 +188,79 @@ pub(crate) fn declares(root: &Path, package: &str) -> bool {
     regex::Regex::new(&pattern).is_ok_and(|re| re.is_match(&pyproject))
 }
 
+/// What upgrades `package` (a bare name) where the project declares it: in
+/// a dependency group of its manager's other than `dev` (polyfactory keeps
+/// its tools in `lint`, pinned by uv.lock), that group's own `add` — `uv add
+/// --group lint`, `poetry add --group lint`, `pdm add -dG lint` — so the
+/// upgrade lands where the lock file pins it. `None`: the manager's usual
+/// `{install}` is right (or there is no manager).
+pub(crate) fn upgrade_in_group(root: &Path, package: &str) -> Option<String> {
+    let manager = detect(root)?.manager;
+    let text = std::fs::read_to_string(root.join("pyproject.toml")).ok()?;
+    let pyproject: toml::Table = toml::from_str(&text).ok()?;
+    let group = declaring_group(&pyproject, manager, package)?;
+    (group != "dev").then_some(())?;
+    match manager {
+        Manager::Uv => Some(format!("uv add --group {group}")),
+        Manager::Poetry => Some(format!("poetry add --group {group}")),
+        Manager::Pdm => Some(format!("pdm add -dG {group}")),
+        Manager::Hatch => None,
+    }
+}
+
+/// The dependency group of `pyproject` declaring `package`, where
+/// `manager` keeps groups: PEP 735's `[dependency-groups]` (uv, PDM),
+/// Poetry's `[tool.poetry.group.G.dependencies]`, PDM's
+/// `[tool.pdm.dev-dependencies]`.
+fn declaring_group(pyproject: &toml::Table, manager: Manager, package: &str) -> Option<String> {
+    let wanted = normalized(package);
+    let names = |list: &toml::Value| -> bool {
+        list.as_array().is_some_and(|items| {
+            items
+                .iter()
+                .filter_map(toml::Value::as_str)
+                .any(|req| normalized(requirement_name(req)) == wanted)
+        })
+    };
+    let table = |value: Option<&toml::Value>| value.and_then(toml::Value::as_table).cloned();
+    let tool = |name: &str| table(pyproject.get("tool").and_then(|t| t.get(name)));
+    let in_lists = |groups: Option<toml::Table>| {
+        groups?
+            .iter()
+            .find(|(_, list)| names(list))
+            .map(|(group, _)| group.clone())
+    };
+    match manager {
+        Manager::Uv => in_lists(table(pyproject.get("dependency-groups"))),
+        Manager::Pdm => in_lists(table(pyproject.get("dependency-groups")))
+            .or_else(|| in_lists(tool("pdm").and_then(|t| table(t.get("dev-dependencies"))))),
+        Manager::Poetry => tool("poetry")
+            .and_then(|t| table(t.get("group")))?
+            .iter()
+            .find(|(_, group)| {
+                group
+                    .get("dependencies")
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|deps| deps.keys().any(|k| normalized(k) == wanted))
+            })
+            .map(|(group, _)| group.clone()),
+        Manager::Hatch => None,
+    }
+}
+
+/// A requirement's project name: `mypy` of `"mypy[faster-cache]>=1.18; python_version>'3.9'"`.
+fn requirement_name(requirement: &str) -> &str {
+    let end = requirement
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(requirement.len());
+    &requirement[..end]
+}
+
+/// A project name as PEP 503 compares them.
+fn normalized(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
 /// Why the environment is the one used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Origin {
@@ -648,6 +721,36 @@ pub(crate) fn install_commands(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_upgrade_goes_to_the_group_that_declares_the_tool() {
+        let uv = project(&[
+            ("uv.lock", ""),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"p\"\n[dependency-groups]\ndev = [\"pytest\"]\nlint = [\"Ruff==0.14.6\", \"mypy[faster-cache]>=1.18\"]\n",
+            ),
+        ]);
+        assert_eq!(
+            upgrade_in_group(uv.path(), "mypy").as_deref(),
+            Some("uv add --group lint")
+        );
+        assert_eq!(
+            upgrade_in_group(uv.path(), "ruff").as_deref(),
+            Some("uv add --group lint")
+        );
+        // In `dev`, or nowhere: the usual `uv add --dev`.
+        assert_eq!(upgrade_in_group(uv.path(), "pytest"), None);
+        assert_eq!(upgrade_in_group(uv.path(), "pyright"), None);
+        let poetry = project(&[(
+            "pyproject.toml",
+            "[tool.poetry]\nname = \"p\"\n[tool.poetry.group.typing.dependencies]\nmypy = \"^1.18\"\n",
+        )]);
+        assert_eq!(
+            upgrade_in_group(poetry.path(), "mypy").as_deref(),
+            Some("poetry add --group typing")
+        );
+    }
 
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

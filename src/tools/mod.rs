@@ -104,9 +104,13 @@ impl Toolbox<'_> {
         let package = install_hint
             .and_then(|hint| hint.strip_prefix("{install} "))
             .map(|package| package.trim_matches('\''));
-        match package {
-            Some(package) => self.expand_hint(&format!("{{install}} '{package}>={min}'")),
-            None => format!("upgrade `{program}` to {min} or later"),
+        let name = package.map(|p| p.split('[').next().unwrap_or(p));
+        let in_group = name.and_then(|name| environment::upgrade_in_group(self.root, name));
+        match (package, in_group) {
+            // Where the project's lock file pins it.
+            (Some(package), Some(add)) => format!("{add} '{package}>={min}'"),
+            (Some(package), None) => self.expand_hint(&format!("{{install}} '{package}>={min}'")),
+            (None, _) => format!("upgrade `{program}` to {min} or later"),
         }
     }
 
