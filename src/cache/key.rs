@@ -177,6 +177,11 @@ impl<'a> Keyer<'a> {
         Some(crate::git::hash_blob(material.as_bytes()))
     }
 
+    /// Keeps the interfaces it read for the next run's keys (`.st3`).
+    pub(crate) fn save_interfaces(&mut self) {
+        self.interfaces.save(self.root, &|_| false);
+    }
+
     fn blob(&mut self, file: &str) -> Option<String> {
         let root = self.root;
         self.blobs

@@ -31,6 +31,9 @@
 /// content) is known when it changes again.
 pub(crate) const CACHE_FILE: &str = ".st3/interfaces.json";
 
+/// How many saves an interface is kept after its last use.
+const KEPT_SAVES: u64 = 20;
+
 /// The rule behind the digests: another rule's are not reused.
 const RULE: &str = "qg-interface/v3";
 
@@ -41,6 +44,12 @@ pub(crate) struct Interfaces {
     rule: String,
     /// Blob id → its interface.
     blobs: std::collections::BTreeMap<String, Option<Interface>>,
+    /// How many times the file was written with a change.
+    #[serde(default)]
+    saves: u64,
+    /// Blob id → the save that last found it used.
+    #[serde(default)]
+    used_at: std::collections::BTreeMap<String, u64>,
     /// Whether something was added since loading.
     #[serde(skip)]
     added: bool,
@@ -86,22 +95,38 @@ impl Interfaces {
         self.blobs.get(blob).cloned().flatten()
     }
 
-    /// Writes the interfaces this run used, and those `keep` names (the
-    /// contents the last green run checked uncommitted): the others can be
-    /// read again from git or the working tree, and a long TDD loop must
-    /// not grow the file by every content it ever saw. Unwritable, they
+    /// Writes what was added, keeping the interfaces used in the last
+    /// [`KEPT_SAVES`] saves and those `keep` names (the contents the last
+    /// green run checked uncommitted): the others can be read again from
+    /// git or the working tree, and a long TDD loop must not grow the file
+    /// by every content it ever saw. Two readers share the file — the
+    /// scope's body-only check (the changed files) and the result cache's
+    /// keys (what they import) — so one's save must not drop what the
+    /// other reads on every run: rich's keys parsed 100 files on each warm
+    /// run, 0.1 s, when only the last user's were kept. Unwritable, they
     /// are computed again next time.
     pub(crate) fn save(&mut self, root: &std::path::Path, keep: &dyn Fn(&str) -> bool) {
-        let before = self.blobs.len();
-        let used = std::mem::take(&mut self.used);
-        self.blobs
-            .retain(|blob, _| used.contains(blob) || keep(blob));
-        if !self.added && self.blobs.len() == before {
+        if !self.added {
             return;
         }
+        self.saves += 1;
+        let now = self.saves;
+        for blob in std::mem::take(&mut self.used) {
+            self.used_at.insert(blob, now);
+        }
+        let recent = |blob: &str, used_at: &std::collections::BTreeMap<String, u64>| {
+            used_at.get(blob).is_some_and(|at| *at + KEPT_SAVES > now)
+        };
+        let used_at = std::mem::take(&mut self.used_at);
+        self.blobs
+            .retain(|blob, _| recent(blob, &used_at) || keep(blob));
+        self.used_at = used_at;
+        let blobs = &self.blobs;
+        self.used_at.retain(|blob, _| blobs.contains_key(blob));
         if let Ok(bytes) = serde_json::to_vec(self) {
             let _ = crate::atomic_file::write_cache(&root.join(CACHE_FILE), &bytes);
         }
+        self.added = false;
     }
 }
 
@@ -635,7 +660,7 @@ mod cache {
     use super::Interfaces;
 
     #[test]
-    fn the_cache_keeps_what_the_run_used_and_what_it_is_told_to() {
+    fn the_cache_keeps_what_recent_runs_used_and_what_it_is_told_to() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".st3")).unwrap();
         let mut first = Interfaces::load(dir.path());
@@ -643,12 +668,26 @@ mod cache {
             first.of(blob, || Some(format!("X = '{blob}'\n").into_bytes()));
         }
         first.save(dir.path(), &|_| false);
-        let mut second = Interfaces::load(dir.path());
-        assert!(second.known("a").is_some());
-        second.save(dir.path(), &|blob| blob == "c");
-        let mut third = Interfaces::load(dir.path());
-        assert!(third.known("a").is_some(), "used by the last run");
-        assert!(third.known("c").is_some(), "kept as told");
-        assert!(third.known("b").is_none(), "neither: dropped");
+        // Another reader that adds nothing drops nothing of the first's.
+        let mut other = Interfaces::load(dir.path());
+        assert!(other.known("a").is_some());
+        other.save(dir.path(), &|_| false);
+        assert!(Interfaces::load(dir.path()).known("b").is_some());
+        // A long loop: each run adds a content and uses `a`.
+        for run in 0..super::KEPT_SAVES {
+            let mut next = Interfaces::load(dir.path());
+            assert!(next.known("a").is_some(), "run {run}");
+            next.of(&format!("n{run}"), || Some(b"Y = 1\n".to_vec()));
+            next.save(dir.path(), &|blob| blob == "c");
+        }
+        let mut last = Interfaces::load(dir.path());
+        assert!(last.known("a").is_some(), "used by every run");
+        assert!(last.known("c").is_some(), "kept as told");
+        assert!(
+            last.known("b").is_none(),
+            "unused for as many saves: dropped"
+        );
+        let last_added = format!("n{}", super::KEPT_SAVES - 1);
+        assert!(last.known(&last_added).is_some(), "used by the last run");
     }
 }

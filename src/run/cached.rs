@@ -186,6 +186,9 @@ impl<'a> RunCache<'a> {
                 Err(why) => Share::uncached(plan, why),
             });
         }
+        if remember {
+            keyer.save_interfaces();
+        }
         let (shared, mut warnings) = match Shared::named(project.config.cache_shared.as_deref()) {
             Ok(shared) => (shared, Vec::new()),
             Err(why) => (None, vec![why]),
