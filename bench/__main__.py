@@ -13,7 +13,7 @@ from .cache import cache_package, cache_rich
 from .common import BIN, HERE, install_qg, machine, versions
 from .graph import graph_cost, roots_cost
 from .interface import interface_aware, interface_aware_real
-from .loop import loop_package, loop_rich
+from .loop import loop_package, loop_rich, loop_rich_cached
 from .lsp import lsp_rich
 from .noop import django_noop, managed_noop, scale_figures
 from .overhead import mcp_server, overhead
@@ -46,6 +46,7 @@ FIGURES = {
     "lsp-rich": lsp_rich,
     "loop-rich": loop_rich,
     "loop-package": loop_package,
+    "loop-rich-cached": loop_rich_cached,
     "managed-noop": managed_noop,
     "cache-rich": cache_rich,
     "cache-package": cache_package,

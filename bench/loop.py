@@ -2,7 +2,9 @@
 importer, still red after another edit, fix, a green edit — each a plain
 `qg run` (auto, recording its state as a user's does), with warm daemons
 and with `--no-daemon`, on rich (`--only loop-rich`) and on the generated
-300-module package (`--only loop-package`).
+300-module package (`--only loop-package`); and on rich with the result
+cache on, as users run it (`--only loop-rich-cached`: both sides share a
+store filled by a cold run of the committed tree).
 
 A warm answer is shown at once and confirmed in the background; between
 steps the loop waits, as a user editing does, until the daemons have no
@@ -55,11 +57,11 @@ def background_idle(root: Path, patience: float = 120.0) -> float:
 LOOP_ENV = dict(ENV, QG_NO_CACHE="1")
 
 
-def run_step(root: Path, warm: bool):
+def run_step(root: Path, warm: bool, env: dict):
     """One `qg run` as the user types it (auto, recording); its time and report."""
     args = [QG, "run", "--format", "json", "--no-progress"] + ([] if warm else ["--no-daemon"])
     started = time.perf_counter()
-    out = subprocess.run(args, cwd=root, env=LOOP_ENV, capture_output=True, check=False)
+    out = subprocess.run(args, cwd=root, env=env, capture_output=True, check=False)
     took = time.perf_counter() - started
     return took, json.loads(out.stdout)
 
@@ -102,16 +104,16 @@ class Loop:
         ]
 
 
-def settle(root: Path, loop: Loop):
+def settle(root: Path, loop: Loop, env: dict):
     """Back to the committed files and a green state: a cold run records it
     (and the daemons' comparisons end)."""
     loop.restore()
     background_idle(root)
-    sh([QG, "run", "--no-daemon", "--no-progress"], root, check=False)
+    subprocess.run([QG, "run", "--no-daemon", "--no-progress"], cwd=root, env=env, capture_output=True, check=False)
     background_idle(root)
 
 
-def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, goal_ratio):
+def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, goal_ratio, env=LOOP_ENV):
     """Each step's warm and cold `qg run`, interleaved over `runs` loops
     after one warm-up; the verdicts compared step by step."""
     names = [name for name, _, _ in loop.steps()]
@@ -121,21 +123,24 @@ def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, g
     # the slowest of them): the floor under a warm run's time.
     floor = {name: [] for name in names}
     verdicts = {}
-    daemons = Daemons(root, env=LOOP_ENV)
+    daemons = Daemons(root, env=env)
     try:
         for round_ in range(runs + 1):
             for mode in ("warm", "cold"):
-                settle(root, loop)
+                settle(root, loop, env)
                 for name, passes, edit in loop.steps():
                     edit()
-                    took, report = run_step(root, mode == "warm")
+                    took, report = run_step(root, mode == "warm", env)
                     gates = {g["id"]: g for g in report["gates"]}
                     # The warm loop must be the loop: answered warm, red then
                     # green. A cold run's verdict is reported as it is (mypy's
                     # cache can add a finding a run from scratch does not).
-                    if mode == "warm":
-                        warm = [g for g in ("mypy", "pyright") if gates.get(g, {}).get("warm")]
+                    # (With the result cache, a gate it answers whole is
+                    # cold: a fix back to the committed tree.)
+                    warm = [g for g in ("mypy", "pyright") if gates.get(g, {}).get("warm")]
+                    if mode == "warm" and env is LOOP_ENV:
                         assert warm == ["mypy", "pyright"], report["summary_line"]
+                    if mode == "warm":
                         assert report["overall_pass"] == passes, (name, report["summary_line"])
                     # The user edits meanwhile: the confirmation lands.
                     waited = background_idle(root)
@@ -144,7 +149,7 @@ def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, g
                     times[(mode, name)].append(took)
                     if mode == "warm":
                         confirmed[name].append(waited)
-                        floor[name].append(max(gates[g]["duration_ms"] for g in warm) / 1000)
+                        floor[name].append(max([gates[g]["duration_ms"] for g in warm], default=0) / 1000)
                     verdicts.setdefault(name, {})[mode] = report["summary_line"].split(" (")[0]
         loop.restore()
     finally:
@@ -162,6 +167,8 @@ def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, g
         )
         ratio_goal = f" and <= {goal_ratio:g}x cold" if goal_ratio else ""
         met = warm <= goal_s and (goal_ratio is None or ratio <= goal_ratio)
+        goal = f"<= {goal_s:g} s{ratio_goal}" if goal_s else "(report)"
+        met = met if goal_s else True
         slowest = statistics.median(floor[name])
         rows.append(
             (
@@ -172,7 +179,7 @@ def loop_figures(root: Path, label: str, loop: Loop, runs: int, goal_s: float, g
                     f"{sec(statistics.median(confirmed[name]))} after the answer; {verdict}"
                 ),
                 f"{sec(warm)} ({ratio:.2f}x)",
-                f"<= {goal_s:g} s{ratio_goal}",
+                goal,
                 met,
             )
         )
@@ -213,3 +220,21 @@ def loop_package(runs, tmp: Path):
     elsewhere = ("pkg/mod150.py", "    return x + BASE + 150", "    return x + BASE + 150")
     loop = Loop(root, hub, elsewhere)
     return loop_figures(root, f"300-module package (hub imported by {HUB_IMPORTERS})", loop, runs, 0.3, None)
+
+
+def loop_rich_cached(runs, tmp: Path):
+    """The rich loop with the result cache on, as users run qg: a store
+    filled by a cold run of the committed tree, shared by both sides. The
+    fix back to a tree seen before is the cache's; a warm gate it answers
+    in part asks its daemon for the misses; what the lookups cost each run
+    is in the warm times."""
+    root = sdist(RICH, tmp / "rich-loop-cached")
+    store = tmp / "rich-loop-store"
+    env = dict(ENV, QG_CACHE_DIR=str(store), QG_NO_CACHE="0", QG_CACHE_SAMPLE="0")
+    sh([QG, "baseline", "write", "--no-progress"], root, check=False)
+    git_commit_all(root, "baseline")
+    subprocess.run([QG, "run", "--scope", "project", "--no-daemon"], cwd=root, env=env, capture_output=True, check=False)
+    total = '        return Text(data_size, style="progress.filesize.total")'
+    elsewhere = ("rich/progress.py", total, total)
+    loop = Loop(root, RICH_IMPORTER_BREAK, elsewhere)
+    return loop_figures(root, "rich, the result cache on", loop, runs, 0, None, env=env)
