@@ -483,3 +483,93 @@ fn doctor_names_a_config_folder_nothing_checks_and_how_to_make_it_a_member() {
         "{member}"
     );
 }
+
+/// A pre-commit hook that narrows what its tool checks (`exclude:`,
+/// `files:`) is named with the gate running the same tool: qg checks what
+/// the tool selects (polyfactory: its hooks passed where `qg run --scope
+/// project` found 66 findings in the files they leave out).
+#[test]
+fn doctor_names_the_pre_commit_hooks_that_narrow_a_tools_files() {
+    let project = init_fixture("scripts");
+    for tool in ["ruff", "mypy", "pyright"] {
+        project.fake_tool(tool, &format!("echo '{tool} 9.9'"));
+    }
+    project.write(
+        ".st3/quality.yaml",
+        "version: \"1\"\nactive_gates: [ruff_format, ruff_check, mypy, pyright]\n",
+    );
+    project.write(
+        ".pre-commit-config.yaml",
+        r#"repos:
+  - repo: https://github.com/astral-sh/ruff-pre-commit
+    rev: v0.14.6
+    hooks:
+      - id: ruff
+      - id: ruff-format
+        files: ^src/
+  - repo: local
+    hooks:
+      - id: typecheck
+        name: mypy
+        entry: uv run mypy
+        language: system
+        exclude: ^(tests/|docs/examples/)
+"#,
+    );
+    let run = project.qg(&["doctor", "--format", "json"]);
+    let json = run.json();
+    let warned: Vec<(String, String)> = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["status"] == "warning" && c["detail"].as_str().unwrap_or("").contains("pre-commit")
+        })
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert_eq!(warned[0].0, "ruff_format files");
+    assert!(
+        warned[0].1.contains("hook `ruff-format` with files: ^src/"),
+        "{warned:?}"
+    );
+    assert_eq!(warned[1].0, "mypy files");
+    assert!(
+        warned[1].1.starts_with(".pre-commit-config.yaml runs it as hook `typecheck` with exclude: ^(tests/|docs/examples/): qg checks"),
+        "{warned:?}"
+    );
+    // Once the gate is given globs of its own, the hook is not named.
+    project.qg(&["init", "--force"]).assert_code(0);
+    let written = fs::read_to_string(project.path().join(".st3/quality.yaml")).unwrap();
+    let mypy = written
+        .find("\n  mypy:\n")
+        .expect("the mypy gate spelled out");
+    let (before, after) = written.split_at(mypy);
+    let after = after.replacen(
+        "    scope: {importers: true}",
+        "    scope: {importers: true, exclude_globs: [\"tests/**\"]}",
+        1,
+    );
+    project.write(".st3/quality.yaml", &format!("{before}{after}"));
+    let again = project.qg(&["doctor"]);
+    assert!(
+        again.stdout.contains("mypy files"),
+        "mypy still active: {}",
+        again.stdout
+    );
+    assert!(
+        !again.stdout.contains("hook `typecheck`"),
+        "{}",
+        again.stdout
+    );
+    assert!(
+        again.stdout.contains("hook `ruff-format`"),
+        "{}",
+        again.stdout
+    );
+}

@@ -5,6 +5,7 @@
 //! remembering what the project's package manager named as its
 //! environment, as any run does).
 
+mod hooks;
 mod stops;
 
 use std::path::Path;
@@ -102,6 +103,7 @@ pub(crate) fn diagnose(cwd: &Path, config_path: Option<&Path>) -> Diagnosis {
             checks.extend(unrun_config_dirs(&unrun));
             checks.extend(gate_checks(&workspace.root, &config));
             checks.extend(selection_checks(&workspace.root, &config));
+            checks.extend(hooks::narrowing_hooks(&workspace.root, &config));
             checks.push(settings_check(&workspace, &config));
             checks.push(trust_check(&workspace, &config));
             checks.extend(stop_checks(&workspace, &config));
