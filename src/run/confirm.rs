@@ -265,15 +265,31 @@ pub(super) fn hand_over(
     branch: Option<&str>,
     results: &mut [GateResult],
 ) {
-    for mut job in jobs {
-        job.branch = branch.map(str::to_string);
+    // Each daemon starts its confirmation's process before it answers:
+    // asked one after the other, the run waited for each in turn.
+    let root = workspace.root.as_path();
+    let asked: Vec<(Job, PathBuf, Result<warm::client::Confirming, String>)> =
+        std::thread::scope(|threads| {
+            let asking: Vec<_> = jobs
+                .into_iter()
+                .filter(|job| results.iter().any(|r| r.id == job.gate))
+                .map(|mut job| {
+                    job.branch = branch.map(str::to_string);
+                    threads.spawn(move || {
+                        let path = job.path(root);
+                        let asked = write_job(&job, &path).and_then(|()| {
+                            warm::client::confirm(root, &job.gate, &job.key, &job.id, &path)
+                        });
+                        (job, path, asked)
+                    })
+                })
+                .collect();
+            asking.into_iter().filter_map(|t| t.join().ok()).collect()
+        });
+    for (job, path, asked) in asked {
         let Some(result) = results.iter_mut().find(|r| r.id == job.gate) else {
             continue;
         };
-        let path = job.path(&workspace.root);
-        let asked = write_job(&job, &path).and_then(|()| {
-            warm::client::confirm(&workspace.root, &job.gate, &job.key, &job.id, &path)
-        });
         match asked {
             Ok(warm::client::Confirming::Started) => {}
             Ok(warm::client::Confirming::Already) => {
