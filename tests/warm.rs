@@ -353,7 +353,7 @@ fn daemons_start_answer_runs_warm_and_stop_leaving_nothing() {
             "--no-daemon",
         ],
     );
-    assert_eq!(verdicts(&warm), verdicts(&cold));
+    assert_eq!(verdicts(&warm), verdicts(&cold), "cold: {}", cold.stdout);
     let human = qg(dir, &["run", "--scope", "project", "--no-state"]);
     assert!(
         human.stdout.contains(", warm\n"),
