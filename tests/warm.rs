@@ -2642,6 +2642,18 @@ fn logging_two_green_files(project: &Project) {
     project.write("warm.sh", "exit 0\n");
 }
 
+/// Two green files whose cold verdicts a store holds, and the daemon
+/// started: the project and its store.
+fn two_stored_files_kept_warm() -> (Project, tempfile::TempDir) {
+    let project = versioned_fake_project();
+    logging_two_green_files(&project);
+    let store = tempfile::tempdir().unwrap();
+    let qg = |args: &[&str]| stored_qg(project.path(), store.path(), args);
+    qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
+    qg(&["daemon", "start"]).assert_code(0);
+    (project, store)
+}
+
 /// `qg args…` in a fake project with the result cache on, in `store`
 /// (no background sample of its hits).
 fn stored_qg(dir: &Path, store: &Path, args: &[&str]) -> Run {
@@ -2725,15 +2737,10 @@ fn a_warm_gate_the_result_cache_answers_whole_asks_no_daemon() {
 /// every next run, kept the state from ever moving).
 #[test]
 fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
-    let project = versioned_fake_project();
+    let (project, store) = two_stored_files_kept_warm();
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
-    logging_two_green_files(&project);
-    let store = tempfile::tempdir().unwrap();
     let qg = |args: &[&str]| stored_qg(dir, store.path(), args);
-    // The store holds both files' cold verdicts.
-    qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
-    qg(&["daemon", "start"]).assert_code(0);
     // a.py edited: the warm green covers both files (no green run yet).
     project.write("a.py", "x = 2\n");
     let log = dir.join("control/cold-args.log");
@@ -2766,14 +2773,10 @@ fn a_confirmation_runs_the_tool_only_on_what_the_result_cache_lacks() {
 /// checked 1, the other 44 from the cache, and the warm step was slower).
 #[test]
 fn a_warm_gate_asks_its_daemon_only_for_what_the_result_cache_lacks() {
-    let project = versioned_fake_project();
+    let (project, store) = two_stored_files_kept_warm();
     let dir = project.path();
     let _cleanup = Cleanup(dir.to_path_buf());
-    logging_two_green_files(&project);
-    let store = tempfile::tempdir().unwrap();
     let qg = |args: &[&str]| stored_qg(dir, store.path(), args);
-    qg(&["run", "--scope", "project", "--no-daemon", "--no-state"]).assert_code(0);
-    qg(&["daemon", "start"]).assert_code(0);
     // The daemon says b.py, which the store holds as clean, has a finding:
     // the answer for b.py is the store's, so the daemon was not asked it.
     project.write(
